@@ -1,0 +1,233 @@
+package main
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+//go:embed overlay
+var overlay embed.FS
+
+// edit is an exact textual replacement in one gotch file. want is how many
+// times old must occur (0: at least once); a mismatch stops the build, since
+// it means the pinned gotch source is not what the patch was written for.
+type edit struct {
+	old, new string
+	want     int
+}
+
+const mallocZero = "(*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))"
+
+// gotchEdits are xp's fixes to gotch v0.9.1's Go half.
+func gotchEdits(clip string) map[string][]edit {
+	leak := edit{old: mallocZero, new: "lib.NewOutBuf()"}
+	return map[string][]edit{
+		// Every generated op leaked its C.malloc(0) output slot.
+		"ts/tensor-generated.go": {leak, {old: "ts.ctensor = *ptr\n", new: "ts.xpSetCtensor(*ptr)\n"}},
+		"ts/patch.go":            {leak},
+		"ts/tensor.go":           {leak},
+		// ClipGradNorm deadlocked (see overlay/nn_clip.go.in).
+		"nn/optimizer.go": {
+			{old: "\t\"math\"\n\n\t\"github.com/sugarme/gotch/ts\"\n", new: "\t\"math\"\n\t\"sort\"\n\n\t\"github.com/sugarme/gotch\"\n\t\"github.com/sugarme/gotch/ts\"\n", want: 1},
+			{old: extractFunc, new: clip, want: 1},
+		},
+		// Importing gotch must not kill the process when $HOME is read-only:
+		// the cache directory is only used to download pretrained weights.
+		"init.go": {{old: "\t\t\tlog.Fatal(err)\n", new: "\t\t\tlog.Printf(\"gotch: cannot create cache directory %s: %v\", CachedDir, err)\n", want: 1}},
+	}
+}
+
+// extractFunc marks an edit whose old text is a whole top-level function,
+// found by its signature line; see replaceFunc.
+const extractFunc = "\x00func"
+
+// replaceFunc replaces the top-level function whose first line starts as
+// the first line of repl does, up to its closing brace at column 0.
+func replaceFunc(src, repl, file string) (string, error) {
+	sig, _, _ := strings.Cut(repl, "(max")
+	start := strings.Index(src, "\n"+sig+"(")
+	if start < 0 || strings.Count(src, "\n"+sig+"(") != 1 {
+		return "", fmt.Errorf("patch %s: function %q not found exactly once", file, sig)
+	}
+	start++
+	end := strings.Index(src[start:], "\n}\n")
+	if end < 0 {
+		return "", fmt.Errorf("patch %s: function %q has no closing brace", file, sig)
+	}
+	return src[:start] + repl + src[start+end+3:], nil
+}
+
+func applyEdits(src string, edits []edit, file string) (string, error) {
+	for _, e := range edits {
+		if e.old == extractFunc {
+			var err error
+			if src, err = replaceFunc(src, e.new, file); err != nil {
+				return "", err
+			}
+			continue
+		}
+		n := strings.Count(src, e.old)
+		if n == 0 || (e.want > 0 && n != e.want) {
+			return "", fmt.Errorf("patch %s: expected %s of %q, found %d (is this gotch v0.9.1?)", file, wantWord(e.want), e.old, n)
+		}
+		src = strings.ReplaceAll(src, e.old, e.new)
+	}
+	return src, nil
+}
+
+func wantWord(n int) string {
+	if n == 0 {
+		return "at least one occurrence"
+	}
+	return fmt.Sprintf("%d occurrences", n)
+}
+
+// skipInOverlay says which parts of the gotch module the patched copy leaves
+// out: examples and the code generator (90 MB, unused), gotch's own tests,
+// and the C++ sources, which libxptorch.so holds instead (cgo would
+// otherwise compile them into the Go package).
+func skipInOverlay(rel string, dir bool) bool {
+	if dir {
+		return rel == "example" || rel == "gen" || strings.HasPrefix(rel, ".")
+	}
+	base := filepath.Base(rel)
+	switch {
+	case strings.HasSuffix(base, "_test.go"):
+		return true
+	case strings.HasPrefix(rel, "libtch/"):
+		return base != "torch_api.h" && base != "torch_api_generated.h" && !strings.HasSuffix(base, ".go")
+	case strings.HasSuffix(base, ".go"), base == "go.mod", base == "go.sum", base == "LICENSE":
+		return false
+	}
+	return true
+}
+
+// writeOverlay writes the patched copy of gotch to dst: the module's Go
+// files with xp's edits, xp's added files and a lib.go that links
+// libxptorch.so from m. Files already up to date are left alone and files
+// no longer produced are removed.
+func writeOverlay(src, dst string, m *Manifest) error {
+	for _, p := range []string{m.LibPath, m.TorchLibDir} {
+		if strings.ContainsAny(p, " \t\"'") {
+			return fmt.Errorf("path %q contains spaces or quotes, which cgo flags cannot carry: move the checkout or libtorch", p)
+		}
+	}
+	clip, err := overlay.ReadFile("overlay/nn_clip.go.in")
+	if err != nil {
+		return err
+	}
+	edits := gotchEdits(string(clip))
+	files := map[string][]byte{}
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if rel == "." {
+			return nil
+		}
+		if skipInOverlay(rel, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if es, ok := edits[rel]; ok {
+			patched, err := applyEdits(string(data), es, rel)
+			if err != nil {
+				return err
+			}
+			data = []byte(patched)
+			delete(edits, rel)
+		}
+		files[rel] = data
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read gotch at %s: %w", src, err)
+	}
+	for rel := range edits {
+		return fmt.Errorf("patch %s: file not found in %s", rel, src)
+	}
+	for rel, name := range map[string]string{
+		"libtch/xp_ext.go": "overlay/libtch_xp_ext.go.in",
+		"libtch/xp_ext.h":  "overlay/xp_ext.h",
+		"ts/xp_patch.go":   "overlay/ts_xp_patch.go.in",
+	} {
+		data, err := overlay.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		files[rel] = data
+	}
+	files["libtch/lib.go"] = []byte(libGo(m))
+	files["libtch/xp_build.go"] = []byte(buildGo(m))
+
+	for rel, data := range files {
+		if err := writeIfChanged(filepath.Join(dst, rel), data); err != nil {
+			return err
+		}
+	}
+	// Remove what an earlier run wrote and this one did not.
+	return filepath.WalkDir(dst, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dst, path)
+		if _, ok := files[rel]; !ok {
+			return os.Remove(path)
+		}
+		return nil
+	})
+}
+
+// libGo is the cgo link line of the patched libtch package: libxptorch.so
+// and libtorch, each with a run path so binaries find them without
+// LD_LIBRARY_PATH.
+func libGo(m *Manifest) string {
+	libDir := filepath.Dir(m.LibPath)
+	return fmt.Sprintf(`package libtch
+
+// Generated by xp's tools/torchbuild for libtorch %s (%s). Do not edit: run make.
+
+// #cgo CFLAGS: -I${SRCDIR}
+// #cgo LDFLAGS: -L%s -Wl,-rpath,%s -lxptorch
+// #cgo LDFLAGS: -L%s -Wl,-rpath,%s %s -lstdc++
+import "C"
+`, m.TorchVersion, strings.TrimPrefix(cudaWord(m.CUDA), ", "), libDir, libDir, m.TorchLibDir, m.TorchLibDir, strings.Join(m.LinkLibraries, " "))
+}
+
+// buildGo records the build in Go constants, for xp doctor and the tests.
+func buildGo(m *Manifest) string {
+	stubbed := append([]string(nil), m.Stubbed...)
+	sort.Strings(stubbed)
+	var b strings.Builder
+	fmt.Fprintf(&b, "package libtch\n\n// Generated by xp's tools/torchbuild. Do not edit: run make.\n\n")
+	fmt.Fprintf(&b, "// XpBuild describes the libxptorch.so this package links.\nvar XpBuild = struct {\n")
+	fmt.Fprintf(&b, "\tKey, GotchVersion, TorchVersion, TorchPackage, TorchRoot, TorchLibDir, LibPath, Compiler string\n\tCUDA, CXX11ABI bool\n\tStubbed []string\n}{\n")
+	fmt.Fprintf(&b, "\tKey: %q,\n\tGotchVersion: %q,\n\tTorchVersion: %q,\n\tTorchPackage: %q,\n\tTorchRoot: %q,\n\tTorchLibDir: %q,\n\tLibPath: %q,\n\tCompiler: %q,\n",
+		m.Key, m.GotchVersion, m.TorchVersion, m.TorchPackage, m.TorchRoot, m.TorchLibDir, m.LibPath, m.Compiler)
+	fmt.Fprintf(&b, "\tCUDA: %v,\n\tCXX11ABI: %v,\n\tStubbed: []string{\n", m.CUDA, m.CXX11ABI)
+	for _, s := range stubbed {
+		fmt.Fprintf(&b, "\t\t%q,\n", s)
+	}
+	b.WriteString("\t},\n}\n")
+	return b.String()
+}
+
+// goWork is the workspace file that points the build at the patched copy.
+func goWork(goVersion, gotchVersion, overlayRel string) string {
+	return fmt.Sprintf("// Generated by xp's tools/torchbuild (make). Do not edit or commit.\ngo %s\n\nuse .\n\nreplace github.com/sugarme/gotch %s => %s\n", goVersion, gotchVersion, overlayRel)
+}
