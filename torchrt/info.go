@@ -1,0 +1,162 @@
+package torchrt
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	lib "github.com/sugarme/gotch/libtch"
+)
+
+// Info describes this process's libtorch installation, for provenance
+// records and `xp doctor`.
+type Info struct {
+	GoVersion      string
+	GotchVersion   string
+	TorchVersion   string // of the headers libxptorch was built against
+	TorchPackage   string // Debian package owning the library, if any
+	TorchLibrary   string // libtorch_cpu actually loaded
+	BindingLibrary string // libxptorch.so
+	BLAS           string // BLAS libraries mapped into the process, and libtorch's own BLAS_INFO
+	CUDALinked     bool
+	CUDAAvailable  bool
+	CUDADevices    int
+	Threads        int
+	CPUs           int
+	Stubbed        int
+	Config         string // at::show_config()
+}
+
+// Collect gathers Info from the running process.
+func Collect() Info {
+	b := Build()
+	in := Info{
+		GoVersion:      runtime.Version(),
+		GotchVersion:   b.GotchVersion + " (patched by xp's torchbuild)",
+		TorchVersion:   lib.XpTorchVersion(),
+		TorchPackage:   b.TorchPackage,
+		TorchLibrary:   lib.XpTorchLibrary(),
+		BindingLibrary: b.LibPath,
+		CUDALinked:     b.CUDA,
+		CUDAAvailable:  CUDAAvailable(),
+		Threads:        Threads(),
+		CPUs:           runtime.NumCPU(),
+		Stubbed:        len(b.Stubbed),
+		Config:         lib.XpTorchConfig(),
+	}
+	_ = Err() // the calls above leave no error on success; clear any anyway
+	if in.CUDAAvailable {
+		in.CUDADevices = CUDADeviceCount()
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/sugarme/gotch" && d.Replace != nil {
+				in.GotchVersion = d.Version + " (replaced by " + d.Replace.Path + ")"
+			}
+		}
+	}
+	in.BLAS = blasDescription(in.Config)
+	return in
+}
+
+var blasInfoRE = regexp.MustCompile(`BLAS_INFO=([^,\s]+)`)
+
+// blasDescription names the BLAS libraries mapped into this process (the
+// one that really runs, e.g. the libblas.so.3 that Debian's alternatives
+// select) and libtorch's compiled-in BLAS_INFO.
+func blasDescription(config string) string {
+	var mapped []string
+	if f, err := os.Open("/proc/self/maps"); err == nil {
+		seen := map[string]bool{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 6 {
+				continue
+			}
+			p := fields[len(fields)-1]
+			base := strings.ToLower(filepath.Base(p))
+			if (strings.Contains(base, "blas") || strings.Contains(base, "mkl") || strings.Contains(base, "lapack")) && !seen[p] {
+				seen[p] = true
+				real := p
+				if r, err := filepath.EvalSymlinks(p); err == nil {
+					real = r
+				}
+				mapped = append(mapped, real)
+			}
+		}
+		f.Close()
+	}
+	sort.Strings(mapped)
+	info := ""
+	if m := blasInfoRE.FindStringSubmatch(config); m != nil {
+		info = m[1]
+	}
+	switch {
+	case len(mapped) == 0 && info == "":
+		return "unknown"
+	case len(mapped) == 0:
+		return "BLAS_INFO=" + info + " (no BLAS library mapped yet)"
+	}
+	return strings.Join(mapped, ", ") + " (libtorch BLAS_INFO=" + info + ")"
+}
+
+// Write prints in as aligned "key: value" lines.
+func (in Info) Write(w io.Writer) error {
+	torch := in.TorchVersion
+	if in.TorchPackage != "" {
+		torch += " (Debian package " + in.TorchPackage + ")"
+		if v := upstreamVersion(in.TorchPackage); v != "" && v != in.TorchVersion {
+			// Debian's 1.13.1 ships headers that say 1.13.0; the package knows better.
+			torch = v + " (Debian package " + in.TorchPackage + "; its headers say " + in.TorchVersion + ")"
+		}
+	}
+	cuda := "no"
+	if in.CUDAAvailable {
+		cuda = fmt.Sprintf("yes, %d device(s)", in.CUDADevices)
+	}
+	link := "CPU only"
+	if in.CUDALinked {
+		link = "CUDA"
+	}
+	rows := [][2]string{
+		{"go", in.GoVersion},
+		{"gotch", in.GotchVersion},
+		{"libtorch", torch},
+		{"libtorch library", in.TorchLibrary},
+		{"binding library", in.BindingLibrary},
+		{"bindings stubbed", fmt.Sprintf("%d (not compilable against this libtorch; calling one returns an error)", in.Stubbed)},
+		{"build", link},
+		{"BLAS", in.BLAS},
+		{"CUDA available", cuda},
+		{"threads", fmt.Sprintf("%d intra-op (of %d CPUs)", in.Threads, in.CPUs)},
+	}
+	for _, r := range rows {
+		if _, err := fmt.Fprintf(w, "%-17s %s\n", r[0]+":", r[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upstreamVersion extracts "1.13.1" from "libtorch1.13 1.13.1+dfsg-4".
+func upstreamVersion(pkg string) string {
+	_, v, ok := strings.Cut(pkg, " ")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(v, ":"); i >= 0 {
+		v = v[i+1:]
+	}
+	if i := strings.IndexAny(v, "+-~"); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}

@@ -1,0 +1,104 @@
+package torchrt
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	lib "github.com/sugarme/gotch/libtch"
+	"github.com/sugarme/gotch/ts"
+)
+
+// ManualSeed seeds libtorch's default generators (CPU and every GPU): the
+// parameter initialisation, dropout masks and any torch-side sampling that
+// follows depend on it alone. Go-side randomness is seeded separately by
+// its owner.
+func ManualSeed(seed int64) { lib.AtManualSeed(seed) }
+
+// SetThreads sets libtorch's intra-op thread count; n <= 0 means one per
+// core. libtorch may otherwise default to a single thread.
+func SetThreads(n int) error {
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	lib.AtSetNumThreads(n)
+	if got := Threads(); got != n {
+		return fmt.Errorf("set libtorch threads to %d: libtorch reports %d", n, got)
+	}
+	return nil
+}
+
+// Threads is libtorch's intra-op thread count.
+func Threads() int { return lib.AtGetNumThreads() }
+
+// Do runs f on a goroutine-locked OS thread, so that gotch's thread-local
+// last error and libtorch's thread-local grad mode stay with the code that
+// set them, and turns a panic inside f (gotch panics on some misuse) into an
+// error. It cannot catch gotch's Must* functions, which call log.Fatal: code
+// that runs under Do uses the error-returning forms.
+func Do(f func() error) (err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("libtorch call panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return f()
+}
+
+// Err returns and clears the last libtorch error of this OS thread, trimmed
+// to its message (gotch appends a Go stack trace).
+func Err() error { return Clean(ts.TorchErr()) }
+
+// Clean trims gotch's error text to the libtorch message: gotch appends a
+// full Go stack trace to every error, which would bloat result records.
+func Clean(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "\ngoroutine "); i >= 0 {
+		msg = msg[:i]
+	}
+	msg = strings.TrimSpace(strings.TrimPrefix(msg, "Libtorch API Error: "))
+	return errors.New(msg)
+}
+
+// BuildInfo describes the libxptorch.so this binary links (see tools/torchbuild).
+type BuildInfo struct {
+	Key          string   // hash of every input of the C++ build
+	GotchVersion string   // gotch module version patched
+	TorchVersion string   // version in the headers built against
+	TorchPackage string   // owning Debian package and version, if any
+	TorchRoot    string   // LIBTORCH, or "" for the system's
+	TorchLibDir  string   // directory of libtorch.so at build time
+	LibPath      string   // libxptorch.so
+	Compiler     string   // C++ compiler used
+	CUDA         bool     // linked with libtorch_cuda
+	CXX11ABI     bool     // compiled with _GLIBCXX_USE_CXX11_ABI=1
+	Stubbed      []string // generated bindings replaced by stubs that return an error
+}
+
+// Build reports how the linked libtorch binding was built.
+func Build() BuildInfo {
+	b := lib.XpBuild
+	return BuildInfo{
+		Key: b.Key, GotchVersion: b.GotchVersion, TorchVersion: b.TorchVersion, TorchPackage: b.TorchPackage,
+		TorchRoot: b.TorchRoot, TorchLibDir: b.TorchLibDir, LibPath: b.LibPath, Compiler: b.Compiler,
+		CUDA: b.CUDA, CXX11ABI: b.CXX11ABI, Stubbed: append([]string(nil), b.Stubbed...),
+	}
+}
+
+// Stubbed reports whether the generated binding name (e.g. "atg_scaled_dot_product_attention")
+// was replaced by a stub because this libtorch cannot compile it.
+func Stubbed(name string) bool {
+	for _, s := range lib.XpBuild.Stubbed {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
