@@ -1,0 +1,238 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
+	"github.com/sugarme/gotch/ts"
+)
+
+// BiLSTMConfig sizes a BiLSTM text classifier.
+type BiLSTMConfig struct {
+	Vocab     int64 // embedding rows; row 0 is padding
+	EmbedDim  int64
+	Hidden    int64 // per direction
+	Layers    int64
+	Classes   int64
+	Dropout   float64 // between LSTM layers, training only
+	LR        float64 // Adam learning rate
+	ClipNorm  float64 // global gradient-norm bound; 0 disables clipping
+	PadIndex  int64   // token id of padding (its embedding gets no gradient)
+}
+
+func (c BiLSTMConfig) validate() error {
+	switch {
+	case c.Vocab < 1, c.EmbedDim < 1, c.Hidden < 1, c.Layers < 1:
+		return fmt.Errorf("bilstm: vocab, embed_dim, hidden and layers must be positive: %+v", c)
+	case c.Classes < 2:
+		return fmt.Errorf("bilstm: need at least 2 classes, got %d", c.Classes)
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("bilstm: dropout %v outside [0, 1)", c.Dropout)
+	case c.LR <= 0:
+		return fmt.Errorf("bilstm: learning rate %v must be positive", c.LR)
+	}
+	return nil
+}
+
+// BiLSTM is embedding → bidirectional LSTM → linear over the last layer's
+// final forward and backward states. Its parameters live in one VarStore on
+// one device.
+type BiLSTM struct {
+	cfg     BiLSTMConfig
+	device  gotch.Device
+	vs      *nn.VarStore
+	opt     *nn.Optimizer
+	embed   *ts.Tensor
+	lstm    []*ts.Tensor // per layer and direction: w_ih, w_hh, b_ih, b_hh
+	outW    *ts.Tensor
+	outB    *ts.Tensor
+	hxShape []int64
+}
+
+// NewBiLSTM creates the model with parameters drawn from libtorch's
+// generator (seed it with torchrt.ManualSeed first): LSTM weights and biases
+// uniform in ±1/√hidden and the output layer uniform in ±1/√fan_in, as
+// PyTorch initialises them; embeddings standard normal.
+func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m := &BiLSTM{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
+	root := m.vs.Root()
+	var err error
+	if m.embed, err = root.Randn("embedding", []int64{cfg.Vocab, cfg.EmbedDim}, 0, 1); err != nil {
+		return nil, fmt.Errorf("bilstm: %w", err)
+	}
+	k := 1 / math.Sqrt(float64(cfg.Hidden))
+	gates := 4 * cfg.Hidden
+	for l := int64(0); l < cfg.Layers; l++ {
+		in := cfg.EmbedDim
+		if l > 0 {
+			in = 2 * cfg.Hidden
+		}
+		for _, suffix := range []string{"", "_reverse"} {
+			for _, p := range []struct {
+				name string
+				dims []int64
+			}{
+				{"weight_ih", []int64{gates, in}},
+				{"weight_hh", []int64{gates, cfg.Hidden}},
+				{"bias_ih", []int64{gates}},
+				{"bias_hh", []int64{gates}},
+			} {
+				t, err := root.Sub("lstm").NewVar(fmt.Sprintf("%s_l%d%s", p.name, l, suffix), p.dims, nn.NewUniformInit(-k, k))
+				if err != nil {
+					return nil, fmt.Errorf("bilstm: %w", err)
+				}
+				m.lstm = append(m.lstm, t)
+			}
+		}
+	}
+	ko := 1 / math.Sqrt(float64(2*cfg.Hidden))
+	if m.outW, err = root.Sub("out").NewVar("weight", []int64{cfg.Classes, 2 * cfg.Hidden}, nn.NewUniformInit(-ko, ko)); err != nil {
+		return nil, fmt.Errorf("bilstm: %w", err)
+	}
+	if m.outB, err = root.Sub("out").NewVar("bias", []int64{cfg.Classes}, nn.NewUniformInit(-ko, ko)); err != nil {
+		return nil, fmt.Errorf("bilstm: %w", err)
+	}
+	if m.opt, err = nn.DefaultAdamConfig().Build(m.vs, cfg.LR); err != nil {
+		return nil, fmt.Errorf("bilstm: optimizer: %w", err)
+	}
+	return m, nil
+}
+
+// scope collects intermediate tensors so that one deferred call frees them.
+type scope []*ts.Tensor
+
+func (s *scope) keep(t *ts.Tensor, err error) (*ts.Tensor, error) {
+	if err == nil {
+		*s = append(*s, t)
+	}
+	return t, err
+}
+
+func (s scope) drop() {
+	for _, t := range s {
+		t.Drop()
+	}
+}
+
+// logits runs the model on tokens (batch × time, int64, on the model's
+// device) and returns batch × classes scores. The caller drops the result.
+func (m *BiLSTM) logits(tokens *ts.Tensor, train bool) (*ts.Tensor, error) {
+	var s scope
+	defer s.drop()
+	size, err := tokens.Size()
+	if err != nil {
+		return nil, err
+	}
+	if len(size) != 2 {
+		return nil, fmt.Errorf("bilstm: tokens must be batch × time, got shape %v", size)
+	}
+	batch := size[0]
+	x, err := s.keep(ts.Embedding(m.embed, tokens, m.cfg.PadIndex, false, false))
+	if err != nil {
+		return nil, err
+	}
+	h0, err := s.keep(ts.Zeros([]int64{2 * m.cfg.Layers, batch, m.cfg.Hidden}, gotch.Float, m.device))
+	if err != nil {
+		return nil, err
+	}
+	out, h, c, err := x.Lstm([]*ts.Tensor{h0, h0}, m.lstm, true, m.cfg.Layers, m.cfg.Dropout, train, true, true)
+	if err != nil {
+		return nil, fmt.Errorf("bilstm: lstm: %w", err)
+	}
+	s = append(s, out, h, c)
+	// h is (layers·2) × batch × hidden; the last two rows are the last
+	// layer's forward and backward final states.
+	fwd, err := s.keep(h.Select(0, 2*m.cfg.Layers-2, false))
+	if err != nil {
+		return nil, err
+	}
+	bwd, err := s.keep(h.Select(0, 2*m.cfg.Layers-1, false))
+	if err != nil {
+		return nil, err
+	}
+	feat, err := s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 1))
+	if err != nil {
+		return nil, err
+	}
+	return ts.Linear(feat, m.outW, m.outB)
+}
+
+// Step trains on one batch: forward, cross-entropy, backward, gradient
+// clipping to ClipNorm, Adam update. It returns the batch's mean loss.
+func (m *BiLSTM) Step(tokens, labels *ts.Tensor) (float64, error) {
+	logits, err := m.logits(tokens, true)
+	if err != nil {
+		return 0, err
+	}
+	defer logits.Drop()
+	loss, err := logits.CrossEntropyLoss(labels, ts.None, 1, -100, 0, false)
+	if err != nil {
+		return 0, fmt.Errorf("bilstm: loss: %w", err)
+	}
+	defer loss.Drop()
+	if err := m.opt.ZeroGrad(); err != nil {
+		return 0, err
+	}
+	if err := loss.Backward(); err != nil {
+		return 0, fmt.Errorf("bilstm: backward: %w", err)
+	}
+	if m.cfg.ClipNorm > 0 {
+		if err := m.opt.ClipGradNorm(m.cfg.ClipNorm); err != nil {
+			return 0, err
+		}
+	}
+	if err := m.opt.Step(); err != nil {
+		return 0, fmt.Errorf("bilstm: optimizer step: %w", err)
+	}
+	v, err := loss.Float64Value([]int64{})
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(v) {
+		return v, errors.New("bilstm: loss is NaN")
+	}
+	return v, nil
+}
+
+// Predict returns the arg-max class of each row of tokens.
+func (m *BiLSTM) Predict(tokens *ts.Tensor) ([]int64, error) {
+	prev, err := ts.GradSetEnabled(false)
+	if err != nil {
+		return nil, err
+	}
+	defer ts.GradSetEnabled(prev)
+	logits, err := m.logits(tokens, false)
+	if err != nil {
+		return nil, err
+	}
+	defer logits.Drop()
+	arg, err := logits.Argmax([]int64{1}, false, false)
+	if err != nil {
+		return nil, err
+	}
+	defer arg.Drop()
+	n, err := arg.Size()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, n[0])
+	for i := range out {
+		if out[i], err = arg.Int64Value([]int64{int64(i)}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Close frees the model's parameters and optimizer state.
+func (m *BiLSTM) Close() {
+	for _, t := range append([]*ts.Tensor{m.embed, m.outW, m.outB}, m.lstm...) {
+		t.Drop()
+	}
+}
