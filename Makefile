@@ -1,0 +1,40 @@
+# xp's build. Every target does its own set-up: `make test` on a fresh
+# Debian/Ubuntu machine installs libtorch, compiles the binding and runs
+# the whole suite. See docs/build.md.
+#
+#   make quickstart   the main job (quick-start run)
+#   make test         the whole test suite (CI runs exactly this)
+#   make torch        only prepare the libtorch binding (cached)
+#
+# Variables: LIBTORCH=DIR (an unpacked libtorch or .../site-packages/torch;
+# default: Debian's libtorch-dev), XP_CUDA=auto|on|off, CXX, XP_CXXFLAGS.
+
+GO    ?= go
+BIN   := bin/xp
+
+.PHONY: all setup torch build test quickstart doctor clean
+
+all: build
+
+setup:
+	@./scripts/setup.sh
+
+torch: setup
+	@GOWORK=off $(GO) run ./tools/torchbuild
+
+build: torch
+	$(GO) build -o $(BIN) ./cmd/xp
+
+test: torch
+	$(GO) vet ./...
+	$(GO) test ./...
+
+quickstart: build
+	$(BIN) doctor
+	$(BIN) smoke
+
+doctor: build
+	$(BIN) doctor
+
+clean:
+	rm -rf build bin go.work go.work.sum

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what xp's build needs and is missing: a C++ compiler, libtorch
+# (Debian's libtorch-dev unless LIBTORCH points at another one) and an
+# optimized BLAS (Debian's libtorch uses whatever libblas.so.3 is selected;
+# libopenblas0-pthread makes that OpenBLAS). Does nothing when all is there.
+set -euo pipefail
+
+die() { echo "setup: $*" >&2; exit 1; }
+
+command -v go >/dev/null 2>&1 || die "Go is not installed: install Go 1.23 or newer from go.dev/dl and put it on PATH"
+
+need=()
+command -v g++ >/dev/null 2>&1 || need+=(g++)
+if [ -n "${LIBTORCH:-}" ]; then
+  [ -f "$LIBTORCH/lib/libtorch.so" ] || die "LIBTORCH=$LIBTORCH has no lib/libtorch.so (want an unpacked libtorch, or .../site-packages/torch)"
+  [ -d "$LIBTORCH/include/torch" ] || die "LIBTORCH=$LIBTORCH has no include/torch"
+else
+  dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok installed" || need+=(libtorch-dev)
+fi
+if command -v dpkg-query >/dev/null 2>&1; then
+  dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || need+=(libopenblas0-pthread)
+fi
+
+[ ${#need[@]} -eq 0 ] && exit 0
+
+command -v apt-get >/dev/null 2>&1 || die "missing ${need[*]} and no apt-get: install them, or set LIBTORCH (see docs/build.md)"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || die "missing ${need[*]}: run as root or install sudo"
+  sudo=sudo
+fi
+echo "setup: installing ${need[*]} (apt-get; a few minutes the first time)" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo "setup: installed ${need[*]}" >&2
