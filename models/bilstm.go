@@ -12,15 +12,15 @@ import (
 
 // BiLSTMConfig sizes a BiLSTM text classifier.
 type BiLSTMConfig struct {
-	Vocab     int64 // embedding rows; row 0 is padding
-	EmbedDim  int64
-	Hidden    int64 // per direction
-	Layers    int64
-	Classes   int64
-	Dropout   float64 // between LSTM layers, training only
-	LR        float64 // Adam learning rate
-	ClipNorm  float64 // global gradient-norm bound; 0 disables clipping
-	PadIndex  int64   // token id of padding (its embedding gets no gradient)
+	Vocab    int64 // embedding rows; row 0 is padding
+	EmbedDim int64
+	Hidden   int64 // per direction
+	Layers   int64
+	Classes  int64
+	Dropout  float64 // between LSTM layers, training only
+	LR       float64 // Adam learning rate
+	ClipNorm float64 // global gradient-norm bound; 0 disables clipping
+	PadIndex int64   // token id of padding (its embedding gets no gradient)
 }
 
 func (c BiLSTMConfig) validate() error {
