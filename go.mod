@@ -2,4 +2,4 @@ module github.com/xp-nlp/xp
 
 go 1.23
 
-require github.com/sugarme/gotch v0.9.1 // indirect
+require github.com/sugarme/gotch v0.9.1
