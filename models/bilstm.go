@@ -232,6 +232,7 @@ func (m *BiLSTM) Predict(tokens *ts.Tensor) ([]int64, error) {
 
 // Close frees the model's parameters and optimizer state.
 func (m *BiLSTM) Close() {
+	m.opt.Drop()
 	for _, t := range append([]*ts.Tensor{m.embed, m.outW, m.outB}, m.lstm...) {
 		t.Drop()
 	}

@@ -162,9 +162,10 @@ func writeOverlay(src, dst string, m *Manifest) error {
 		return fmt.Errorf("patch %s: file not found in %s", rel, src)
 	}
 	for rel, name := range map[string]string{
-		"libtch/xp_ext.go": "overlay/libtch_xp_ext.go.in",
-		"libtch/xp_ext.h":  "overlay/xp_ext.h",
-		"ts/xp_patch.go":   "overlay/ts_xp_patch.go.in",
+		"libtch/xp_ext.go":   "overlay/libtch_xp_ext.go.in",
+		"libtch/xp_ext.h":    "overlay/xp_ext.h",
+		"ts/xp_patch.go":     "overlay/ts_xp_patch.go.in",
+		"nn/xp_optimizer.go": "overlay/nn_xp_optimizer.go.in",
 	} {
 		data, err := overlay.ReadFile(name)
 		if err != nil {
