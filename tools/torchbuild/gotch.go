@@ -17,8 +17,9 @@ var overlay embed.FS
 // times old must occur (0: at least once); a mismatch stops the build, since
 // it means the pinned gotch source is not what the patch was written for.
 type edit struct {
-	old, new string
-	want     int
+	old, new  string
+	want      int
+	wholeFunc bool // replace the top-level function whose signature starts new (old unused)
 }
 
 const mallocZero = "(*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))"
@@ -34,17 +35,13 @@ func gotchEdits(clip string) map[string][]edit {
 		// ClipGradNorm deadlocked (see overlay/nn_clip.go.in).
 		"nn/optimizer.go": {
 			{old: "\t\"math\"\n\n\t\"github.com/sugarme/gotch/ts\"\n", new: "\t\"math\"\n\t\"sort\"\n\n\t\"github.com/sugarme/gotch\"\n\t\"github.com/sugarme/gotch/ts\"\n", want: 1},
-			{old: extractFunc, new: clip, want: 1},
+			{new: clip, wholeFunc: true},
 		},
 		// Importing gotch must not kill the process when $HOME is read-only:
 		// the cache directory is only used to download pretrained weights.
 		"init.go": {{old: "\t\t\tlog.Fatal(err)\n", new: "\t\t\tlog.Printf(\"gotch: cannot create cache directory %s: %v\", CachedDir, err)\n", want: 1}},
 	}
 }
-
-// extractFunc marks an edit whose old text is a whole top-level function,
-// found by its signature line; see replaceFunc.
-const extractFunc = "\x00func"
 
 // replaceFunc replaces the top-level function whose first line starts as
 // the first line of repl does, up to its closing brace at column 0.
@@ -64,7 +61,7 @@ func replaceFunc(src, repl, file string) (string, error) {
 
 func applyEdits(src string, edits []edit, file string) (string, error) {
 	for _, e := range edits {
-		if e.old == extractFunc {
+		if e.wholeFunc {
 			var err error
 			if src, err = replaceFunc(src, e.new, file); err != nil {
 				return "", err
