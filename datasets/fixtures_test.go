@@ -1,0 +1,243 @@
+package datasets
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/xp-nlp/xp/internal/srcerr"
+)
+
+// write creates files under dir from a map of relative path → content.
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, s := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func rfc822(from, body string, crlf bool) string {
+	s := "Message-ID: <1.2.JavaMail.evans@thyme>\nDate: Mon, 14 May 2001 16:39:00 -0700 (PDT)\nFrom: " + from +
+		"\nTo: someone@enron.com\nSubject: test\nX-Folder: \\Sent Items\n\n" + body
+	if crlf {
+		s = strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	return s
+}
+
+func TestEnronFixture(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"alice-a/sent/1.":       rfc822("alice.a@enron.com", "Budget is approved.\n", true),
+		"alice-a/_sent_mail/1.": rfc822("alice.a@enron.com", "Budget  is approved.\n", false), // duplicate body
+		"alice-a/sent/2.":       rfc822("alice.a@enron.com", "See below.\n\n -----Original Message-----\nFrom: Bob\nOld text", false),
+		"alice-a/sent/3.":       rfc822("assistant@enron.com", "Sent on Alice's behalf.\n", false),
+		"alice-a/sent/4.":       rfc822("alice.a@enron.com", "Meeting at 3.\n", false),
+		"alice-a/inbox/1.":      rfc822("carol@enron.com", "Not sent mail.\n", false),
+		"bob-b/sent_items/1.":   rfc822("Bob B <bob.b@enron.com>", "Fine by me.\n> quoted line\nBob\n", false),
+		"bob-b/sent_items/2.":   rfc822("bob.b@enron.com", "---------------------- Forwarded by Bob B/HOU/ECT on 05/01/2001 10:00 AM ---------------------------\nfwd only", false),
+		"bob-b/x/saved_sent/9.": rfc822("bob.b@enron.com", "Deep folder.\n", false),
+		"carl-c/sent/1.":        rfc822("carl.c@enron.com", "Only one.\n", false),
+	})
+	d, err := Load(context.Background(), "", "enron", Options{Path: dir, EnronUsers: 2, Carve: []Carving{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"alice-a", "bob-b"}; !reflect.DeepEqual(d.Labels, want) {
+		t.Errorf("labels %v, want %v (the two users with most mail)", d.Labels, want)
+	}
+	var got []string
+	for _, e := range d.Splits["all"] {
+		got = append(got, d.Labels[e.Label]+": "+e.Text)
+	}
+	want := []string{
+		"alice-a: Budget  is approved.", // _sent_mail/1. sorts first; sent/1. is its duplicate up to white space
+		"alice-a: See below.",
+		"alice-a: Meeting at 3.",
+		"bob-b: Fine by me.\nBob",
+		"bob-b: Deep folder.",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("messages\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestFolderLayout(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"train/spam/a.txt": "buy now", "train/ham/b.txt": "hello", "train/ham/.hidden": "x",
+		"test/spam/c.txt": "cheap", "test/ham/d.txt": "\xe9t\xe9", // Latin-1 "été"
+	})
+	d, err := Load(context.Background(), "", "folder", Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Labels, []string{"ham", "spam"}) || len(d.Splits["train"]) != 2 || len(d.Splits["test"]) != 2 {
+		t.Fatalf("labels %v splits %v", d.Labels, d.Splits)
+	}
+	if d.Splits["test"][0].Text != "été" {
+		t.Errorf("Latin-1 text read as %q", d.Splits["test"][0].Text)
+	}
+}
+
+// imdbFixture writes a tiny aclImdb tree and the same as a .tar.gz.
+func imdbFixture(t *testing.T) (dir, tgz string) {
+	files := map[string]string{
+		"aclImdb/train/pos/0_9.txt":   "Great!<br /><br />Loved it.",
+		"aclImdb/train/neg/1_2.txt":   "Dull.",
+		"aclImdb/test/pos/2_8.txt":    "Nice.",
+		"aclImdb/test/neg/3_1.txt":    "Bad.",
+		"aclImdb/train/unsup/4_0.txt": "unlabelled",
+		"aclImdb/README":              "readme",
+	}
+	dir = t.TempDir()
+	write(t, dir, files)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, name := range sortedKeys(files) {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg})
+		tw.Write([]byte(files[name]))
+	}
+	tw.Close()
+	zw.Close()
+	tgz = filepath.Join(t.TempDir(), "aclImdb_v1.tar.gz")
+	if err := os.WriteFile(tgz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "aclImdb"), tgz
+}
+
+func TestIMDbDirAndArchiveAgree(t *testing.T) {
+	dir, tgz := imdbFixture(t)
+	a, err := Load(context.Background(), "", "imdb", Options{Path: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(context.Background(), "", "imdb", Options{Path: tgz})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Splits, b.Splits) {
+		t.Errorf("folder %v\narchive %v", a.Splits, b.Splits)
+	}
+	want := Example{ID: "train/pos/0_9", Text: "Great!  Loved it.", Label: 1, Rating: 9}
+	if got := a.Splits["train"][1]; got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	// A truncated archive is an error naming the archive.
+	raw, _ := os.ReadFile(tgz)
+	cut := filepath.Join(t.TempDir(), "cut.tar.gz")
+	os.WriteFile(cut, raw[:len(raw)*2/3], 0o644)
+	if _, err := Load(context.Background(), "", "imdb", Options{Path: cut}); err == nil || !strings.Contains(err.Error(), cut) {
+		t.Errorf("truncated archive: %v", err)
+	}
+}
+
+func gz(s string) string {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.String()
+}
+
+// TestBadInput checks that each kind of broken file gives an error with
+// the file name and line, and no panic.
+func TestBadInput(t *testing.T) {
+	longTSV := "sentence\tlabel\n" + strings.Repeat("a fine sentence that compresses well\t1\n", 4000)
+	truncated := gz(longTSV)
+	truncated = truncated[:len(truncated)/2]
+	cases := []struct {
+		name, dataset, file, content string
+		line                         int // 0: whole-file error
+		msg                          string
+	}{
+		{"missing column", "sst2", "sst2/train.tsv", "sentence\tlabel\ngood\t1\nno label here\n", 3, "1 columns"},
+		{"bad label", "sst2", "sst2/dev.tsv", "sentence\tlabel\ngood\t7\n", 2, `label "7"`},
+		{"empty tsv", "sst2", "sst2/dev.tsv", "", 0, "empty file"},
+		{"qnli label", "qnli", "qnli/dev.tsv", "index\tquestion\tsentence\tlabel\n0\tq?\ts.\tmaybe\n", 2, "unknown label"},
+		{"unterminated quote", "twitter", "twitter/train.csv", "id,keyword,location,text,target\n1,,,ok,1\n2,,,\"never closed,0\n3,,,x,0\n", 4, "extraneous or missing"},
+		{"csv short row", "twitter", "twitter/train.csv", "id,keyword,location,text,target\n1,,,ok\n", 2, "wrong number of fields"},
+		{"empty csv", "twitter", "twitter/train.csv", "", 0, "empty file"},
+		{"empty lexicon", "opinion", "opinion_lexicon/negative-words.txt", ";comment\n\n", 0, "no words"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, map[string]string{c.file: c.content, "opinion_lexicon/positive-words.txt": "good\n"})
+			_, err := Load(context.Background(), root, c.dataset, Options{Carve: []Carving{}})
+			checkPos(t, err, filepath.Join(root, c.file), c.line, c.msg)
+		})
+	}
+	t.Run("truncated gzip", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "train.tsv.gz")
+		os.WriteFile(f, []byte(truncated), 0o644)
+		_, err := readTSV(context.Background(), f, []string{"sentence"}, func(string) (int, error) { return 1, nil })
+		var se *srcerr.Error
+		if !errors.As(err, &se) || se.File != f || se.Line < 2 {
+			t.Fatalf("truncated gzip: %v", err)
+		}
+	})
+}
+
+func checkPos(t *testing.T, err error, file string, line int, msg string) {
+	t.Helper()
+	var se *srcerr.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v has no file position", err)
+	}
+	if se.File != file || se.Line != line || !strings.Contains(err.Error(), msg) {
+		t.Errorf("got %q (file %s line %d), want %s:%d containing %q", err, se.File, se.Line, file, line, msg)
+	}
+}
+
+func TestCarve(t *testing.T) {
+	var ex []Example
+	for i := 0; i < 1000; i++ {
+		ex = append(ex, Example{ID: string(rune('a'+i%26)) + strings.Repeat("x", i/26), Label: i % 3 / 2}) // labels 0,0,1
+	}
+	d := &Dataset{Labels: []string{"a", "b"}, Splits: map[string][]Example{"train": append([]Example(nil), ex...)}}
+	if err := d.Carve("train", "valid", 0.1, 7); err != nil {
+		t.Fatal(err)
+	}
+	if c := d.LabelCounts("valid"); c[0] != 67 || c[1] != 33 {
+		t.Errorf("valid label counts %v, want [67 33] (stratified 10%%)", c)
+	}
+	// Reversing the input order or adding examples of another label must
+	// not change which examples of a label are held out.
+	rev := append([]Example(nil), ex...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	rev = append(rev, Example{ID: "extra", Label: 2})
+	_, held := HoldOut(rev, 0.1, 7, "valid")
+	ids := map[string]bool{}
+	for _, e := range d.Splits["valid"] {
+		ids[e.ID] = true
+	}
+	for _, e := range held {
+		if e.Label != 2 && !ids[e.ID] {
+			t.Fatalf("hold-out changed with input order: %s", e.ID)
+		}
+	}
+	if err := d.Carve("train", "valid", 0.1, 7); err == nil {
+		t.Error("carving an existing split succeeded")
+	}
+	if err := d.Carve("train", "x", 1.5, 7); err == nil {
+		t.Error("fraction 1.5 accepted")
+	}
+}

@@ -1,0 +1,181 @@
+package datasets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// EnvRoot is the environment variable that names the data root.
+const EnvRoot = "XP_DATA"
+
+// RootFromEnv returns the data root named by XP_DATA, or "" when unset.
+// A command-line --data flag, where there is one, overrides it.
+func RootFromEnv() string { return os.Getenv(EnvRoot) }
+
+// Options tune how a corpus is read.
+type Options struct {
+	// Path overrides where the corpus is found (a file, folder or archive);
+	// empty looks in the conventional places under the data root.
+	Path string
+	// Seed drives the seeded splits (see Carving); it is independent of
+	// the seeds of mechanisms and models.
+	Seed uint64
+	// Carve replaces the corpus's standard carvings (nil keeps them; an
+	// empty non-nil slice keeps only the published splits).
+	Carve []Carving
+	// EnronUsers is the number of authors for Enron (the N users with the
+	// most sent mail); 0 means 10.
+	EnronUsers int
+}
+
+// Carving moves a seeded fraction of one split into a new one (see
+// Dataset.Carve).
+type Carving struct {
+	From, To string
+	Fraction float64
+}
+
+// Spec describes a corpus xp knows how to load.
+type Spec struct {
+	Name    string
+	Title   string
+	Labels  []string
+	Pair    bool
+	Splits  string    // the splits it is published with, in words
+	Carve   []Carving // standard carvings applied after loading (the papers' splits)
+	Default []string  // where under the data root it is looked for, first found wins
+	load    func(ctx context.Context, path string, opt Options) (*Dataset, error)
+}
+
+// Specs returns every corpus xp can load, by name.
+func Specs() []Spec {
+	specs := []Spec{
+		{Name: "imdb", Title: "IMDb Large Movie Review Dataset (Maas et al. 2011)", Labels: sentiment,
+			Splits:  "train 25,000 / test 25,000",
+			Default: []string{"imdb/aclImdb", "imdb/aclImdb_v1.tar.gz", "imdb/aclImdb_v1_train_test.tar.gz", "aclImdb", "aclImdb_v1.tar.gz"},
+			load:    loadIMDb},
+		{Name: "sst2", Title: "GLUE SST-2", Labels: sentiment,
+			Splits: "train / dev / test (unlabelled)", Default: []string{"sst2", "SST-2"}, load: loadSST2},
+		{Name: "qnli", Title: "GLUE QNLI", Labels: []string{"entailment", "not_entailment"}, Pair: true,
+			Splits: "train / dev / test (unlabelled)", Default: []string{"qnli", "QNLI"}, load: loadQNLI},
+		{Name: "twitter", Title: "NLP with Disaster Tweets (Kaggle)", Labels: []string{"not_disaster", "disaster"},
+			Splits: "train.csv (labelled), test.csv as split unlabelled; 10% of train carved as test (9:1)",
+			Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter},
+		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"},
+			Splits: "all (word-level)", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
+		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Splits: "all; 10% of each author's mail carved as test",
+			Carve: []Carving{{"all", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
+		{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
+			Splits: "the folder's train/test/... subfolders, or all", load: loadFolder},
+	}
+	return specs
+}
+
+var sentiment = []string{"negative", "positive"}
+
+// SpecOf returns the spec of the named corpus.
+func SpecOf(name string) (Spec, error) {
+	var names []string
+	for _, s := range Specs() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Spec{}, fmt.Errorf("unknown dataset %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Locate returns where the named corpus is under root (or opt.Path).
+func Locate(root, name string, opt Options) (string, error) {
+	spec, err := SpecOf(name)
+	if err != nil {
+		return "", err
+	}
+	if opt.Path != "" {
+		if _, err := os.Stat(opt.Path); err != nil {
+			return "", fmt.Errorf("dataset %s: %w", name, err)
+		}
+		return opt.Path, nil
+	}
+	if len(spec.Default) == 0 {
+		return "", fmt.Errorf("dataset %s: needs a path", name)
+	}
+	if root == "" {
+		return "", fmt.Errorf("dataset %s: no data root (set %s or pass --data)", name, EnvRoot)
+	}
+	for _, rel := range spec.Default {
+		p := filepath.Join(root, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("dataset %s not found under %s (looked for %s); `xp data get %s` fetches it",
+		name, root, strings.Join(spec.Default, ", "), name)
+}
+
+// Load reads the named corpus from the data root and applies its standard
+// carvings (or opt.Carve) with opt.Seed.
+func Load(ctx context.Context, root, name string, opt Options) (*Dataset, error) {
+	spec, err := SpecOf(name)
+	if err != nil {
+		return nil, err
+	}
+	path, err := Locate(root, name, opt)
+	if err != nil {
+		return nil, err
+	}
+	d, err := spec.load(ctx, path, opt)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", name, err)
+	}
+	d.Name, d.Source = name, path
+	if d.Labels == nil {
+		d.Labels = spec.Labels
+	}
+	d.Pair = spec.Pair
+	carve := spec.Carve
+	if opt.Carve != nil {
+		carve = opt.Carve
+	}
+	for _, c := range carve {
+		if err := d.Carve(c.From, c.To, c.Fraction, opt.Seed); err != nil {
+			return nil, fmt.Errorf("load %s: %w", name, err)
+		}
+	}
+	return d, nil
+}
+
+// labelIndex maps a label name to its index, with a helpful error.
+func labelIndex(labels []string, s string) (int, error) {
+	for i, l := range labels {
+		if l == s {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown label %q (want one of %s)", s, strings.Join(labels, ", "))
+}
+
+// checkCtx returns ctx's error every 1024 calls, cheaply.
+func checkCtx(ctx context.Context, n int) error {
+	if n&1023 == 0 {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+var errEmpty = errors.New("empty file")
