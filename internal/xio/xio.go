@@ -152,3 +152,12 @@ func (l *Lines) Err() error { return l.err }
 func (l *Lines) Errorf(format string, args ...any) error {
 	return srcerr.At(l.name, l.n, format, args...)
 }
+
+// Gunzip returns a gzip reader over r; name is used in errors.
+func Gunzip(r io.Reader, name string) (*gzip.Reader, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, srcerr.At(name, 0, "not a gzip file: %w", err)
+	}
+	return zr, nil
+}

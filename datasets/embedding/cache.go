@@ -1,0 +1,176 @@
+package embedding
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+)
+
+// The cache file: magic, a little-endian uint32 header length, the JSON
+// header, the words (each followed by '\n'), zero padding to a 64-byte
+// boundary, then Len×Dim little-endian float32s. The header records the
+// source's path, size, modification time and sha256, and a CRC-32C of
+// everything after the header; a cache is used only when the source's
+// path, size and modification time match and the CRC holds.
+const cacheMagic = "XPVEC01\n"
+
+var errNoCache = errors.New("no cache")
+
+type cacheHeader struct {
+	Source       string  `json:"source"`
+	Size         int64   `json:"size"`
+	ModTimeNS    int64   `json:"mtime_ns"`
+	SourceSHA256 string  `json:"source_sha256"`
+	Format       string  `json:"format"`
+	Len          int     `json:"len"`
+	Dim          int     `json:"dim"`
+	WordBytes    int     `json:"word_bytes"`
+	Skipped      Skipped `json:"skipped"`
+	CRC32C       uint32  `json:"crc32c"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// cachePath names the cache of a source by its absolute path.
+func cachePath(dir, source string) string {
+	abs, err := filepath.Abs(source)
+	if err != nil {
+		abs = source
+	}
+	sum := sha256.Sum256([]byte(abs))
+	base := strings.NewReplacer(".gz", "", ".zip", "", ".txt", "", ".vec", "", ".bin", "", "#", "-").Replace(filepath.Base(source))
+	return filepath.Join(dir, base+"-"+hex.EncodeToString(sum[:8])+".xpvec")
+}
+
+func readCache(dir, source string, st fs.FileInfo) (*Embedding, error) {
+	path := cachePath(dir, source)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoCache
+	}
+	if err != nil {
+		return nil, err
+	}
+	bad := func(why string) error { return fmt.Errorf("%s: %s", path, why) }
+	if len(raw) < len(cacheMagic)+4 || string(raw[:len(cacheMagic)]) != cacheMagic {
+		return nil, bad("not an xp embedding cache")
+	}
+	hlen := int(binary.LittleEndian.Uint32(raw[len(cacheMagic):]))
+	off := len(cacheMagic) + 4
+	if hlen > len(raw)-off {
+		return nil, bad("truncated header")
+	}
+	var h cacheHeader
+	if err := json.Unmarshal(raw[off:off+hlen], &h); err != nil {
+		return nil, bad("header: " + err.Error())
+	}
+	if h.Size != st.Size() || h.ModTimeNS != st.ModTime().UnixNano() {
+		return nil, bad("stale: source changed since the cache was written")
+	}
+	body := raw[off+hlen:]
+	data := align(h.WordBytes)
+	if len(body) != data+4*h.Len*h.Dim || h.Len <= 0 || h.Dim <= 0 {
+		return nil, bad("truncated")
+	}
+	if crc32.Checksum(body, castagnoli) != h.CRC32C {
+		return nil, bad("checksum mismatch")
+	}
+	e := &Embedding{
+		Dim: h.Dim, Source: source, SourceSHA256: h.SourceSHA256, Format: h.Format, Skipped: h.Skipped,
+		Words: make([]string, 0, h.Len),
+	}
+	// One string holds every word; the Words slices point into it.
+	all := string(body[:h.WordBytes])
+	for len(all) > 0 {
+		i := strings.IndexByte(all, '\n')
+		e.Words = append(e.Words, all[:i])
+		all = all[i+1:]
+	}
+	if len(e.Words) != h.Len {
+		return nil, bad("word count mismatch")
+	}
+	floats := body[data:]
+	if uintptr(unsafe.Pointer(unsafe.SliceData(floats)))%4 != 0 || !littleEndian() {
+		e.Data = make([]float32, h.Len*h.Dim)
+		for i := range e.Data {
+			e.Data[i] = float32frombytes(floats[4*i:])
+		}
+	} else {
+		// The file's buffer becomes the matrix: no copy.
+		e.Data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(floats))), h.Len*h.Dim)
+	}
+	return e, nil
+}
+
+func writeCache(dir, source string, st fs.FileInfo, e *Embedding) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var words bytes.Buffer
+	for _, w := range e.Words {
+		words.WriteString(w)
+		words.WriteByte('\n')
+	}
+	body := make([]byte, align(words.Len())+4*len(e.Data))
+	copy(body, words.Bytes())
+	floats := body[align(words.Len()):]
+	for i, f := range e.Data {
+		binary.LittleEndian.PutUint32(floats[4*i:], mathFloat32bits(f))
+	}
+	abs, _ := filepath.Abs(source)
+	h := cacheHeader{
+		Source: abs, Size: st.Size(), ModTimeNS: st.ModTime().UnixNano(), SourceSHA256: e.SourceSHA256,
+		Format: e.Format, Len: e.Len(), Dim: e.Dim, WordBytes: words.Len(), Skipped: e.Skipped,
+		CRC32C: crc32.Checksum(body, castagnoli),
+	}
+	hj, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	// Pad the header so that the float block is 64-byte aligned in the file.
+	pre := len(cacheMagic) + 4 + len(hj)
+	if r := (pre + align(words.Len())) % 64; r != 0 {
+		hj = append(hj, bytes.Repeat([]byte{' '}, 64-r)...)
+	}
+	out := make([]byte, 0, len(cacheMagic)+4+len(hj)+len(body))
+	out = append(out, cacheMagic...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(hj)))
+	out = append(out, hj...)
+	out = append(out, body...)
+	return writeAtomic(cachePath(dir, source), out)
+}
+
+// align rounds n up to a multiple of 64.
+func align(n int) int { return (n + 63) &^ 63 }
+
+// writeAtomic writes data to path through a temporary file and a rename,
+// so a reader never sees a partial file.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
