@@ -6,11 +6,17 @@
 #   make test         the whole test suite (CI runs exactly this)
 #   make torch        only prepare the libtorch binding (cached)
 #
-# Variables: LIBTORCH=DIR (an unpacked libtorch or .../site-packages/torch;
+# Variables: XP_DATA=DIR (data root), LIBTORCH=DIR (an unpacked libtorch or .../site-packages/torch;
 # default: Debian's libtorch-dev), XP_CUDA=auto|on|off, CXX, XP_CXXFLAGS.
 
 GO    ?= go
 BIN   := bin/xp
+
+# The data root: real datasets and embeddings (see docs/data.md). Tests that
+# need it skip, saying so, when it is unset. Default: ../shared/data beside
+# the clone, where this project's machines and CI keep it.
+XP_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+export XP_DATA
 
 .PHONY: all setup torch build test quickstart doctor clean
 

@@ -9,6 +9,7 @@ require (
 )
 
 require (
+	github.com/go-gota/gota v0.12.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	golang.org/x/sys v0.22.0 // indirect

@@ -37,8 +37,8 @@ var sentFolders = map[string]bool{"sent": true, "sent_items": true, "_sent_mail"
 //  5. The users with the most remaining messages are the labels (ties by
 //     name), in alphabetical order.
 //
-// Everything lands in split "all"; the standard carving takes 10% of each
-// author's mail as test.
+// Everything lands in split "train"; the standard carving moves 10% of
+// each author's mail to "test".
 func loadEnron(ctx context.Context, dir string, opt Options) (*Dataset, error) {
 	n := opt.EnronUsers
 	if n == 0 {
@@ -83,7 +83,7 @@ func loadEnron(ctx context.Context, dir string, opt Options) (*Dataset, error) {
 		d.Labels = append(d.Labels, u.name)
 		for _, e := range u.ex {
 			e.Label = i
-			d.Splits["all"] = append(d.Splits["all"], e)
+			d.Splits["train"] = append(d.Splits["train"], e)
 		}
 	}
 	return d, nil

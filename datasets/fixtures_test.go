@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -60,7 +61,7 @@ func TestEnronFixture(t *testing.T) {
 		t.Errorf("labels %v, want %v (the two users with most mail)", d.Labels, want)
 	}
 	var got []string
-	for _, e := range d.Splits["all"] {
+	for _, e := range d.Splits["train"] {
 		got = append(got, d.Labels[e.Label]+": "+e.Text)
 	}
 	want := []string{
@@ -240,4 +241,19 @@ func TestCarve(t *testing.T) {
 	if err := d.Carve("train", "x", 1.5, 7); err == nil {
 		t.Error("fraction 1.5 accepted")
 	}
+}
+
+func ExampleDataset_Summary() {
+	d := &Dataset{Labels: []string{"negative", "positive"}, Splits: map[string][]Example{
+		"train": {{ID: "1", Text: "good", Label: 1}, {ID: "2", Text: "bad", Label: 0}, {ID: "3", Text: "great", Label: 1}},
+		"test":  {{ID: "4", Text: "meh", Label: Unlabelled}},
+	}}
+	s := d.Summary()
+	for i := 0; i < s.Nrow(); i++ {
+		fmt.Println(s.Elem(i, 0), s.Elem(i, 1), s.Elem(i, 2), s.Elem(i, 3))
+	}
+	// Output:
+	// train negative 1 3.000000
+	// train positive 2 4.500000
+	// test - 1 3.000000
 }

@@ -68,8 +68,8 @@ func Specs() []Spec {
 			Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter},
 		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"},
 			Splits: "all (word-level)", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
-		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Splits: "all; 10% of each author's mail carved as test",
-			Carve: []Carving{{"all", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
+		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Splits: "train; 10% of each author's mail carved as test",
+			Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
 		{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
 			Splits: "the folder's train/test/... subfolders, or all", load: loadFolder},
 	}

@@ -125,17 +125,17 @@ func TestRealEnron(t *testing.T) {
 	if len(d.Labels) != 10 {
 		t.Fatalf("%d authors %v, want 10", len(d.Labels), d.Labels)
 	}
-	total := len(d.Splits["all"]) + len(d.Splits["test"])
+	total := len(d.Splits["train"]) + len(d.Splits["test"])
 	// 3,915 files; bodies dedupe to at most the PROVENANCE's unique counts
 	// (3,782), minus assistants' mail (43) and emptied bodies.
 	if total < 3000 || total > 3782-43 {
 		t.Errorf("%d messages after filtering and deduplication", total)
 	}
 	for i, n := range d.LabelCounts("test") {
-		all := d.LabelCounts("all")[i] + n
+		all := d.LabelCounts("train")[i] + n
 		if want := int(float64(all)*0.1 + 0.5); n != want {
 			t.Errorf("%s: %d test of %d, want %d", d.Labels[i], n, all, want)
 		}
 	}
-	t.Logf("enron: %d messages, per author (all+test): %v %v", total, d.Labels, d.LabelCounts("all"))
+	t.Logf("enron: %d messages, per author (train+test): %v %v", total, d.Labels, d.LabelCounts("train"))
 }

@@ -2,6 +2,7 @@
 //
 //	xp doctor            describe the libtorch installation xp is linked against
 //	xp smoke [flags]     train a tiny BiLSTM on a synthetic problem (checks the binding)
+//	xp data list|get|show  the data root: what is there, fetch what is not
 //
 // xp only parses flags and wires packages together; see README.md.
 package main
@@ -36,6 +37,7 @@ const usage = `usage: xp <command> [flags]
 commands:
   doctor   describe the libtorch installation xp is linked against
   smoke    train a tiny BiLSTM on a synthetic problem (checks the binding end to end)
+  data     list, get (download or mirror) and show datasets and embeddings
 `
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -48,6 +50,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return doctor(args[1:], out)
 	case "smoke":
 		return smoke(ctx, args[1:], out)
+	case "data":
+		return data(ctx, args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return nil

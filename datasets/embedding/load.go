@@ -103,7 +103,11 @@ func parse(ctx context.Context, path string, size int64, opt Options) (*Embeddin
 	case "word2vec-binary":
 		e, err = parseBinary(ctx, rc, name)
 	case "", "glove", "vec":
-		e, err = parseText(ctx, rc, name, format, opt.Workers)
+		hint := int64(0) // uncompressed size, for preallocation
+		if !strings.HasSuffix(file, ".gz") && !strings.HasSuffix(file, ".zip") {
+			hint = size
+		}
+		e, err = parseText(ctx, rc, name, format, opt.Workers, hint)
 	default:
 		return nil, fmt.Errorf("embedding %s: unknown format %q (glove, vec, word2vec-binary)", name, format)
 	}
@@ -197,7 +201,7 @@ type chunk struct {
 
 const chunkSize = 1 << 20
 
-func parseText(ctx context.Context, r io.Reader, name, format string, workers int) (*Embedding, error) {
+func parseText(ctx context.Context, r io.Reader, name, format string, workers int, size int64) (*Embedding, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	first, err := br.ReadBytes('\n')
 	if err != nil && err != io.EOF {
@@ -230,9 +234,15 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 	if e.Dim <= 0 || e.Dim > 1<<16 {
 		return nil, srcerr.At(name, 1, "implausible dimension %d", e.Dim)
 	}
-	if want > 0 {
-		e.Words = make([]string, 0, want)
-		e.Data = make([]float32, 0, want*e.Dim)
+	capHint := want
+	if want < 0 && size > 0 {
+		// No header: estimate the rows from the first one so the matrix
+		// is allocated once instead of regrown (and copied) ~20 times.
+		capHint = int(float64(size)/float64(len(first)+1)*1.05) + 16
+	}
+	if capHint > 0 {
+		e.Words = make([]string, 0, capHint)
+		e.Data = make([]float32, 0, capHint*e.Dim)
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -299,7 +309,7 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 	// Assemble in order.
 	waiting := map[int]*chunk{}
 	next := 0
-	seen := make(map[string]bool, max(want, 1024))
+	seen := make(map[string]bool, max(capHint, 1024))
 	var firstErr error
 	for c := range done {
 		if firstErr != nil {
@@ -387,6 +397,9 @@ func splitFields(b []byte) [][]byte {
 func parseChunk(c *chunk, name string, dim int) {
 	data := c.data
 	line := c.line - 1
+	rows := bytes.Count(data, []byte{'\n'}) + 1
+	c.words = make([]string, 0, rows)
+	c.vecs = make([]float32, 0, rows*dim)
 	vec := make([]float32, dim)
 	for len(data) > 0 {
 		line++

@@ -1,0 +1,268 @@
+package catalog
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xp-nlp/xp/datasets"
+)
+
+// sst2Zip builds a small archive laid out like GLUE's SST-2.zip.
+func sst2Zip(t *testing.T, extra ...string) []byte {
+	var b bytes.Buffer
+	w := zip.NewWriter(&b)
+	files := map[string]string{
+		"SST-2/train.tsv": "sentence\tlabel\n" + strings.Repeat("a good film \t1\na dull film \t0\n", 2000),
+		"SST-2/dev.tsv":   "sentence\tlabel\nfine \t1\n",
+		"SST-2/test.tsv":  "index\tsentence\n0\tok\n",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		files[extra[i]] = extra[i+1]
+	}
+	for n, s := range files {
+		f, _ := w.Create(n)
+		f.Write([]byte(s))
+	}
+	w.Close()
+	return b.Bytes()
+}
+
+func md5sum(b []byte) string    { s := md5.Sum(b); return "md5:" + hex.EncodeToString(s[:]) }
+func sha256sum(b []byte) string { s := sha256.Sum256(b); return "sha256:" + hex.EncodeToString(s[:]) }
+
+// server serves body at /SST-2.zip on loopback. The first cutAfter > 0
+// request is cut after that many bytes (the connection is dropped); it
+// honours Range unless ignoreRange.
+type server struct {
+	body        []byte
+	cutAfter    int
+	ignoreRange bool
+	mu          sync.Mutex
+	ranges      []string
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.ranges = append(s.ranges, r.Header.Get("Range"))
+	cut := s.cutAfter
+	s.cutAfter = 0
+	s.mu.Unlock()
+	body, status := s.body, http.StatusOK
+	if rg := r.Header.Get("Range"); rg != "" && !s.ignoreRange {
+		from, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"))
+		w.Header().Set("Content-Range", "bytes "+strconv.Itoa(from)+"-"+strconv.Itoa(len(body)-1)+"/"+strconv.Itoa(len(body)))
+		body, status = body[from:], http.StatusPartialContent
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if cut > 0 {
+		w.Write(body[:cut])
+		w.(http.Flusher).Flush()
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+		return
+	}
+	w.Write(body)
+}
+
+func artifact(url, sum string) Artifact {
+	a, _ := Find("sst2")
+	a.Files = []File{{URL: url, Path: "sst2/SST-2.zip", Sum: sum}}
+	return a
+}
+
+func TestFetchResumeVerifyUnpack(t *testing.T) {
+	body := sst2Zip(t)
+	srv := &server{body: body, cutAfter: len(body) / 3}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	root := t.TempDir()
+	a := artifact(ts.URL+"/SST-2.zip", md5sum(body))
+
+	err := Fetch(context.Background(), a, root, FetchOptions{})
+	if err == nil || !strings.Contains(err.Error(), "run again to resume") {
+		t.Fatalf("interrupted download: %v", err)
+	}
+	part := filepath.Join(root, "sst2/SST-2.zip.part")
+	if st, err := os.Stat(part); err != nil || st.Size() != int64(len(body)/3) {
+		t.Fatalf("partial file: %v %v", st, err)
+	}
+	if err := Fetch(context.Background(), a, root, FetchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "bytes=" + strconv.Itoa(len(body)/3) + "-"; srv.ranges[1] != want {
+		t.Errorf("second request asked %q, want %q", srv.ranges[1], want)
+	}
+	d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{})
+	if err != nil || len(d.Splits["train"]) != 4000 || len(d.Splits["dev"]) != 1 {
+		t.Fatalf("unpacked dataset: %v %v", d, err)
+	}
+	// Present and verified: a third run does not download.
+	if err := Fetch(context.Background(), a, root, FetchOptions{}); err != nil || len(srv.ranges) != 2 {
+		t.Errorf("third fetch: %v, %d requests", err, len(srv.ranges))
+	}
+	st := List(root, true)
+	found := false
+	for _, s := range st {
+		if s.Artifact.Name == "sst2" {
+			found = true
+			// List checks against the real catalog, whose published md5
+			// this fixture archive cannot match.
+			if !strings.HasPrefix(s.Check, "MISMATCH") {
+				t.Errorf("list did not catch the fixture's checksum: %+v", s)
+			}
+		}
+	}
+	if !found {
+		t.Error("sst2 not listed")
+	}
+}
+
+func TestFetchRetriesAndIgnoredRange(t *testing.T) {
+	body := sst2Zip(t)
+	srv := &server{body: body, cutAfter: 100, ignoreRange: true}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	root := t.TempDir()
+	if err := Fetch(context.Background(), artifact(ts.URL+"/x.zip", sha256sum(body)), root, FetchOptions{Retries: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(root, "sst2/SST-2.zip"))
+	if !bytes.Equal(got, body) {
+		t.Error("a server ignoring Range corrupted the resumed file")
+	}
+}
+
+func TestFetchChecksumMismatch(t *testing.T) {
+	body := sst2Zip(t)
+	ts := httptest.NewServer(&server{body: body})
+	defer ts.Close()
+	root := t.TempDir()
+	err := Fetch(context.Background(), artifact(ts.URL+"/x.zip", "md5:00000000000000000000000000000000"), root, FetchOptions{})
+	if err == nil || !strings.Contains(err.Error(), "does not match the published") {
+		t.Fatalf("mismatch: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(root, "sst2")); len(ents) != 0 {
+		t.Errorf("files left after a failed verification: %v", ents)
+	}
+}
+
+func TestFetchRejectsEscapingMember(t *testing.T) {
+	body := sst2Zip(t, "SST-2/../../evil.txt", "x")
+	ts := httptest.NewServer(&server{body: body})
+	defer ts.Close()
+	root := t.TempDir()
+	err := Fetch(context.Background(), artifact(ts.URL+"/x.zip", ""), root, FetchOptions{})
+	if err == nil || !strings.Contains(err.Error(), "escapes") {
+		t.Fatalf("zip-slip member: %v", err)
+	}
+}
+
+func TestMirror(t *testing.T) {
+	body := sst2Zip(t)
+	// A mirror that keeps the published archive by its base name.
+	m1 := t.TempDir()
+	os.WriteFile(filepath.Join(m1, "SST-2.zip"), body, 0o644)
+	root := t.TempDir()
+	a := artifact("http://127.0.0.1:1/never-used", md5sum(body))
+	if err := Fetch(context.Background(), a, root, FetchOptions{Mirror: m1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "sst2/train.tsv")); err != nil {
+		t.Error("mirrored archive not unpacked")
+	}
+	// A mirror that holds the extracted layout only (like ../shared/data).
+	m2 := t.TempDir()
+	os.MkdirAll(filepath.Join(m2, "sst2"), 0o755)
+	os.WriteFile(filepath.Join(m2, "sst2/dev.tsv"), []byte("sentence\tlabel\nok\t1\n"), 0o644)
+	root2 := t.TempDir()
+	if err := Fetch(context.Background(), a, root2, FetchOptions{Mirror: m2}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := datasets.Load(context.Background(), root2, "sst2", datasets.Options{}); err != nil || len(d.Splits["dev"]) != 1 {
+		t.Errorf("extracted-layout mirror: %v %v", d, err)
+	}
+	// An artifact the mirror lacks is an error naming what was looked for.
+	e, _ := Find("glove.840B")
+	if err := Fetch(context.Background(), e, root2, FetchOptions{Mirror: m2}); err == nil || !strings.Contains(err.Error(), "glove.840B.300d.zip") {
+		t.Errorf("missing in mirror: %v", err)
+	}
+}
+
+func TestNoNetworkForUnpublished(t *testing.T) {
+	a, _ := Find("twitter")
+	err := Fetch(context.Background(), a, t.TempDir(), FetchOptions{Client: &http.Client{Transport: failTransport{t}}})
+	if err == nil || !strings.Contains(err.Error(), "Kaggle") {
+		t.Errorf("twitter without mirror: %v", err)
+	}
+}
+
+type failTransport struct{ t *testing.T }
+
+func (f failTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	f.t.Error("network used")
+	return nil, net.ErrClosed
+}
+
+func TestCatalogWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, a := range All() {
+		if seen[a.Name] {
+			t.Errorf("duplicate name %s", a.Name)
+		}
+		seen[a.Name] = true
+		if a.Kind != "dataset" && a.Kind != "embedding" {
+			t.Errorf("%s: kind %q", a.Name, a.Kind)
+		}
+		if a.Dataset != "" {
+			if _, err := datasets.SpecOf(a.Dataset); err != nil {
+				t.Errorf("%s: %v", a.Name, err)
+			}
+		}
+		for _, f := range a.Files {
+			if f.Sum != "" {
+				if _, _, err := splitSum(f.Sum); err != nil {
+					t.Errorf("%s: %v", a.Name, err)
+				}
+			}
+			if f.URL != "" && !strings.HasPrefix(f.URL, "https://") {
+				t.Errorf("%s: %s is not https", a.Name, f.URL)
+			}
+		}
+	}
+}
+
+// TestRealSums verifies the catalog's checksums of files the shared data
+// folder holds, byte for byte.
+func TestRealSums(t *testing.T) {
+	root := datasets.RootFromEnv()
+	if root == "" {
+		t.Skip("SKIP: XP_DATA is not set; real-data test not run")
+	}
+	n := 0
+	for _, s := range List(root, true) {
+		if s.Path != "" && s.File.Sum != "" && s.Path == s.File.Local(root) {
+			n++
+			if s.Check != "verified" {
+				t.Errorf("%s: %s", s.Path, s.Check)
+			}
+		}
+	}
+	t.Logf("%d files verified against the catalog", n)
+	if n == 0 {
+		t.Skip("SKIP: no catalogued file with a checksum under the data root")
+	}
+}

@@ -1,0 +1,434 @@
+package catalog
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/internal/progress"
+	"github.com/xp-nlp/xp/internal/xio"
+)
+
+// FetchOptions tune Fetch.
+type FetchOptions struct {
+	// Mirror is a folder to copy from instead of downloading: it holds the
+	// artifact's files at the same relative paths or by their base names,
+	// or (for a dataset) the corpus in any layout xp reads.
+	Mirror string
+	Client *http.Client // nil: http.DefaultClient
+	// Progress receives progress bars when it is a terminal.
+	Progress io.Writer
+	// Log receives one line per action; nil discards.
+	Log io.Writer
+	// Retries is how many times an interrupted download is resumed
+	// before Fetch gives up (the .part file stays for a later run).
+	Retries int
+}
+
+func (o FetchOptions) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// Fetch brings artifact a into root: each file is downloaded (resuming a
+// previous partial download) or copied from the mirror, verified against
+// its published checksum and moved into place; archives marked Unpack are
+// then extracted. Files already present and verified are left alone.
+func Fetch(ctx context.Context, a Artifact, root string, opt FetchOptions) error {
+	if root == "" {
+		return fmt.Errorf("fetch %s: no data root (set %s or pass --data)", a.Name, datasets.EnvRoot)
+	}
+	if opt.Mirror != "" {
+		done, err := fromMirrorLayout(a, root, opt)
+		if err != nil || done {
+			return err
+		}
+	}
+	if len(a.Files) == 0 {
+		return fmt.Errorf("fetch %s: nothing to download: %s", a.Name, a.Note)
+	}
+	for _, f := range a.Files {
+		if err := fetchFile(ctx, a, f, root, opt); err != nil {
+			return fmt.Errorf("fetch %s: %w", a.Name, err)
+		}
+	}
+	if a.Unpack {
+		if err := unpack(ctx, a, root, opt); err != nil {
+			return fmt.Errorf("fetch %s: unpack: %w", a.Name, err)
+		}
+	}
+	return nil
+}
+
+func fetchFile(ctx context.Context, a Artifact, f File, root string, opt FetchOptions) error {
+	dest := f.Local(root)
+	if _, err := os.Stat(dest); err == nil {
+		if err := Verify(dest, f.Sum); err != nil {
+			return fmt.Errorf("%s exists but %w; remove it to fetch again", dest, err)
+		}
+		opt.logf("%s: present, %s", dest, verdict(f.Sum))
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	part := dest + ".part"
+	switch {
+	case opt.Mirror != "":
+		src, err := findInMirror(opt.Mirror, f.Path)
+		if err != nil {
+			return err
+		}
+		opt.logf("%s: copying from %s", dest, src)
+		if err := copyFile(ctx, src, part, opt.Progress); err != nil {
+			return err
+		}
+	case f.URL == "":
+		return fmt.Errorf("%s has no public URL: %s", f.Path, a.Note)
+	default:
+		opt.logf("%s: downloading %s", dest, f.URL)
+		var err error
+		for try := 0; try <= opt.Retries; try++ {
+			if err = download(ctx, opt.client(), f.URL, part, opt.Progress); err == nil || ctx.Err() != nil {
+				break
+			}
+			opt.logf("%s: %v; resuming", dest, err)
+		}
+		if err != nil {
+			return fmt.Errorf("%w (the partial file %s is kept: run again to resume)", err, part)
+		}
+	}
+	if err := Verify(part, f.Sum); err != nil {
+		os.Remove(part)
+		return fmt.Errorf("%s: %w; the download was removed", f.Path, err)
+	}
+	if err := os.Rename(part, dest); err != nil {
+		return err
+	}
+	opt.logf("%s: done, %s", dest, verdict(f.Sum))
+	return nil
+}
+
+func (o FetchOptions) client() *http.Client {
+	if o.Client != nil {
+		return o.Client
+	}
+	return http.DefaultClient
+}
+
+func verdict(sum string) string {
+	if sum == "" {
+		return "no published checksum to verify"
+	}
+	return "checksum verified (" + sum[:strings.IndexByte(sum, ':')] + ")"
+}
+
+// download appends to part from where it stops, asking the server for the
+// rest with a Range request; a server that ignores ranges restarts it.
+func download(ctx context.Context, client *http.Client, url, part string, progressW io.Writer) error {
+	var off int64
+	if st, err := os.Stat(part); err == nil {
+		off = st.Size()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if off > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	flags := os.O_WRONLY | os.O_CREATE
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && off > 0 && strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(off, 10)+"-"):
+		flags |= os.O_APPEND
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && off > 0:
+		return nil // already complete; Verify decides
+	case resp.StatusCode == http.StatusOK:
+		flags |= os.O_TRUNC
+		off = 0
+	default:
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	out, err := os.OpenFile(part, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	total := int64(-1)
+	if resp.ContentLength >= 0 {
+		total = off + resp.ContentLength
+	}
+	bar := progress.New(progressW, total, filepath.Base(strings.TrimSuffix(part, ".part")), true)
+	bar.Add(off)
+	n, err := io.Copy(out, bar.Reader(resp.Body))
+	bar.Finish()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return fmt.Errorf("GET %s: interrupted after %d bytes: %w", url, off+n, err)
+	}
+	return nil
+}
+
+// Verify checks path against sum ("md5:HEX" or "sha256:HEX"); an empty
+// sum verifies nothing.
+func Verify(path, sum string) error {
+	if sum == "" {
+		return nil
+	}
+	algo, want, err := splitSum(sum)
+	if err != nil {
+		return err
+	}
+	var h hash.Hash = sha256.New()
+	if algo == "md5" {
+		h = md5.New()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := io.Copy(h, f); err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fmt.Errorf("%s %s does not match the published %s", algo, got, want)
+	}
+	return nil
+}
+
+// SHA256 returns the hex sha256 of a file.
+func SHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func findInMirror(mirror, rel string) (string, error) {
+	for _, c := range []string{filepath.Join(mirror, filepath.FromSlash(rel)), filepath.Join(mirror, filepath.Base(rel))} {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("mirror %s has neither %s nor %s", mirror, rel, filepath.Base(rel))
+}
+
+// fromMirrorLayout copies a dataset that the mirror holds in a layout the
+// loaders read (an extracted folder rather than the published archive),
+// keeping its path relative to the mirror. It reports whether it did.
+func fromMirrorLayout(a Artifact, root string, opt FetchOptions) (bool, error) {
+	if a.Dataset == "" {
+		return false, nil
+	}
+	for _, f := range a.Files {
+		if _, err := findInMirror(opt.Mirror, f.Path); err == nil {
+			return false, nil // the published files are there: copy those
+		}
+	}
+	src, err := datasets.Locate(opt.Mirror, a.Dataset, datasets.Options{})
+	if err != nil {
+		return false, nil
+	}
+	rel, err := filepath.Rel(opt.Mirror, src)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return false, nil
+	}
+	dest := filepath.Join(root, rel)
+	if _, err := os.Stat(dest); err == nil {
+		opt.logf("%s: present", dest)
+		return true, nil
+	}
+	opt.logf("%s: copying from mirror %s (extracted layout)", dest, src)
+	return true, copyTree(src, dest)
+}
+
+func copyFile(ctx context.Context, src, dst string, progressW io.Writer) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, _ := in.Stat()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	bar := progress.New(progressW, st.Size(), filepath.Base(src), true)
+	_, err = io.Copy(out, bar.Reader(ctxReader{ctx, in}))
+	bar.Finish()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// copyTree copies a file or folder to dst through a temporary name, so an
+// interrupted copy never looks complete.
+func copyTree(src, dst string) error {
+	tmp := dst + ".part"
+	os.RemoveAll(tmp)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(tmp, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return copyFile(context.Background(), p, target, nil)
+	})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// unpack extracts the artifact's archive into its Dir, once: a marker file
+// records a finished extraction.
+func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) error {
+	archive := a.Files[0].Local(root)
+	dir := filepath.Join(root, filepath.FromSlash(a.Dir))
+	marker := filepath.Join(dir, ".xp-unpacked-"+filepath.Base(archive))
+	if _, err := os.Stat(marker); err == nil {
+		return nil
+	}
+	opt.logf("%s: unpacking into %s", archive, dir)
+	write := func(name string, mode fs.FileMode, r io.Reader) error {
+		name = strings.TrimPrefix(filepath.ToSlash(name), a.StripPrefix)
+		if name == "" || strings.HasSuffix(name, "/") {
+			return nil
+		}
+		clean := filepath.Clean(filepath.FromSlash(name))
+		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("member %q escapes the target folder", name)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		target := filepath.Join(dir, clean)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		tmp := target + ".part"
+		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm()|0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, r); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp, target)
+	}
+	var err error
+	switch {
+	case strings.HasSuffix(archive, ".zip"):
+		err = unzip(archive, write)
+	case strings.HasSuffix(archive, ".tar.gz") || strings.HasSuffix(archive, ".tgz"):
+		err = untar(archive, write)
+	default:
+		err = fmt.Errorf("%s: not a .zip or .tar.gz", archive)
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(marker, []byte(a.Files[0].Sum+"\n"), 0o644)
+}
+
+func unzip(path string, write func(string, fs.FileMode, io.Reader) error) error {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() || strings.HasPrefix(f.Name, "__MACOSX/") {
+			continue
+		}
+		r, err := f.Open()
+		if err != nil {
+			return err
+		}
+		err = write(f.Name, f.Mode(), r)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("%s#%s: %w", path, f.Name, err)
+		}
+	}
+	return nil
+}
+
+func untar(path string, write func(string, fs.FileMode, io.Reader) error) error {
+	rc, _, err := xio.Open(path)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if err := write(h.Name, h.FileInfo().Mode(), tr); err != nil {
+			return fmt.Errorf("%s#%s: %w", path, h.Name, err)
+		}
+	}
+}
