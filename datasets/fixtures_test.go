@@ -139,6 +139,11 @@ func TestIMDbDirAndArchiveAgree(t *testing.T) {
 	if got := a.Splits["train"][1]; got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
+	// Pooling train and test before a seeded 90/10 (here 50/50) split.
+	p, err := Load(context.Background(), "", "imdb", Options{Path: dir, Carve: []Carving{{"train+test", "test", 0.5}}})
+	if err != nil || len(p.Splits["train"]) != 2 || len(p.Splits["test"]) != 2 || len(p.Splits) != 2 {
+		t.Errorf("pooled split: %v %v", p, err)
+	}
 	// A truncated archive is an error naming the archive.
 	raw, _ := os.ReadFile(tgz)
 	cut := filepath.Join(t.TempDir(), "cut.tar.gz")

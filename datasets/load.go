@@ -34,7 +34,9 @@ type Options struct {
 }
 
 // Carving moves a seeded fraction of one split into a new one (see
-// Dataset.Carve).
+// Dataset.Carve). From may name several splits joined by "+" (for example
+// "train+test" to pool IMDb's halves before a 90/10 split): they are
+// merged into the first before carving.
 type Carving struct {
 	From, To string
 	Fraction float64
@@ -143,7 +145,13 @@ func Load(ctx context.Context, root, name string, opt Options) (*Dataset, error)
 		carve = opt.Carve
 	}
 	for _, c := range carve {
-		if err := d.Carve(c.From, c.To, c.Fraction, opt.Seed); err != nil {
+		from := strings.Split(c.From, "+")
+		if len(from) > 1 {
+			if err := d.Merge(from[0], from...); err != nil {
+				return nil, fmt.Errorf("load %s: %w", name, err)
+			}
+		}
+		if err := d.Carve(from[0], c.To, c.Fraction, opt.Seed); err != nil {
 			return nil, fmt.Errorf("load %s: %w", name, err)
 		}
 	}
