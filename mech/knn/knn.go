@@ -1,0 +1,344 @@
+// Package knn owns exact nearest-neighbour search of a batch of query
+// vectors against a fixed candidate matrix: the search every mechanism in
+// mech spends its time in.
+//
+// Search runs as blocked matrix products through libtorch on CPU or CUDA:
+// scores ‖e‖² − 2e·q for a block of queries against every candidate, then
+// a top-k per query. Float32 products are fast but not exact, so the
+// float32 top-k is only a candidate set: each candidate's distance is
+// recomputed in float64 from the stored float32 values, candidates are
+// ordered by (distance, index), and a certificate (a rigorous bound on the
+// float32 rounding error of every score) proves that no vector outside the
+// candidate set can be nearer. A query whose certificate fails (near-ties
+// at the boundary, duplicate vectors) is searched again by an exact float64
+// scan. The result is therefore exactly what a naive loop in float64 over
+// all candidates gives, ties broken by the lower index, on any device.
+package knn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// Index holds the candidate matrix on a device.
+type Index struct {
+	n, dim  int
+	data    []float32 // n × dim, the float32 values every distance is computed from
+	norm2   []float64 // exact ‖e‖² of each row
+	maxNorm float64
+	device  gotch.Device
+	budget  int64
+	et2     *ts.Tensor // −2·Eᵀ, dim × n (float32)
+	enorm   *ts.Tensor // 1 × n float32 ‖e‖²
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// Stats counts how searches went.
+type Stats struct {
+	Queries   int64 // queries answered
+	Fallbacks int64 // queries whose certificate failed and that were rescanned exactly
+}
+
+// Options tune an index.
+type Options struct {
+	// Budget bounds the bytes of one block of scores (queries × candidates
+	// × 4); 0 means 256 MiB.
+	Budget int64
+}
+
+// New puts the n × dim row-major matrix data on device. data must not be
+// modified while the index is in use.
+func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, error) {
+	if n <= 0 || dim <= 0 || len(data) != n*dim {
+		return nil, fmt.Errorf("knn: %d values for a %d × %d matrix", len(data), n, dim)
+	}
+	ix := &Index{n: n, dim: dim, data: data, device: device, budget: opt.Budget}
+	if ix.budget <= 0 {
+		ix.budget = 256 << 20
+	}
+	ix.norm2 = make([]float64, n)
+	en := make([]float32, n)
+	for i := 0; i < n; i++ {
+		var s float64
+		for _, v := range data[i*dim : (i+1)*dim] {
+			s += float64(v) * float64(v)
+		}
+		ix.norm2[i], en[i] = s, float32(s)
+		ix.maxNorm = math.Max(ix.maxNorm, math.Sqrt(s))
+	}
+	err := torchrt.Do(func() error {
+		e, err := ts.NewTensorFromData(data, []int64{int64(n), int64(dim)})
+		if err != nil {
+			return err
+		}
+		e, err = e.To(device, true)
+		if err != nil {
+			return err
+		}
+		et, err := e.Transpose(0, 1, true)
+		if err != nil {
+			return err
+		}
+		m2 := ts.FloatScalar(-2)
+		defer m2.Drop()
+		et2, err := et.MulScalar(m2, true)
+		if err != nil {
+			return err
+		}
+		if ix.et2, err = et2.Contiguous(true); err != nil {
+			return err
+		}
+		nt, err := ts.NewTensorFromData(en, []int64{1, int64(n)})
+		if err != nil {
+			return err
+		}
+		ix.enorm, err = nt.To(device, true)
+		return err
+	})
+	if err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("knn: build index on %v: %w", torchrt.DeviceString(device), torchrt.Clean(err))
+	}
+	return ix, nil
+}
+
+// Len is the number of candidates.
+func (ix *Index) Len() int { return ix.n }
+
+// Dim is the vector dimension.
+func (ix *Index) Dim() int { return ix.dim }
+
+// Close frees the device memory.
+func (ix *Index) Close() {
+	for _, t := range []*ts.Tensor{ix.et2, ix.enorm} {
+		if t != nil {
+			t.Drop()
+		}
+	}
+	ix.et2, ix.enorm = nil, nil
+}
+
+// Stats returns the counts so far.
+func (ix *Index) Stats() Stats {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.stats
+}
+
+// Row returns candidate i's vector.
+func (ix *Index) Row(i int) []float32 { return ix.data[i*ix.dim : (i+1)*ix.dim] }
+
+// Search returns, for each of the len(q)/dim queries, the k nearest
+// candidates in increasing Euclidean distance (ties: lower index first) and
+// their distances, as rows of k in ids and dist.
+func (ix *Index) Search(q []float32, k int) (ids []int32, dist []float64, err error) {
+	if len(q)%ix.dim != 0 {
+		return nil, nil, fmt.Errorf("knn: %d query values is not a multiple of dimension %d", len(q), ix.dim)
+	}
+	if k <= 0 || k > ix.n {
+		return nil, nil, fmt.Errorf("knn: k = %d with %d candidates", k, ix.n)
+	}
+	if ix.et2 == nil {
+		return nil, nil, errors.New("knn: index closed")
+	}
+	b := len(q) / ix.dim
+	ids, dist = make([]int32, b*k), make([]float64, b*k)
+	kc := min(ix.n, k+max(8, k)) // candidates taken from the float32 top-k
+	block := int(max(1, ix.budget/(4*int64(ix.n))))
+	var fallbacks []int
+	for lo := 0; lo < b; lo += block {
+		hi := min(b, lo+block)
+		cand, err := ix.topk(q[lo*ix.dim:hi*ix.dim], hi-lo, kc)
+		if err != nil {
+			return nil, nil, err
+		}
+		fb := ix.rerank(q, lo, hi, kc, k, cand, ids, dist)
+		fallbacks = append(fallbacks, fb...)
+	}
+	if len(fallbacks) > 0 {
+		parallel(len(fallbacks), func(j int) {
+			i := fallbacks[j]
+			ix.scan(q[i*ix.dim:(i+1)*ix.dim], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+		})
+	}
+	ix.mu.Lock()
+	ix.stats.Queries += int64(b)
+	ix.stats.Fallbacks += int64(len(fallbacks))
+	ix.mu.Unlock()
+	return ids, dist, nil
+}
+
+// candidates is the float32 stage's answer for a block: kc indices and
+// approximate scores (‖e‖² − 2e·q) per query.
+type candidates struct {
+	idx   []int64
+	score []float32
+}
+
+func (ix *Index) topk(q []float32, b, kc int) (candidates, error) {
+	c := candidates{idx: make([]int64, b*kc), score: make([]float32, b*kc)}
+	err := torchrt.Do(func() error {
+		qt, err := ts.NewTensorFromData(q, []int64{int64(b), int64(ix.dim)})
+		if err != nil {
+			return err
+		}
+		if qt, err = qt.To(ix.device, true); err != nil {
+			return err
+		}
+		s, err := ix.enorm.Addmm(qt, ix.et2, false) // ‖e‖² − 2 q·e, b × n
+		qt.Drop()
+		if err != nil {
+			return err
+		}
+		vals, idx, err := s.Topk(int64(kc), 1, false, true, true)
+		if err != nil {
+			return err
+		}
+		defer vals.Drop()
+		defer idx.Drop()
+		cpu := gotch.CPU
+		if vals, err = vals.To(cpu, true); err != nil {
+			return err
+		}
+		if idx, err = idx.To(cpu, true); err != nil {
+			return err
+		}
+		if err := vals.CopyData(c.score, uint(b*kc)); err != nil {
+			return err
+		}
+		return idx.CopyData(c.idx, uint(b*kc))
+	})
+	if err != nil {
+		return c, fmt.Errorf("knn: search on %v: %w", torchrt.DeviceString(ix.device), torchrt.Clean(err))
+	}
+	return c, nil
+}
+
+// unit roundoff of float32.
+const u32 = 1.0 / (1 << 24)
+
+// rerank orders each query's candidates by exact distance and checks the
+// certificate; it returns the queries that need an exact scan.
+func (ix *Index) rerank(q []float32, lo, hi, kc, k int, c candidates, ids []int32, dist []float64) []int {
+	var fb []int
+	type cd struct {
+		i int32
+		d float64
+	}
+	buf := make([]cd, kc)
+	for r := 0; r < hi-lo; r++ {
+		qi := lo + r
+		qv := q[qi*ix.dim : (qi+1)*ix.dim]
+		var qn2 float64
+		for _, v := range qv {
+			qn2 += float64(v) * float64(v)
+		}
+		for j := 0; j < kc; j++ {
+			i := int32(c.idx[r*kc+j])
+			buf[j] = cd{i, sqdist(qv, ix.Row(int(i)))}
+		}
+		sort.Slice(buf, func(a, b int) bool {
+			if buf[a].d != buf[b].d {
+				return buf[a].d < buf[b].d
+			}
+			return buf[a].i < buf[b].i
+		})
+		// Every score s = ‖e‖² − 2e·q was computed in float32 with error
+		// at most δ: ‖e‖² rounded once, a dot product of dim terms
+		// (γ_dim·Σ|e_i q_i| ≤ γ_dim·‖e‖‖q‖, for any summation order), and
+		// one addition. Doubled for safety.
+		qn := math.Sqrt(qn2)
+		M := ix.maxNorm
+		gamma := float64(ix.dim+2) * u32 / (1 - float64(ix.dim+2)*u32)
+		delta := 2 * (u32*M*M + 2*gamma*M*qn + u32*(M*M+2*M*qn))
+		// Any vector outside the candidates has a float32 score ≥ the
+		// kc-th candidate's, so true squared distance ≥ that − δ + ‖q‖².
+		bound := float64(c.score[r*kc+kc-1]) - delta + qn2
+		if kc < ix.n && !(buf[k-1].d < bound) {
+			fb = append(fb, qi)
+			continue
+		}
+		for j := 0; j < k; j++ {
+			ids[qi*k+j] = buf[j].i
+			dist[qi*k+j] = math.Sqrt(buf[j].d)
+		}
+	}
+	return fb
+}
+
+func sqdist(a, b []float32) float64 {
+	var s float64
+	for i, v := range a {
+		d := float64(v) - float64(b[i])
+		s += d * d
+	}
+	return s
+}
+
+// scan is the exact float64 search of one query over all candidates.
+func (ix *Index) scan(q []float32, k int, ids []int32, dist []float64) {
+	type cd struct {
+		i int32
+		d float64
+	}
+	best := make([]cd, 0, k+1)
+	for i := 0; i < ix.n; i++ {
+		d := sqdist(q, ix.Row(i))
+		if len(best) == k && !(d < best[k-1].d) {
+			continue // equal distance: the earlier (lower) index stays
+		}
+		j := sort.Search(len(best), func(j int) bool { return best[j].d > d })
+		best = append(best, cd{})
+		copy(best[j+1:], best[j:])
+		best[j] = cd{int32(i), d}
+		if len(best) > k {
+			best = best[:k]
+		}
+	}
+	for j := range best {
+		ids[j], dist[j] = best[j].i, math.Sqrt(best[j].d)
+	}
+}
+
+// Naive is the reference: an exact float64 scan per query, ties broken by
+// the lower index. Tests compare Search with it.
+func Naive(data []float32, n, dim int, q []float32, k int) ([]int32, []float64) {
+	ix := &Index{n: n, dim: dim, data: data}
+	b := len(q) / dim
+	ids, dist := make([]int32, b*k), make([]float64, b*k)
+	for i := 0; i < b; i++ {
+		ix.scan(q[i*dim:(i+1)*dim], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+	}
+	return ids, dist
+}
+
+func parallel(n int, f func(i int)) {
+	w := min(n, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for j := 0; j < w; j++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

@@ -1,0 +1,105 @@
+package knn
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/sugarme/gotch"
+)
+
+func randMatrix(r *rand.Rand, n, dim int, scale float64) []float32 {
+	m := make([]float32, n*dim)
+	for i := range m {
+		m[i] = float32(r.NormFloat64() * scale)
+	}
+	return m
+}
+
+func TestSearchEqualsNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := []struct {
+		name       string
+		n, dim, nq int
+		k          int
+		dups       int     // rows copied onto others (exact ties)
+		cluster    bool    // all copies of one row: more equal vectors than candidates
+		noise      float64 // query = a row + noise of this scale
+		budget     int64
+	}{
+		{"small", 50, 3, 40, 1, 0, false, 0.5, 0},
+		{"k5", 500, 16, 100, 5, 0, false, 1, 0},
+		{"ties", 300, 8, 60, 3, 120, false, 0, 0},          // queries sit on duplicated rows
+		{"cluster", 300, 8, 60, 3, 40, true, 0, 0},         // 40 equal rows, some queries on them
+		{"ties-noisy", 300, 8, 60, 4, 150, false, 1e-4, 0}, // near-ties
+		{"blocks", 2000, 32, 257, 2, 10, false, 3, 64 << 10},
+		{"k=n", 7, 2, 5, 7, 2, false, 1, 0},
+		{"far", 1000, 300, 20, 2, 0, false, 30, 0}, // noise norm ≫ vector norms, as at small ε
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data := randMatrix(r, c.n, c.dim, 1)
+			for d := 0; d < c.dups; d++ {
+				src, dst := r.IntN(c.n), r.IntN(c.n)
+				if c.cluster {
+					src, dst = 0, 1+d
+				}
+				copy(data[dst*c.dim:(dst+1)*c.dim], data[src*c.dim:(src+1)*c.dim])
+			}
+			q := make([]float32, c.nq*c.dim)
+			for i := 0; i < c.nq; i++ {
+				row := r.IntN(c.n)
+				for j := 0; j < c.dim; j++ {
+					q[i*c.dim+j] = data[row*c.dim+j] + float32(r.NormFloat64()*c.noise)
+				}
+			}
+			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{Budget: c.budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			ids, dist, err := ix.Search(q, c.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantIDs, wantDist := Naive(data, c.n, c.dim, q, c.k)
+			if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+				for i := range ids {
+					if ids[i] != wantIDs[i] {
+						t.Fatalf("query %d rank %d: got %d (%.9g), want %d (%.9g)", i/c.k, i%c.k, ids[i], dist[i], wantIDs[i], wantDist[i])
+					}
+				}
+				t.Fatal("distances differ")
+			}
+			for i := 0; i+1 < len(dist); i++ {
+				if (i+1)%c.k != 0 && dist[i] > dist[i+1] {
+					t.Fatalf("row %d not ordered", i/c.k)
+				}
+			}
+			t.Logf("%+v", ix.Stats())
+			if c.name == "cluster" && ix.Stats().Fallbacks == 0 {
+				t.Error("exact ties never triggered the exact rescan: certificate too weak to notice")
+			}
+		})
+	}
+}
+
+func TestBadArgs(t *testing.T) {
+	if _, err := New(make([]float32, 5), 2, 3, gotch.CPU, Options{}); err == nil {
+		t.Error("mismatched matrix accepted")
+	}
+	ix, err := New(make([]float32, 6), 2, 3, gotch.CPU, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ix.Search(make([]float32, 4), 1); err == nil {
+		t.Error("ragged query accepted")
+	}
+	if _, _, err := ix.Search(make([]float32, 3), 3); err == nil {
+		t.Error("k > n accepted")
+	}
+	ix.Close()
+	if _, _, err := ix.Search(make([]float32, 3), 1); err == nil {
+		t.Error("closed index searched")
+	}
+}
