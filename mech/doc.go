@@ -1,8 +1,10 @@
-// Package mech owns every random draw that touches privacy: the word-level
-// privatization mechanisms (multivariate Laplace, Vickrey, Mahalanobis,
-// SanText, CusText and their variants) defined in docs/mechanisms.md, the
-// exact nearest-neighbour engine they share, the per-token random streams
-// that make privatized corpora reproducible whatever the batching, and the
-// privacy measures computed from mechanisms (plausible deniability, Bayesian
-// adversary, query attack). ε enters a mechanism here and nowhere else.
+// Package mech owns every random draw that touches privacy: the
+// word-level privatization mechanisms (multivariate Laplace, Vickrey,
+// Mahalanobis, SanText and SanText+), the per-token random streams they
+// draw from, and the registry through which configs name them.
+//
+// Where ε enters: each mechanism's constructor (New) takes it; noise.go
+// draws the noise it scales; knn searches the nearest candidates. The
+// exact definitions, and the mistakes of public implementations this
+// package avoids, are in docs/mechanisms.md.
 package mech

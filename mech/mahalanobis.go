@@ -1,0 +1,139 @@
+package mech
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Mahalanobis is the Mahalanobis mechanism (Xu et al., PrivateNLP 2020):
+// noise Z = l·Σ_p^{1/2}·v with l and v as for Laplace, so the density is
+// ∝ exp(−ε‖Σ_p^{−1/2} z‖) (not renormalised after the product), and the
+// output is the Euclidean nearest candidate of φ(w) + Z. ε·d-private in
+// the metric d(x, y) = ‖Σ_p^{−1/2}(x − y)‖.
+//
+// Σ is the sample covariance of the candidate matrix divided by the
+// variance of all its entries (the convention of the most used public
+// implementation, which makes Σ scale-free); Σ_p = λΣ + (1−λ)I.
+// Σ_p^{1/2} comes from one symmetric eigendecomposition per space and λ.
+type Mahalanobis struct {
+	eps, lambda float64
+	sqrt        []float64 // Σ_p^{1/2}, dim × dim row-major (symmetric)
+	nn          noisyNN
+}
+
+// NewMahalanobis returns the mechanism at ε with λ ∈ [0, 1].
+func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis, error) {
+	if !(eps > 0) {
+		return nil, fmt.Errorf("mahalanobis: ε = %v, want > 0", eps)
+	}
+	if !(lambda >= 0 && lambda <= 1) {
+		return nil, fmt.Errorf("mahalanobis: λ = %v, want within [0, 1]", lambda)
+	}
+	s, err := space.sigmaSqrt(lambda)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mahalanobis{eps: eps, lambda: lambda, sqrt: s}
+	dim := space.Emb.Dim
+	m.nn = noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: func(z []float64) {
+		row := make([]float64, dim)
+		for off := 0; off < len(z); off += dim {
+			copy(row, z[off:off+dim])
+			for i := 0; i < dim; i++ {
+				var s float64
+				si := m.sqrt[i*dim : (i+1)*dim]
+				for j, v := range row {
+					s += si[j] * v
+				}
+				z[off+i] = s
+			}
+		}
+	}}
+	return m, nil
+}
+
+// SigmaPSqrt returns Σ_p^{1/2} = (λΣ + (1−λ)I)^{1/2} for the n × dim
+// matrix data, with Σ its covariance divided by the variance of all its
+// entries.
+func SigmaPSqrt(data []float32, n, dim int, lambda float64) ([]float64, error) {
+	if n < 2 {
+		return nil, fmt.Errorf("mahalanobis: covariance of %d vectors", n)
+	}
+	mean := make([]float64, dim)
+	var all, all2 float64
+	for i := 0; i < n; i++ {
+		for j, v := range data[i*dim : (i+1)*dim] {
+			f := float64(v)
+			mean[j] += f
+			all += f
+			all2 += f * f
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	cnt := float64(n * dim)
+	variance := (all2 - all*all/cnt) / (cnt - 1)
+	if !(variance > 0) {
+		return nil, fmt.Errorf("mahalanobis: the vectors have no variance")
+	}
+	// Covariance through gonum's BLAS on the centred matrix, in blocks so
+	// memory stays at one block of float64 rows.
+	cov := mat.NewSymDense(dim, nil)
+	const blk = 4096
+	for lo := 0; lo < n; lo += blk {
+		hi := min(n, lo+blk)
+		x := mat.NewDense(hi-lo, dim, nil)
+		for i := lo; i < hi; i++ {
+			for j, v := range data[i*dim : (i+1)*dim] {
+				x.Set(i-lo, j, float64(v)-mean[j])
+			}
+		}
+		cov.SymRankK(cov, 1, x.T())
+	}
+	scale := lambda / (float64(n-1) * variance)
+	sp := mat.NewSymDense(dim, nil)
+	for i := 0; i < dim; i++ {
+		for j := i; j < dim; j++ {
+			v := scale * cov.At(i, j)
+			if i == j {
+				v += 1 - lambda
+			}
+			sp.SetSym(i, j, v)
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(sp, true) {
+		return nil, fmt.Errorf("mahalanobis: eigendecomposition of Σ_p failed")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	out := make([]float64, dim*dim)
+	for i := 0; i < dim; i++ {
+		for j := 0; j < dim; j++ {
+			var s float64
+			for k, l := range vals {
+				s += vecs.At(i, k) * math.Sqrt(math.Max(l, 0)) * vecs.At(j, k)
+			}
+			out[i*dim+j] = s
+		}
+	}
+	return out, nil
+}
+
+func (m *Mahalanobis) Name() string {
+	return "mahalanobis(lambda=" + strconv.FormatFloat(m.lambda, 'g', -1, 64) + ")"
+}
+func (m *Mahalanobis) Notion() Notion   { return MetricDP }
+func (m *Mahalanobis) Epsilon() float64 { return m.eps }
+
+func (m *Mahalanobis) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error) {
+	rep := newReport(m, m.nn.space)
+	out, err := m.nn.run(ctx, docs, src, &rep)
+	return out, rep, err
+}
