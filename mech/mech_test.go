@@ -1,0 +1,386 @@
+package mech
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
+)
+
+// tinySpace is a vocabulary of n words in dim dimensions.
+func tinySpace(t testing.TB, n, dim int, seed uint64, scale float64) *Space {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	e := &embedding.Embedding{Dim: dim, Format: "test", Source: "tiny"}
+	for i := 0; i < n; i++ {
+		e.Words = append(e.Words, "w"+strconv.Itoa(i))
+		for j := 0; j < dim; j++ {
+			e.Data = append(e.Data, float32(r.NormFloat64()*scale))
+		}
+	}
+	s, err := NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func repeatDocs(word string, n int) [][]string {
+	d := make([]string, n)
+	for i := range d {
+		d[i] = word
+	}
+	return [][]string{d}
+}
+
+func TestLaplaceNoiseMoments(t *testing.T) {
+	const N = 20000
+	for _, c := range []struct {
+		n   int
+		eps float64
+	}{{2, 1}, {50, 5}, {300, 10}} {
+		r := rand.New(rand.NewPCG(3, uint64(c.n)))
+		z := make([]float64, c.n)
+		var sumNorm float64
+		mean := make([]float64, c.n)
+		var sq float64 // Σ v_1²
+		for i := 0; i < N; i++ {
+			LaplaceNoise(r, c.eps, z)
+			var nn float64
+			for _, x := range z {
+				nn += x * x
+			}
+			norm := math.Sqrt(nn)
+			sumNorm += norm
+			for j, x := range z {
+				mean[j] += x / norm / N
+			}
+			sq += z[0] * z[0] / nn / N
+		}
+		// ‖Z‖ ~ Gamma(n, 1/ε): mean n/ε, sd √n/ε.
+		want, sd := float64(c.n)/c.eps, math.Sqrt(float64(c.n))/c.eps/math.Sqrt(N)
+		if got := sumNorm / N; math.Abs(got-want) > 5*sd {
+			t.Errorf("n=%d ε=%v: mean norm %.4f, want %.4f ± %.4f", c.n, c.eps, got, want, 5*sd)
+		}
+		// Uniform direction: E[v] = 0 (each coordinate sd 1/√(nN)), E[v_1²] = 1/n.
+		for j, m := range mean {
+			if math.Abs(m) > 5/math.Sqrt(float64(c.n)*N) {
+				t.Errorf("n=%d: direction mean[%d] = %.4f", c.n, j, m)
+				break
+			}
+		}
+		if v := 1 / float64(c.n); math.Abs(sq-v) > 5*math.Sqrt(2*v*v/N)+1e-3 {
+			t.Errorf("n=%d: E[v_1²] = %.4f, want %.4f", c.n, sq, v)
+		}
+	}
+}
+
+func TestGammaMoments(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, a := range []float64{1, 2, 300} {
+		var s, s2 float64
+		const N = 50000
+		for i := 0; i < N; i++ {
+			x := Gamma(r, a)
+			s += x
+			s2 += x * x
+		}
+		m, v := s/N, s2/N-(s/N)*(s/N)
+		if math.Abs(m-a) > 5*math.Sqrt(a/N) || math.Abs(v-a)/a > 0.05 {
+			t.Errorf("Gamma(%v): mean %.3f var %.3f", a, m, v)
+		}
+	}
+}
+
+// outputDist estimates Pr[M(w) = y] for every y by privatizing N copies of w.
+func outputDist(t *testing.T, m Mechanism, s *Space, w, N int, seed uint64) []float64 {
+	out, _, err := m.Privatize(context.Background(), repeatDocs(s.Emb.Words[w], N), Source{Seed: seed, Cell: "dp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float64, s.Emb.Len())
+	for _, o := range out[0] {
+		i, _ := s.Emb.Index(o)
+		p[i] += 1.0 / float64(N)
+	}
+	return p
+}
+
+func dist(a, b []float32) float64 { return math.Sqrt(sqd(a, b)) }
+
+func sqd(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		s += d * d
+	}
+	return s
+}
+
+// checkDP verifies Pr[M(w)=y] ≤ exp(ε·d(w,w′))·Pr[M(w′)=y] for all pairs
+// within a Monte Carlo tolerance, and returns the number of violations.
+func checkDP(t *testing.T, p [][]float64, d func(i, j int) float64, eps float64, N int) int {
+	bad := 0
+	for w := range p {
+		for w2 := range p {
+			bound := math.Exp(eps * d(w, w2))
+			for y := range p[w] {
+				// 4.5 standard errors of each estimate, propagated.
+				se := func(q float64) float64 { return math.Sqrt(math.Max(q, 1.0/float64(N))*(1-q)/float64(N)) }
+				tol := 4.5 * (se(p[w][y]) + bound*se(p[w2][y]))
+				if p[w][y] > bound*p[w2][y]+tol {
+					bad++
+					if bad <= 3 {
+						t.Logf("Pr[M(%d)=%d]=%.4f > e^(εd)=%.3f × Pr[M(%d)=%d]=%.4f (+tol %.4f)", w, y, p[w][y], bound, w2, y, p[w2][y], tol)
+					}
+				}
+			}
+		}
+	}
+	return bad
+}
+
+func TestMetricDPMonteCarlo(t *testing.T) {
+	const N = 20000
+	s := tinySpace(t, 5, 2, 11, 1)
+	eu := func(i, j int) float64 { return dist(s.Emb.Vector(i), s.Emb.Vector(j)) }
+	mahal, err := NewMahalanobis(s, 1.5, 0.5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Mahalanobis' own metric: ‖Σ_p^{−1/2}(x − y)‖.
+	sq := mat.NewDense(2, 2, mahal.sqrt)
+	var inv mat.Dense
+	if err := inv.Inverse(sq); err != nil {
+		t.Fatal(err)
+	}
+	md := func(i, j int) float64 {
+		a, b := s.Emb.Vector(i), s.Emb.Vector(j)
+		x := mat.NewVecDense(2, []float64{float64(a[0] - b[0]), float64(a[1] - b[1])})
+		var y mat.VecDense
+		y.MulVec(&inv, x)
+		return y.Norm(2)
+	}
+	lap, _ := NewLaplace(s, 1.5, 0)
+	vick, _ := NewVickrey(s, 1.5, VickreyParams{T: 0.5}, 0)
+	vickEx, _ := NewVickrey(s, 1.5, VickreyParams{T: 0.5, ExcludeInput: true}, 0)
+	cases := []struct {
+		m       Mechanism
+		d       func(i, j int) float64
+		violate bool
+	}{{lap, eu, false}, {vick, eu, false}, {mahal, md, false}, {vickEx, eu, true}}
+	for _, c := range cases {
+		t.Run(c.m.Name(), func(t *testing.T) {
+			p := make([][]float64, 5)
+			for w := range p {
+				p[w] = outputDist(t, c.m, s, w, N, 5)
+			}
+			bad := checkDP(t, p, c.d, c.m.Epsilon(), N)
+			if c.violate && bad == 0 {
+				t.Error("input exclusion should break the metric-DP bound (Pr[M(w)=w] = 0) and the test did not see it")
+			}
+			if !c.violate && bad > 0 {
+				t.Errorf("%d violations of the ε·d bound", bad)
+			}
+		})
+	}
+}
+
+func TestSanTextExactBound(t *testing.T) {
+	s := tinySpace(t, 40, 3, 4, 1)
+	m, err := NewSanText(s, 2, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := make([][]float64, 40)
+	for w := range probs {
+		_, probs[w], _ = m.Probabilities(w)
+	}
+	for w := range probs {
+		for w2 := range probs {
+			bound := math.Exp(m.eps * dist(s.Emb.Vector(w), s.Emb.Vector(w2)))
+			for y := range probs[w] {
+				if probs[w][y] > bound*probs[w2][y]*(1+1e-9) {
+					t.Fatalf("Pr[%d→%d]=%g > %g × Pr[%d→%d]=%g", w, y, probs[w][y], bound, w2, y, probs[w2][y])
+				}
+			}
+		}
+	}
+	// Sampled frequencies match the exact probabilities.
+	const N = 40000
+	freq := outputDist(t, m, s, 3, N, 1)
+	for y, p := range probs[3] {
+		if math.Abs(freq[y]-p) > 4.5*math.Sqrt(p*(1-p)/N)+1e-4 {
+			t.Errorf("Pr[3→%d]: sampled %.4f, exact %.4f", y, freq[y], p)
+		}
+	}
+}
+
+func TestSanTextPlus(t *testing.T) {
+	s := tinySpace(t, 10, 2, 5, 1)
+	counts := map[string]int64{}
+	for i, w := range s.Emb.Words {
+		counts[w] = int64(100 - i) // w0 most frequent
+	}
+	m, err := NewSanText(s, 3, &SanTextPlus{P: 0.3, SensitiveFraction: 0.5, Counts: counts}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.outputs, []int32{5, 6, 7, 8, 9}) {
+		t.Fatalf("sensitive outputs %v, want the 5 least frequent", m.outputs)
+	}
+	const N = 20000
+	freq := outputDist(t, m, s, 0, N, 2) // w0 is not sensitive: kept with probability 0.7
+	if math.Abs(freq[0]-0.7) > 4.5*math.Sqrt(0.21/N) {
+		t.Errorf("non-sensitive word kept with frequency %.4f, want 0.7", freq[0])
+	}
+	for y := 1; y < 5; y++ {
+		if freq[y] != 0 {
+			t.Errorf("non-sensitive word %d was output", y)
+		}
+	}
+	if m.Notion() != NoDP {
+		t.Error("SanText+ claims a guarantee for non-sensitive words")
+	}
+}
+
+func TestVickreyZeroIsLaplace(t *testing.T) {
+	s := tinySpace(t, 200, 4, 1, 1)
+	docs := [][]string{repeatDocs("w3", 500)[0], {"w1", "oov", "w7"}}
+	lap, _ := NewLaplace(s, 2, 0)
+	vick, _ := NewVickrey(s, 2, VickreyParams{T: 0}, 0)
+	a, ra, err := lap.Privatize(context.Background(), docs, Source{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := vick.Privatize(context.Background(), docs, Source{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(a, b, slices.Equal) {
+		t.Error("Vickrey t = 0 differs from Laplace on the same noise")
+	}
+	if ra.OOV != 1 || b[1][1] != "oov" || ra.Tokens != 503 {
+		t.Errorf("OOV handling: %+v, %q", ra, b[1])
+	}
+}
+
+// TestVickreyChoiceFrequency runs Vickrey on N tokens and compares how
+// often it output the nearer neighbour with the average of p(t) over the
+// same noise (recomputed here from the same streams): a swapped d1/d2 or
+// a softmax in place of p(t) fails.
+func TestVickreyChoiceFrequency(t *testing.T) {
+	s := tinySpace(t, 30, 3, 2, 1)
+	const N = 20000
+	for _, tt := range []float64{0.25, 0.5, 0.75, 1} {
+		v, _ := NewVickrey(s, 3, VickreyParams{T: tt}, 0)
+		src := Source{Seed: 4, Cell: "v"}
+		out, _, err := v.Privatize(context.Background(), repeatDocs("w0", N), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first, pSum, pVar float64
+		z := make([]float64, 3)
+		q := make([]float32, 3)
+		for pos := 0; pos < N; pos++ {
+			r := src.Token(0, pos)
+			LaplaceNoise(r, 3, z)
+			for i := range q {
+				q[i] = float32(float64(s.Emb.Vector(0)[i]) + z[i])
+			}
+			ids, d := naive2(s, q)
+			p := (1 - tt) * d[1] / (tt*d[0] + (1-tt)*d[1])
+			pSum += p
+			pVar += p * (1 - p)
+			if out[0][pos] == s.Emb.Words[ids[0]] {
+				first++
+			}
+		}
+		if math.Abs(first-pSum) > 4.5*math.Sqrt(pVar)+1 {
+			t.Errorf("t=%v: nearer neighbour chosen %v times, expected %.1f ± %.1f", tt, first, pSum, math.Sqrt(pVar))
+		}
+	}
+}
+
+func naive2(s *Space, q []float32) ([2]int, [2]float64) {
+	ids, d := [2]int{-1, -1}, [2]float64{math.Inf(1), math.Inf(1)}
+	for i := 0; i < s.Emb.Len(); i++ {
+		x := dist(q, s.Emb.Vector(i))
+		switch {
+		case x < d[0]:
+			ids[1], d[1] = ids[0], d[0]
+			ids[0], d[0] = i, x
+		case x < d[1]:
+			ids[1], d[1] = i, x
+		}
+	}
+	return ids, d
+}
+
+func TestDeterministicAcrossBatches(t *testing.T) {
+	s := tinySpace(t, 300, 8, 3, 1)
+	r := rand.New(rand.NewPCG(1, 1))
+	var docs [][]string
+	for i := 0; i < 40; i++ {
+		var d []string
+		for j := 0; j < 1+r.IntN(30); j++ {
+			d = append(d, s.Emb.Words[r.IntN(300)])
+		}
+		docs = append(docs, d)
+	}
+	for _, name := range []string{"laplace", "vickrey", "mahalanobis", "santext"} {
+		var ref [][]string
+		for _, batch := range []int{1, 7, 4096} {
+			m, err := New(name, s, 4, nil, Options{Batch: batch, Budget: int64(batch) * 8 * 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := m.Privatize(context.Background(), docs, Source{Seed: 9, Cell: name, Split: "train"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = out
+			} else if !slices.EqualFunc(ref, out, slices.Equal) {
+				t.Errorf("%s: batch %d changed the output", name, batch)
+			}
+		}
+		m, _ := New(name, s, 4, nil, Options{})
+		other, _, _ := m.Privatize(context.Background(), docs, Source{Seed: 10, Cell: name, Split: "train"})
+		if slices.EqualFunc(ref, other, slices.Equal) {
+			t.Errorf("%s: a different seed gave the same output", name)
+		}
+	}
+}
+
+func TestRegistryErrors(t *testing.T) {
+	s := tinySpace(t, 10, 2, 1, 1)
+	cases := []struct {
+		name string
+		eps  float64
+		p    Params
+	}{
+		{"nope", 1, nil},
+		{"laplace", 0, nil},
+		{"laplace", math.Inf(1), nil},
+		{"laplace", 1, Params{"t": 0.5}},
+		{"vickrey", 1, Params{"t": 1.5}},
+		{"vickrey", 1, Params{"t": "half"}},
+		{"vickrey", 1, Params{"rank": 2, "t_r": []any{1.0, 2.0}}},
+		{"mahalanobis", 1, Params{"lambda": -0.1}},
+		{"santext+", 1, Params{"p": 0.3}}, // no counts
+	}
+	for _, c := range cases {
+		if _, err := New(c.name, s, c.eps, c.p, Options{}); err == nil {
+			t.Errorf("New(%s, ε=%v, %v): no error", c.name, c.eps, c.p)
+		}
+	}
+}
