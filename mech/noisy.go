@@ -2,7 +2,10 @@ package mech
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
+
+	"github.com/xp-nlp/xp/internal/progress"
 )
 
 // noisyNN is the shared driver of the mechanisms that perturb a word's
@@ -19,6 +22,8 @@ type noisyNN struct {
 	mix func(z []float64)
 	// pick chooses the output row among the k nearest (ids, distances).
 	pick func(r *rand.Rand, w int, ids []int32, dist []float64) int32
+	// progress receives a bar over tokens when it is a terminal.
+	progress io.Writer
 }
 
 type pending struct {
@@ -38,6 +43,12 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *Rep
 	}
 	dim := m.space.Emb.Dim
 	base := src.base()
+	total := 0
+	for _, d := range docs {
+		total += len(d)
+	}
+	bar := progress.New(m.progress, int64(total), "privatize", false)
+	defer bar.Finish()
 	var todo []pending
 	z := make([]float64, 0, batch*dim)
 	q := make([]float32, batch*dim)
@@ -69,6 +80,7 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *Rep
 			}
 			out[p.doc][p.pos] = m.space.Emb.Words[o]
 		}
+		bar.Add(int64(len(todo)))
 		todo, z = todo[:0], z[:0]
 		return nil
 	}

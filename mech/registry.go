@@ -2,6 +2,7 @@ package mech
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -16,6 +17,8 @@ type Options struct {
 	Budget int64 // bytes of one block of scores or distances (0: 256 MiB)
 	// Counts are the task data's word frequencies (SanText+).
 	Counts map[string]int64
+	// Progress receives a progress bar over tokens when it is a terminal.
+	Progress io.Writer
 }
 
 type builder struct {
@@ -97,7 +100,21 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return nil, fmt.Errorf("%s: ε = %v, want a finite value > 0", name, eps)
 	}
-	return b.build(space, eps, reader{name: name, p: p}, opt)
+	m, err := b.build(space, eps, reader{name: name, p: p}, opt)
+	if err != nil {
+		return nil, err
+	}
+	switch x := m.(type) {
+	case *Laplace:
+		x.nn.progress = opt.Progress
+	case *Vickrey:
+		x.nn.progress = opt.Progress
+	case *Mahalanobis:
+		x.nn.progress = opt.Progress
+	case *SanText:
+		x.progress = opt.Progress
+	}
+	return m, nil
 }
 
 // reader reads typed parameters, keeping the first error.

@@ -3,12 +3,14 @@ package mech
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
 
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -42,6 +44,7 @@ type SanText struct {
 	outputs   []int32
 	sensitive []bool
 	budget    int64
+	progress  io.Writer
 }
 
 // SanTextPlus configures SanText+; nil means plain SanText.
@@ -230,6 +233,8 @@ func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([
 	}
 	sort.Ints(order)
 	base := src.base()
+	bar := progress.New(m.progress, rep.Tokens-rep.OOV, "privatize", false)
+	defer bar.Finish()
 	block := int(max(1, m.budget/(8*int64(len(m.outputs)))))
 	for lo := 0; lo < len(order); lo += block {
 		if err := ctx.Err(); err != nil {
@@ -262,6 +267,7 @@ func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([
 				}
 				out[oc.doc][oc.pos] = m.space.Emb.Words[o]
 			}
+			bar.Add(int64(len(byWord[w])))
 		}
 	}
 	return out, rep, nil

@@ -3,6 +3,7 @@
 //	xp doctor            describe the libtorch installation xp is linked against
 //	xp smoke [flags]     train a tiny BiLSTM on a synthetic problem (checks the binding)
 //	xp data list|get|show  the data root: what is there, fetch what is not
+//	xp privatize [flags] write a privatized copy of a dataset split
 //
 // xp only parses flags and wires packages together; see README.md.
 package main
@@ -38,6 +39,7 @@ commands:
   doctor   describe the libtorch installation xp is linked against
   smoke    train a tiny BiLSTM on a synthetic problem (checks the binding end to end)
   data     list, get (download or mirror) and show datasets and embeddings
+  privatize  write a privatized copy of a dataset split (TSV) to read what a mechanism does
 `
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -52,6 +54,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return smoke(ctx, args[1:], out)
 	case "data":
 		return data(ctx, args[1:], out)
+	case "privatize":
+		return privatize(ctx, args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return nil

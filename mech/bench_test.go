@@ -1,0 +1,163 @@
+package mech
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// Regenerate docs/performance.md's table with
+//
+//	XP_DATA=../shared/data go test ./mech -run '^$' -bench . -benchtime 1x -timeout 60m
+//
+// Each Privatize op privatizes `tokens` random in-vocabulary tokens with
+// the given search batch; "GFLOP/s" counts the 2·V·dim flops of scoring
+// each token against every candidate, to compare with the plain libtorch
+// matrix product of the same shape (BenchmarkMatmul), the roofline of
+// exact search.
+
+var benchSpaces = map[string]*Space{}
+
+func benchSpace(b *testing.B, name string) *Space {
+	if s, ok := benchSpaces[name]; ok {
+		return s
+	}
+	torchrt.SetThreads(0)
+	var e *embedding.Embedding
+	switch name {
+	case "fasttext300d":
+		root := datasets.RootFromEnv()
+		if root == "" {
+			b.Skip("SKIP: XP_DATA not set")
+		}
+		var err error
+		e, err = embedding.Load(context.Background(), filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"),
+			embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
+		if err != nil {
+			b.Skipf("SKIP: %v", err)
+		}
+	case "synthetic400k":
+		r := rand.New(rand.NewPCG(1, 1))
+		e = &embedding.Embedding{Dim: 300, Source: "synthetic", Data: make([]float32, 400000*300)}
+		for i := range e.Data {
+			e.Data[i] = float32(r.NormFloat64() * 0.2)
+		}
+		for i := 0; i < 400000; i++ {
+			e.Words = append(e.Words, "w"+strconv.Itoa(i))
+		}
+	}
+	s, err := NewSpace(e, gotch.CPU, 1<<30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSpaces[name] = s
+	return s
+}
+
+func randomDocs(s *Space, tokens int) [][]string {
+	r := rand.New(rand.NewPCG(5, 5))
+	d := make([]string, tokens)
+	for i := range d {
+		d[i] = s.Emb.Words[r.IntN(min(s.Emb.Len(), 20000))]
+	}
+	return [][]string{d}
+}
+
+func BenchmarkPrivatize(b *testing.B) {
+	type run struct {
+		space, mech string
+		p           Params
+		batches     []int
+		eps         float64
+	}
+	runs := []run{
+		{"fasttext300d", "laplace", nil, []int{1, 16, 256, 1024, 4096}, 10},
+		{"fasttext300d", "vickrey", Params{"t": 0.5}, []int{1024}, 10},
+		{"fasttext300d", "mahalanobis", Params{"lambda": 0.2}, []int{1024}, 10},
+		{"fasttext300d", "santext", nil, []int{1024}, 3},
+		{"synthetic400k", "laplace", nil, []int{1, 256, 4096}, 10},
+	}
+	for _, r := range runs {
+		for _, batch := range r.batches {
+			b.Run(fmt.Sprintf("%s/%s/batch=%d", r.space, r.mech, batch), func(b *testing.B) {
+				s := benchSpace(b, r.space)
+				tokens := max(4*batch, 256)
+				if r.mech == "santext" {
+					tokens = 2048
+				}
+				if batch == 1 {
+					tokens = 64
+				}
+				m, err := New(r.mech, s, r.eps, r.p, Options{Batch: batch, Counts: map[string]int64{}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				docs := randomDocs(s, tokens)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, _, err := m.Privatize(context.Background(), docs, Source{Seed: uint64(i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tps := float64(tokens*b.N) / b.Elapsed().Seconds()
+				b.ReportMetric(tps, "tokens/s")
+				b.ReportMetric(tps*2*float64(s.Emb.Len()*s.Emb.Dim)/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkMatmul is the roofline: the same process multiplies a batch ×
+// 300 matrix by the 300 × V candidate matrix (float32, libtorch, CPU).
+func BenchmarkMatmul(b *testing.B) {
+	for _, c := range []struct {
+		space string
+		batch int
+	}{{"fasttext300d", 1}, {"fasttext300d", 256}, {"fasttext300d", 4096}, {"synthetic400k", 1}, {"synthetic400k", 256}, {"synthetic400k", 4096}} {
+		b.Run(fmt.Sprintf("%s/batch=%d", c.space, c.batch), func(b *testing.B) {
+			s := benchSpace(b, c.space)
+			n, dim := s.Emb.Len(), s.Emb.Dim
+			err := torchrt.Do(func() error {
+				e, err := ts.NewTensorFromData(s.Emb.Data, []int64{int64(n), int64(dim)})
+				if err != nil {
+					return err
+				}
+				defer e.Drop()
+				et, err := e.Transpose(0, 1, false)
+				if err != nil {
+					return err
+				}
+				defer et.Drop()
+				q, err := ts.Randn([]int64{int64(c.batch), int64(dim)}, gotch.Float, gotch.CPU)
+				if err != nil {
+					return err
+				}
+				defer q.Drop()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					p, err := q.Mm(et, false)
+					if err != nil {
+						return err
+					}
+					p.Drop()
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(2*c.batch*n*dim*b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
