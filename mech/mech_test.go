@@ -134,7 +134,7 @@ func checkDP(t *testing.T, p [][]float64, d func(i, j int) float64, eps float64,
 			bound := math.Exp(eps * d(w, w2))
 			for y := range p[w] {
 				// 4.5 standard errors of each estimate, propagated.
-				se := func(q float64) float64 { return math.Sqrt(math.Max(q, 1.0/float64(N))*(1-q)/float64(N)) }
+				se := func(q float64) float64 { return math.Sqrt(math.Max(q, 1.0/float64(N)) * (1 - q) / float64(N)) }
 				tol := 4.5 * (se(p[w][y]) + bound*se(p[w2][y]))
 				if p[w][y] > bound*p[w2][y]+tol {
 					bad++

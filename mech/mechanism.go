@@ -34,16 +34,16 @@ type Mechanism interface {
 
 // Report describes what a privatization did, for result records.
 type Report struct {
-	Mechanism  string `json:"mechanism"`
-	Notion     Notion `json:"notion"`
+	Mechanism  string  `json:"mechanism"`
+	Notion     Notion  `json:"notion"`
 	Epsilon    float64 `json:"epsilon"`
-	Candidates string `json:"candidates"` // the candidate vocabulary
-	OOVPolicy  string `json:"oov_policy"`
-	Tokens     int64  `json:"tokens"`
-	OOV        int64  `json:"oov"`
-	Unchanged  int64  `json:"unchanged"` // in-vocabulary tokens whose output equals the input
-	Fallbacks  int64  `json:"knn_fallbacks"`
-	RNG        string `json:"rng"`
+	Candidates string  `json:"candidates"` // the candidate vocabulary
+	OOVPolicy  string  `json:"oov_policy"`
+	Tokens     int64   `json:"tokens"`
+	OOV        int64   `json:"oov"`
+	Unchanged  int64   `json:"unchanged"` // in-vocabulary tokens whose output equals the input
+	Fallbacks  int64   `json:"knn_fallbacks"`
+	RNG        string  `json:"rng"`
 }
 
 // OriginalProportion is the share of all tokens left unchanged (OOV

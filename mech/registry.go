@@ -29,7 +29,9 @@ type builder struct {
 
 var registry = map[string]builder{
 	"laplace": {doc: "multivariate Laplace (Feyisetan et al. 2020)", params: map[string]string{},
-		build: func(s *Space, eps float64, _ reader, o Options) (Mechanism, error) { return NewLaplace(s, eps, o.Batch) }},
+		build: func(s *Space, eps float64, _ reader, o Options) (Mechanism, error) {
+			return NewLaplace(s, eps, o.Batch)
+		}},
 	"vickrey": {doc: "Vickrey (Xu et al. 2021)", params: map[string]string{
 		"t": "float in [0, 1] (default 0.5)", "exclude_input": "bool (default false: keep the metric-DP guarantee)",
 		"t_r": "list of floats: generalized k-neighbour form", "rank": "int: deterministic r-th nearest neighbour"},
@@ -49,7 +51,9 @@ var registry = map[string]builder{
 			return NewMahalanobis(s, eps, l, o.Batch)
 		}},
 	"santext": {doc: "SanText (Yue et al. 2021)", params: map[string]string{},
-		build: func(s *Space, eps float64, _ reader, o Options) (Mechanism, error) { return NewSanText(s, eps, nil, o.Budget) }},
+		build: func(s *Space, eps float64, _ reader, o Options) (Mechanism, error) {
+			return NewSanText(s, eps, nil, o.Budget)
+		}},
 	"santext+": {doc: "SanText+ (Yue et al. 2021)", params: map[string]string{
 		"p": "float in [0, 1] (default 0.3)", "sensitive": "float in (0, 1] (default 0.9)"},
 		build: func(s *Space, eps float64, p reader, o Options) (Mechanism, error) {
@@ -62,6 +66,27 @@ var registry = map[string]builder{
 			}
 			return NewSanText(s, eps, sp, o.Budget)
 		}},
+	"custext":  custextBuilder(false),
+	"custext+": custextBuilder(true),
+}
+
+func custextBuilder(plus bool) builder {
+	return builder{doc: "CusText (Chen et al. 2023); + keeps NLTK stopwords", params: map[string]string{
+		"k": "int output-set size (default 20)", "mapping": "aggressive | balanced (default) | conservative",
+		"score": "euclidean (default) | cosine", "strategy": "token (default) | record | dataset"},
+		build: func(s *Space, eps float64, p reader, o Options) (Mechanism, error) {
+			cp := CusTextParams{K: p.int("k"), Mapping: p.string("mapping"), Score: p.string("score"), Strategy: p.string("strategy"), KeepStopwords: plus}
+			if cp.K == 0 {
+				cp.K = 20
+			}
+			if p.err != nil {
+				return nil, p.err
+			}
+			if o.Counts == nil {
+				return nil, fmt.Errorf("custext: needs the task's word counts (its input vocabulary)")
+			}
+			return NewCusText(s, eps, cp, o.Counts)
+		}}
 }
 
 // Names lists the registered mechanisms.
@@ -155,6 +180,18 @@ func (r *reader) int(k string) int {
 	}
 	r.fail(k, v, "a positive integer")
 	return 0
+}
+
+func (r *reader) string(k string) string {
+	v, ok := r.p[k]
+	if !ok {
+		return ""
+	}
+	if x, ok := v.(string); ok {
+		return x
+	}
+	r.fail(k, v, "a string")
+	return ""
 }
 
 func (r *reader) bool(k string) bool {

@@ -1,0 +1,162 @@
+package mech
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/xp-nlp/xp/mech/knn"
+)
+
+func allCounts(s *Space) map[string]int64 {
+	c := map[string]int64{}
+	for i, w := range s.Emb.Words {
+		c[w] = int64(1000 - i)
+	}
+	return c
+}
+
+func TestCusTextMappings(t *testing.T) {
+	s := tinySpace(t, 120, 4, 8, 1)
+	counts := allCounts(s)
+	for _, mode := range []string{"aggressive", "balanced", "conservative"} {
+		m, err := NewCusText(s, 1, CusTextParams{K: 5, Mapping: mode}, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mp := m.Mapping()
+		seen := map[int32]int{}
+		for x, si := range mp.Of {
+			set := mp.Sets[si]
+			if len(set) != 5 || !slices.Contains(set, x) {
+				t.Fatalf("%s: set of %d is %v", mode, x, set)
+			}
+		}
+		for si, set := range mp.Sets {
+			for _, y := range set {
+				if prev, dup := seen[y]; dup && mode == "conservative" {
+					t.Fatalf("conservative sets %d and %d share %d", prev, si, y)
+				}
+				seen[y] = si
+			}
+		}
+		switch mode {
+		case "aggressive":
+			for _, x := range mp.Order {
+				want, _ := knn.Naive(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, s.Emb.Vector(int(x)), 5)
+				if !slices.Equal(mp.Sets[mp.Of[x]], want) {
+					t.Fatalf("aggressive: set of %d is %v, want its 5 nearest %v", x, mp.Sets[mp.Of[x]], want)
+				}
+			}
+		case "balanced":
+			if len(mp.Sets) >= len(mp.Order) {
+				t.Errorf("balanced built %d sets for %d words: sets are not shared", len(mp.Sets), len(mp.Order))
+			}
+		}
+		t.Logf("%s: %d sets for %d words", mode, len(mp.Sets), len(mp.Order))
+	}
+}
+
+// TestCusTextExactSetDP: among inputs sharing an output set the exact
+// probabilities satisfy pure ε-DP, and the best output has the largest
+// probability.
+func TestCusTextExactSetDP(t *testing.T) {
+	s := tinySpace(t, 80, 3, 9, 1)
+	for _, score := range []string{"euclidean", "cosine"} {
+		m, err := NewCusText(s, 2, CusTextParams{K: 8, Mapping: "balanced", Score: score}, allCounts(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mp := m.Mapping()
+		members := map[int32][]int32{}
+		for x, si := range mp.Of {
+			if _, ok := m.probs[x]; ok {
+				members[si] = append(members[si], x)
+			}
+		}
+		for _, xs := range members {
+			for _, a := range xs {
+				for _, b := range xs {
+					pa, pb := m.probs[a], m.probs[b]
+					for y := range pa {
+						if pa[y] > math.Exp(m.eps)*pb[y]*(1+1e-12) {
+							t.Fatalf("%s: Pr[%d→%d]=%g > e^ε·Pr[%d→%d]=%g", score, a, y, pa[y], b, y, pb[y])
+						}
+					}
+				}
+			}
+		}
+		// Sampling matches the exact distribution.
+		word := s.Emb.Words[mp.Order[0]]
+		set, p, _ := m.Probabilities(word)
+		const N = 30000
+		out, _, err := m.Privatize(context.Background(), repeatDocs(word, N), Source{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, y := range set {
+			var c float64
+			for _, o := range out[0] {
+				if o == y {
+					c++
+				}
+			}
+			if math.Abs(c/N-p[j]) > 4.5*math.Sqrt(p[j]*(1-p[j])/N)+1e-4 {
+				t.Errorf("%s: %s sampled %.4f, exact %.4f", score, y, c/N, p[j])
+			}
+		}
+	}
+}
+
+func TestCusTextStrategies(t *testing.T) {
+	s := tinySpace(t, 60, 3, 10, 1)
+	counts := allCounts(s)
+	w := s.Emb.Words[1]
+	docs := [][]string{repeatDocs(w, 50)[0], repeatDocs(w, 50)[0]}
+	distinct := func(strategy string) (perDoc []int, overall int) {
+		m, err := NewCusText(s, 0.1, CusTextParams{K: 10, Strategy: strategy}, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := m.Privatize(context.Background(), docs, Source{Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := map[string]bool{}
+		for _, d := range out {
+			one := map[string]bool{}
+			for _, o := range d {
+				one[o], all[o] = true, true
+			}
+			perDoc = append(perDoc, len(one))
+		}
+		return perDoc, len(all)
+	}
+	if per, _ := distinct("token"); per[0] < 3 {
+		t.Errorf("token level: %d distinct outputs for 50 draws at ε = 0.1", per[0])
+	}
+	if per, all := distinct("record"); per[0] != 1 || per[1] != 1 || all > 2 {
+		t.Errorf("record level: %v per record, %d overall", per, all)
+	}
+	if _, all := distinct("dataset"); all != 1 {
+		t.Errorf("dataset level: %d distinct outputs", all)
+	}
+	// CusText+ keeps stopwords.
+	s2 := tinySpace(t, 5, 2, 1, 1)
+	s2.Emb.Words[0] = "the"
+	s2.Emb = s2.Emb.Top(5) // rebuild the word index
+	m, err := NewCusText(s2, 0.1, CusTextParams{K: 3, KeepStopwords: true}, map[string]int64{"the": 5, "w1": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := m.Privatize(context.Background(), repeatDocs("the", 20), Source{})
+	for _, o := range out[0] {
+		if o != "the" {
+			t.Fatalf("stopword changed to %q", o)
+		}
+	}
+	if len(Stopwords) != 179 {
+		t.Errorf("%d stopwords, NLTK has 179", len(Stopwords))
+	}
+}
