@@ -222,18 +222,7 @@ func Verify(path, sum string) error {
 }
 
 // SHA256 returns the hex sha256 of a file.
-func SHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func SHA256(path string) (string, error) { return xio.SHA256File(path) }
 
 func findInMirror(mirror, rel string) (string, error) {
 	for _, c := range []string{filepath.Join(mirror, filepath.FromSlash(rel)), filepath.Join(mirror, filepath.Base(rel))} {

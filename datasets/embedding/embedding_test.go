@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 func writeFile(t testing.TB, dir, name string, data []byte) string {
@@ -82,7 +83,7 @@ func TestFormats(t *testing.T) {
 			if e.Format != c.format || !reflect.DeepEqual(e.Words, want.Words) || e.Dim != 3 || !reflect.DeepEqual(e.Data, want.Data) {
 				t.Errorf("got %s %q %v", e.Format, e.Words, e.Data)
 			}
-			sum, _ := fileSHA256(p)
+			sum, _ := xio.SHA256File(p)
 			if e.SourceSHA256 != sum {
 				t.Errorf("SourceSHA256 %s, want %s", e.SourceSHA256, sum)
 			}
@@ -100,7 +101,7 @@ func TestZip(t *testing.T) {
 	if err != nil || e.Len() != 1 || e.Data[1] != 2 {
 		t.Fatalf("%v %v", e, err)
 	}
-	sum, _ := fileSHA256(p)
+	sum, _ := xio.SHA256File(p)
 	if e.SourceSHA256 != sum {
 		t.Error("zip source checksum is not the archive's")
 	}

@@ -120,7 +120,7 @@ func parse(ctx context.Context, path string, size int64, opt Options) (*Embeddin
 	e.Source = path
 	e.SourceSHA256 = hex.EncodeToString(h.Sum(nil))
 	if strings.HasSuffix(file, ".zip") {
-		if e.SourceSHA256, err = fileSHA256(file); err != nil {
+		if e.SourceSHA256, err = xio.SHA256File(file); err != nil {
 			return nil, err
 		}
 	}
@@ -174,19 +174,6 @@ func (r readCloser) Close() error {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // chunk is a block of whole text lines handed to a parsing worker.
@@ -325,16 +312,7 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 				break
 			}
 			for i, w := range c.words {
-				switch {
-				case !utf8.ValidString(w):
-					e.Skipped.InvalidUTF8++
-				case seen[w]:
-					e.Skipped.Duplicates++
-				default:
-					seen[w] = true
-					e.Words = append(e.Words, w)
-					e.Data = append(e.Data, c.vecs[i*e.Dim:(i+1)*e.Dim]...)
-				}
+				e.add(seen, w, c.vecs[i*e.Dim:(i+1)*e.Dim])
 			}
 		}
 		if err := ctx.Err(); err != nil && firstErr == nil {
@@ -480,21 +458,27 @@ func parseBinary(ctx context.Context, r io.Reader, name string) (*Embedding, err
 		for k := range vec {
 			vec[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
 		}
-		switch {
-		case !utf8.ValidString(w):
-			e.Skipped.InvalidUTF8++
-		case seen[w]:
-			e.Skipped.Duplicates++
-		default:
-			seen[w] = true
-			e.Words = append(e.Words, w)
-			e.Data = append(e.Data, vec...)
-		}
+		e.add(seen, w, vec)
 	}
 	if len(e.Words) == 0 {
 		return nil, srcerr.At(name, 0, "no vectors")
 	}
 	return e, nil
+}
+
+// add appends a row by the package's rules: non-UTF-8 words and repeated
+// words are skipped and counted.
+func (e *Embedding) add(seen map[string]bool, w string, vec []float32) {
+	switch {
+	case !utf8.ValidString(w):
+		e.Skipped.InvalidUTF8++
+	case seen[w]:
+		e.Skipped.Duplicates++
+	default:
+		seen[w] = true
+		e.Words = append(e.Words, w)
+		e.Data = append(e.Data, vec...)
+	}
 }
 
 func eofIsUnexpected(err error) error {

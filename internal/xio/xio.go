@@ -7,6 +7,8 @@ import (
 	"archive/zip"
 	"bufio"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -160,4 +162,18 @@ func Gunzip(r io.Reader, name string) (*gzip.Reader, error) {
 		return nil, srcerr.At(name, 0, "not a gzip file: %w", err)
 	}
 	return zr, nil
+}
+
+// SHA256File returns the hex sha256 of a file's bytes as stored.
+func SHA256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
