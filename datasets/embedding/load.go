@@ -75,21 +75,14 @@ func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
 	return e, nil
 }
 
-// hashingFile is the source file with a running sha256 of its raw bytes
-// and a progress bar over them.
-type hashingFile struct {
-	r   io.Reader
-	sum func() string
-}
-
 func parse(ctx context.Context, path string, size int64, opt Options) (*Embedding, error) {
 	format := opt.Format
 	file, _, _ := strings.Cut(path, "#")
 	if format == "" && strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(file, ".gz"), ".zip"), ".bin") {
 		format = "word2vec-binary"
 	}
-	// The sha256 of the stored bytes is computed on a second, sequential
-	// pass only for zips (their reader seeks); otherwise on the fly.
+	// The sha256 of the stored bytes is computed on the fly, except for
+	// zips (their reader seeks), which are hashed in a second pass.
 	h := sha256.New()
 	bar := progress.New(opt.Progress, size, "embedding "+shortName(file), true)
 	defer bar.Finish()
