@@ -89,8 +89,15 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 		}
 		return cmp.Compare(a, b)
 	})
-	var err error
-	if m.mapping, err = BuildMapping(space, xs, p.K, p.Mapping, p.Score == "cosine"); err != nil {
+	m.mapping = &Mapping{}
+	err := space.cached(space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score), m.mapping, func() error {
+		mp, err := BuildMapping(space, xs, p.K, p.Mapping, p.Score == "cosine")
+		if err == nil {
+			*m.mapping = *mp
+		}
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	m.probs = make(map[int32][]float64, len(xs))

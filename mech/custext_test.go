@@ -160,3 +160,43 @@ func TestCusTextStrategies(t *testing.T) {
 		t.Errorf("%d stopwords, NLTK has 179", len(Stopwords))
 	}
 }
+
+// TestPrecomputedCache: a second space over the same vectors with the same
+// cache folder reads the mapping and Σ_p^{1/2} from disk (the test swaps
+// in a broken builder to prove nothing is recomputed) and gets the same.
+func TestPrecomputedCache(t *testing.T) {
+	dir := t.TempDir()
+	s := tinySpace(t, 50, 3, 12, 1)
+	s.Emb.SourceSHA256 = "test-vectors"
+	s.CacheDir = dir
+	counts := allCounts(s)
+	a, err := NewCusText(s, 1, CusTextParams{K: 4, Mapping: "conservative"}, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, err := NewMahalanobis(s, 1, 0.3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := tinySpace(t, 50, 3, 12, 1)
+	s2.Emb.SourceSHA256, s2.CacheDir = "test-vectors", dir
+	recomputed := false
+	if err := s2.cached(s2.cacheKey("custext-map", a.mapping.Order, 4, "conservative", "euclidean"), &Mapping{}, func() error {
+		recomputed = true
+		return nil
+	}); err != nil || recomputed {
+		t.Fatalf("mapping not served from the cache (err %v)", err)
+	}
+	b, err := NewCusText(s2, 1, CusTextParams{K: 4, Mapping: "conservative"}, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := NewMahalanobis(s2, 1, 0.3, 0)
+	if !slices.EqualFunc(a.mapping.Sets, b.mapping.Sets, slices.Equal) || !slices.Equal(ma.sqrt, mb.sqrt) {
+		t.Error("cached structures differ from the computed ones")
+	}
+	// A different K is a different key.
+	if s.cacheKey("custext-map", a.mapping.Order, 5, "conservative", "euclidean") == s.cacheKey("custext-map", a.mapping.Order, 4, "conservative", "euclidean") {
+		t.Error("K does not enter the cache key")
+	}
+}

@@ -60,6 +60,9 @@ func (r Report) OriginalProportion() float64 {
 type Space struct {
 	Emb   *embedding.Embedding
 	Index *knn.Index
+	// CacheDir holds precomputed structures across runs (see cache.go);
+	// "" keeps them in memory only.
+	CacheDir string
 
 	mu    sync.Mutex
 	sqrts map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
@@ -72,7 +75,11 @@ func (s *Space) sigmaSqrt(lambda float64) ([]float64, error) {
 	if m, ok := s.sqrts[lambda]; ok {
 		return m, nil
 	}
-	m, err := SigmaPSqrt(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, lambda)
+	var m []float64
+	err := s.cached(s.cacheKey("sigma", lambda), &m, func() (err error) {
+		m, err = SigmaPSqrt(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, lambda)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

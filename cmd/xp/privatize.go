@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	dataset := fs.String("dataset", "sst2", "dataset name (xp data list)")
 	split := fs.String("split", "dev", "split to privatize")
 	emb := fs.String("embedding", "embeddings/fasttext-sg-xpcorpus-300d.vec.gz", "embedding file (relative to the data root or absolute)")
-	cache := fs.String("cache", "runs/cache/embeddings", "embedding cache folder (empty: none)")
+	cache := fs.String("cache", "runs/cache", "cache folder for embeddings and precomputed mechanism structures (empty: none)")
 	name := fs.String("mech", "laplace", "mechanism: "+strings.Join(mech.Names(), ", "))
 	eps := fs.Float64("eps", 10, "ε")
 	var params paramFlags
@@ -61,7 +62,11 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	if !strings.HasPrefix(path, "/") && *root != "" {
 		path = *root + "/" + path
 	}
-	e, err := embedding.Load(ctx, path, embedding.Options{CacheDir: *cache, Progress: os.Stderr, Log: os.Stderr})
+	embCache, mechCache := "", ""
+	if *cache != "" {
+		embCache, mechCache = filepath.Join(*cache, "embeddings"), filepath.Join(*cache, "mech")
+	}
+	e, err := embedding.Load(ctx, path, embedding.Options{CacheDir: embCache, Progress: os.Stderr, Log: os.Stderr})
 	if err != nil {
 		return err
 	}
@@ -70,6 +75,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer space.Close()
+	space.CacheDir = mechCache
 	tok := datasets.DefaultTokenizer()
 	docs := make([][]string, 0, len(ex))
 	counts := map[string]int64{}

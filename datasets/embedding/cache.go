@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // The cache file: magic, a little-endian uint32 header length, the JSON
@@ -147,30 +149,8 @@ func writeCache(dir, source string, st fs.FileInfo, e *Embedding) error {
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(hj)))
 	out = append(out, hj...)
 	out = append(out, body...)
-	return writeAtomic(cachePath(dir, source), out)
+	return xio.WriteFileAtomic(cachePath(dir, source), out)
 }
 
 // align rounds n up to a multiple of 64.
 func align(n int) int { return (n + 63) &^ 63 }
-
-// writeAtomic writes data to path through a temporary file and a rename,
-// so a reader never sees a partial file.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
