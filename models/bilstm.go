@@ -120,33 +120,59 @@ func (s scope) drop() {
 	}
 }
 
-// logits runs the model on tokens (batch × time, int64, on the model's
-// device) and returns batch × classes scores. The caller drops the result.
-func (m *BiLSTM) logits(tokens *ts.Tensor, train bool) (*ts.Tensor, error) {
+// logits runs the model on a batch and returns rows × classes scores
+// (rows in the batch's order). The embedded sequences are packed (PyTorch's
+// PackedSequence layout, built with index_select) and run through
+// libtorch's lstm over packed data, so padding never enters the recurrence:
+// each row's final forward and backward states are those of its own last
+// token. The caller drops the result.
+func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 	var s scope
 	defer s.drop()
-	size, err := tokens.Size()
+	size, err := b.Tokens.Size()
 	if err != nil {
 		return nil, err
 	}
-	if len(size) != 2 {
-		return nil, fmt.Errorf("bilstm: tokens must be batch × time, got shape %v", size)
+	if len(size) != 2 || int(size[0]) != len(b.Lengths) {
+		return nil, fmt.Errorf("bilstm: tokens of shape %v for %d lengths", size, len(b.Lengths))
 	}
-	batch := size[0]
-	x, err := s.keep(ts.Embedding(m.embed, tokens, m.cfg.PadIndex, false, false))
+	rows, T := size[0], size[1]
+	for r, l := range b.Lengths {
+		if l < 1 || l > T || (r > 0 && l > b.Lengths[r-1]) {
+			return nil, fmt.Errorf("bilstm: lengths %v must be non-increasing within [1, %d]", b.Lengths, T)
+		}
+	}
+	x, err := s.keep(ts.Embedding(m.embed, b.Tokens, m.cfg.PadIndex, false, false))
 	if err != nil {
 		return nil, err
 	}
-	h0, err := s.keep(ts.Zeros([]int64{2 * m.cfg.Layers, batch, m.cfg.Hidden}, gotch.Float, m.device))
+	flat, err := s.keep(x.View([]int64{rows * T, m.cfg.EmbedDim}, false))
 	if err != nil {
 		return nil, err
 	}
-	out, h, c, err := x.Lstm([]*ts.Tensor{h0, h0}, m.lstm, true, m.cfg.Layers, m.cfg.Dropout, train, true, true)
+	index, batchSizes := packIndex(b.Lengths, T)
+	it, err := s.keep(toDevice(index, []int64{int64(len(index))}, m.device))
+	if err != nil {
+		return nil, err
+	}
+	packed, err := s.keep(flat.IndexSelect(0, it, false))
+	if err != nil {
+		return nil, err
+	}
+	bs, err := s.keep(ts.NewTensorFromData(batchSizes, []int64{int64(len(batchSizes))})) // on the CPU, as libtorch requires
+	if err != nil {
+		return nil, err
+	}
+	h0, err := s.keep(ts.Zeros([]int64{2 * m.cfg.Layers, rows, m.cfg.Hidden}, gotch.Float, m.device))
+	if err != nil {
+		return nil, err
+	}
+	out, h, c, err := ts.LstmData(packed, bs, []*ts.Tensor{h0, h0}, m.lstm, true, m.cfg.Layers, m.cfg.Dropout, train, true)
 	if err != nil {
 		return nil, fmt.Errorf("bilstm: lstm: %w", err)
 	}
 	s = append(s, out, h, c)
-	// h is (layers·2) × batch × hidden; the last two rows are the last
+	// h is (layers·2) × rows × hidden; the last two rows are the last
 	// layer's forward and backward final states.
 	fwd, err := s.keep(h.Select(0, 2*m.cfg.Layers-2, false))
 	if err != nil {
@@ -163,15 +189,19 @@ func (m *BiLSTM) logits(tokens *ts.Tensor, train bool) (*ts.Tensor, error) {
 	return ts.Linear(feat, m.outW, m.outB)
 }
 
-// Step trains on one batch: forward, cross-entropy, backward, gradient
-// clipping to ClipNorm, Adam update. It returns the batch's mean loss.
-func (m *BiLSTM) Step(tokens, labels *ts.Tensor) (float64, error) {
-	logits, err := m.logits(tokens, true)
+// Step trains on one labelled batch: forward, cross-entropy, backward,
+// gradient clipping to ClipNorm, Adam update. It returns the batch's mean
+// loss.
+func (m *BiLSTM) Step(b *Batch) (float64, error) {
+	if b.Labels == nil {
+		return 0, errors.New("bilstm: training batch without labels")
+	}
+	logits, err := m.logits(b, true)
 	if err != nil {
 		return 0, err
 	}
 	defer logits.Drop()
-	loss, err := logits.CrossEntropyLoss(labels, ts.None, 1, -100, 0, false)
+	loss, err := logits.CrossEntropyLoss(b.Labels, ts.None, 1, -100, 0, false)
 	if err != nil {
 		return 0, fmt.Errorf("bilstm: loss: %w", err)
 	}
@@ -200,14 +230,15 @@ func (m *BiLSTM) Step(tokens, labels *ts.Tensor) (float64, error) {
 	return v, nil
 }
 
-// Predict returns the arg-max class of each row of tokens.
-func (m *BiLSTM) Predict(tokens *ts.Tensor) ([]int64, error) {
+// Predict returns the arg-max class of each example of the batch, in the
+// order of the idx the batch was built from.
+func (m *BiLSTM) Predict(b *Batch) ([]int64, error) {
 	prev, err := ts.GradSetEnabled(false)
 	if err != nil {
 		return nil, err
 	}
 	defer ts.GradSetEnabled(prev)
-	logits, err := m.logits(tokens, false)
+	logits, err := m.logits(b, false)
 	if err != nil {
 		return nil, err
 	}
@@ -216,16 +247,23 @@ func (m *BiLSTM) Predict(tokens *ts.Tensor) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.device.IsCuda() {
+		if arg, err = arg.To(gotch.CPU, true); err != nil {
+			return nil, err
+		}
+	}
 	defer arg.Drop()
 	n, err := arg.Size()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, n[0])
-	for i := range out {
-		if out[i], err = arg.Int64Value([]int64{int64(i)}); err != nil {
-			return nil, err
-		}
+	rows := make([]int64, n[0])
+	if err := arg.CopyData(rows, uint(n[0])); err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(rows))
+	for r, o := range b.Order {
+		out[o] = rows[r]
 	}
 	return out, nil
 }

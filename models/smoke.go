@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
 
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -37,7 +36,8 @@ type SmokeResult struct {
 func separable(c SmokeConfig) (tokens [][]int64, labels []int64) {
 	r := rand.New(rand.NewPCG(c.Seed, 0x5eed))
 	for i := 0; i < c.Examples; i++ {
-		seq := make([]int64, c.Length)
+		// Lengths vary (1 … Length) so that packing is exercised.
+		seq := make([]int64, 1+r.IntN(c.Length))
 		for j := range seq {
 			seq[j] = 1 + r.Int64N(int64(c.Vocab-1)) // 0 is padding
 		}
@@ -78,14 +78,13 @@ func TrainSmoke(ctx context.Context, c SmokeConfig) (SmokeResult, error) {
 			if pos+c.Batch > len(perm) {
 				perm, pos = order.Perm(len(tokens)), 0
 			}
-			x, y, err := batchTensors(tokens, labels, perm[pos:pos+c.Batch], c.Device)
+			b, err := NewBatch(tokens, labels, perm[pos:pos+c.Batch], 0, 0, c.Device)
 			if err != nil {
 				return err
 			}
 			pos += c.Batch
-			loss, err := m.Step(x, y)
-			x.Drop()
-			y.Drop()
+			loss, err := m.Step(b)
+			b.Drop()
 			if err != nil {
 				return fmt.Errorf("smoke step %d: %w", step, err)
 			}
@@ -95,12 +94,12 @@ func TrainSmoke(ctx context.Context, c SmokeConfig) (SmokeResult, error) {
 		for i := range all {
 			all[i] = i
 		}
-		x, _, err := batchTensors(tokens, labels, all, c.Device)
+		b, err := NewBatch(tokens, nil, all, 0, 0, c.Device)
 		if err != nil {
 			return err
 		}
-		defer x.Drop()
-		pred, err := m.Predict(x)
+		defer b.Drop()
+		pred, err := m.Predict(b)
 		if err != nil {
 			return err
 		}
@@ -114,40 +113,4 @@ func TrainSmoke(ctx context.Context, c SmokeConfig) (SmokeResult, error) {
 		return nil
 	})
 	return res, err
-}
-
-// batchTensors packs the rows idx of tokens (all of one length) and their
-// labels into int64 tensors on device.
-func batchTensors(tokens [][]int64, labels []int64, idx []int, device gotch.Device) (*ts.Tensor, *ts.Tensor, error) {
-	length := len(tokens[idx[0]])
-	flat := make([]int64, 0, len(idx)*length)
-	ys := make([]int64, 0, len(idx))
-	for _, i := range idx {
-		flat = append(flat, tokens[i]...)
-		ys = append(ys, labels[i])
-	}
-	x, err := ts.OfSlice(flat)
-	if err != nil {
-		return nil, nil, err
-	}
-	x2, err := x.View([]int64{int64(len(idx)), int64(length)}, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	y, err := ts.OfSlice(ys)
-	if err != nil {
-		x2.Drop()
-		return nil, nil, err
-	}
-	if device.IsCuda() {
-		if x2, err = x2.To(device, true); err != nil {
-			y.Drop()
-			return nil, nil, err
-		}
-		if y, err = y.To(device, true); err != nil {
-			x2.Drop()
-			return nil, nil, err
-		}
-	}
-	return x2, y, nil
 }

@@ -1,0 +1,110 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+)
+
+// Batch is a mini-batch ready for a model: token ids padded to the longest
+// row, rows sorted by decreasing length (as packed sequences require), the
+// true lengths, labels in the same row order, and where each row came from.
+type Batch struct {
+	Tokens  *ts.Tensor // rows × time, int64, on the model's device
+	Labels  *ts.Tensor // rows, int64; nil when unlabelled
+	Lengths []int64    // per row, non-increasing, ≥ 1
+	Order   []int      // Order[r] is the index (into the idx given to NewBatch) of row r
+}
+
+// NewBatch builds the batch of seqs[idx[0]], seqs[idx[1]], …: sequences
+// are cut to maxLen (0: no cut), empty ones become a single pad token, and
+// rows are sorted by decreasing length (stable, so equal lengths keep the
+// idx order). labels may be nil.
+func NewBatch(seqs [][]int64, labels []int64, idx []int, pad int64, maxLen int, device gotch.Device) (*Batch, error) {
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("models: empty batch")
+	}
+	b := &Batch{Order: make([]int, len(idx))}
+	for i := range b.Order {
+		b.Order[i] = i
+	}
+	length := func(i int) int64 {
+		n := len(seqs[idx[i]])
+		if maxLen > 0 && n > maxLen {
+			n = maxLen
+		}
+		return int64(max(n, 1))
+	}
+	slices.SortStableFunc(b.Order, func(x, y int) int { return cmp.Compare(length(y), length(x)) })
+	T := length(b.Order[0])
+	flat := make([]int64, 0, int64(len(idx))*T)
+	var ys []int64
+	for _, o := range b.Order {
+		s := seqs[idx[o]]
+		n := length(o)
+		b.Lengths = append(b.Lengths, n)
+		if len(s) == 0 {
+			flat = append(flat, pad)
+		} else {
+			flat = append(flat, s[:n]...)
+		}
+		for t := n; t < T; t++ {
+			flat = append(flat, pad)
+		}
+		if labels != nil {
+			ys = append(ys, labels[idx[o]])
+		}
+	}
+	var err error
+	if b.Tokens, err = toDevice(flat, []int64{int64(len(idx)), T}, device); err != nil {
+		return nil, err
+	}
+	if labels != nil {
+		if b.Labels, err = toDevice(ys, []int64{int64(len(ys))}, device); err != nil {
+			b.Drop()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func toDevice(v []int64, shape []int64, device gotch.Device) (*ts.Tensor, error) {
+	t, err := ts.NewTensorFromData(v, shape)
+	if err != nil {
+		return nil, err
+	}
+	if device.IsCuda() {
+		return t.To(device, true)
+	}
+	return t, nil
+}
+
+// Drop frees the batch's tensors.
+func (b *Batch) Drop() {
+	if b.Tokens != nil {
+		b.Tokens.Drop()
+	}
+	if b.Labels != nil {
+		b.Labels.Drop()
+	}
+}
+
+// packIndex returns, for rows sorted by decreasing length, the positions
+// (row·T + t) of the packed sequence in time-major order and the batch
+// size at each time step: the layout of PyTorch's PackedSequence.
+func packIndex(lengths []int64, T int64) (index, batchSizes []int64) {
+	for t := int64(0); t < lengths[0]; t++ {
+		n := int64(0)
+		for r, l := range lengths {
+			if l > t {
+				index = append(index, int64(r)*T+t)
+				n++
+			}
+		}
+		batchSizes = append(batchSizes, n)
+	}
+	return index, batchSizes
+}
