@@ -82,6 +82,17 @@ func toDevice(v []int64, shape []int64, device gotch.Device) (*ts.Tensor, error)
 	return t, nil
 }
 
+func toDevice32(v []float32, shape []int64, device gotch.Device) (*ts.Tensor, error) {
+	t, err := ts.NewTensorFromData(v, shape)
+	if err != nil {
+		return nil, err
+	}
+	if device.IsCuda() {
+		return t.To(device, true)
+	}
+	return t, nil
+}
+
 // Drop frees the batch's tensors.
 func (b *Batch) Drop() {
 	if b.Tokens != nil {

@@ -21,6 +21,13 @@ type BiLSTMConfig struct {
 	LR       float64 // Adam learning rate
 	ClipNorm float64 // global gradient-norm bound; 0 disables clipping
 	PadIndex int64   // token id of padding (its embedding gets no gradient)
+	// Pretrained, when set, is the Vocab × EmbedDim initial embedding
+	// matrix (see EmbeddingMatrix); otherwise embeddings start standard
+	// normal.
+	Pretrained []float32
+	// Freeze keeps the pretrained embeddings fixed (the default of the
+	// papers' setups): they are not trained and not in the optimizer.
+	Freeze bool
 }
 
 func (c BiLSTMConfig) validate() error {
@@ -33,6 +40,10 @@ func (c BiLSTMConfig) validate() error {
 		return fmt.Errorf("bilstm: dropout %v outside [0, 1)", c.Dropout)
 	case c.LR <= 0:
 		return fmt.Errorf("bilstm: learning rate %v must be positive", c.LR)
+	case c.Pretrained != nil && int64(len(c.Pretrained)) != c.Vocab*c.EmbedDim:
+		return fmt.Errorf("bilstm: %d pretrained values for a %d × %d embedding", len(c.Pretrained), c.Vocab, c.EmbedDim)
+	case c.Freeze && c.Pretrained == nil:
+		return fmt.Errorf("bilstm: freezing needs pretrained embeddings")
 	}
 	return nil
 }
@@ -63,7 +74,17 @@ func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
 	m := &BiLSTM{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
 	root := m.vs.Root()
 	var err error
-	if m.embed, err = root.Randn("embedding", []int64{cfg.Vocab, cfg.EmbedDim}, 0, 1); err != nil {
+	if cfg.Pretrained != nil {
+		src, err := toDevice32(cfg.Pretrained, []int64{cfg.Vocab, cfg.EmbedDim}, device)
+		if err != nil {
+			return nil, fmt.Errorf("bilstm: embedding: %w", err)
+		}
+		m.embed, err = root.Add("embedding", src, !cfg.Freeze)
+		src.Drop()
+		if err != nil {
+			return nil, fmt.Errorf("bilstm: embedding: %w", err)
+		}
+	} else if m.embed, err = root.Randn("embedding", []int64{cfg.Vocab, cfg.EmbedDim}, 0, 1); err != nil {
 		return nil, fmt.Errorf("bilstm: %w", err)
 	}
 	k := 1 / math.Sqrt(float64(cfg.Hidden))
@@ -266,6 +287,26 @@ func (m *BiLSTM) Predict(b *Batch) ([]int64, error) {
 		out[o] = rows[r]
 	}
 	return out, nil
+}
+
+// Save writes the model's parameters (embedding included, frozen or not)
+// to path in libtorch's format. The optimizer state is not saved: a loaded
+// model predicts exactly as the saved one, and training it again restarts
+// Adam's moments.
+func (m *BiLSTM) Save(path string) error {
+	if err := m.vs.Save(path); err != nil {
+		return fmt.Errorf("bilstm: save %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load replaces the model's parameters by those saved at path; the model
+// must have been built with the same configuration.
+func (m *BiLSTM) Load(path string) error {
+	if err := m.vs.Load(path); err != nil {
+		return fmt.Errorf("bilstm: load %s: %w", path, err)
+	}
+	return nil
 }
 
 // Close frees the model's parameters and optimizer state.
