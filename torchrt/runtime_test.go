@@ -197,3 +197,26 @@ func TestOpsDoNotLeak(t *testing.T) {
 		t.Errorf("resident memory grew %d KiB over %d ops (limit %d KiB): tensor ops leak", growth>>10, ops, limit>>10)
 	}
 }
+
+// TestGradModeRoundTrip guards xp's fix of gotch's AtGradSetEnabled, which
+// returned garbage for the previous mode, so restoring it after a no-grad
+// block left gradients off.
+func TestGradModeRoundTrip(t *testing.T) {
+	err := Do(func() error {
+		prev, err := ts.GradSetEnabled(false)
+		if err != nil {
+			return err
+		}
+		again, err := ts.GradSetEnabled(prev)
+		if err != nil {
+			return err
+		}
+		if !prev || again {
+			t.Errorf("GradSetEnabled reported previous modes %v then %v, want true then false", prev, again)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -37,6 +37,14 @@ func gotchEdits(clip string) map[string][]edit {
 			{old: "\t\"math\"\n\n\t\"github.com/sugarme/gotch/ts\"\n", new: "\t\"math\"\n\t\"sort\"\n\n\t\"github.com/sugarme/gotch\"\n\t\"github.com/sugarme/gotch/ts\"\n", want: 1},
 			{new: clip, wholeFunc: true},
 		},
+		// AtGradSetEnabled read a Go int (8 bytes) from the address of a C
+		// int (4 bytes): the previous grad mode it returns was garbage, so
+		// code restoring it (no-grad prediction) left gradients disabled.
+		"libtch/tensor.go": {{
+			old:  "\tcbool := *(*C.int)(unsafe.Pointer(&b))\n\tcretVal := C.at_grad_set_enabled(cbool)\n\treturn *(*int)(unsafe.Pointer(&cretVal))\n",
+			new:  "\treturn int(C.at_grad_set_enabled(C.int(b)))\n",
+			want: 1,
+		}},
 		// Importing gotch must not kill the process when $HOME is read-only:
 		// the cache directory is only used to download pretrained weights.
 		"init.go": {{old: "\t\t\tlog.Fatal(err)\n", new: "\t\t\tlog.Printf(\"gotch: cannot create cache directory %s: %v\", CachedDir, err)\n", want: 1}},

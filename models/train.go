@@ -1,0 +1,203 @@
+package models
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/internal/progress"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// Classifier is what Train needs of a model.
+type Classifier interface {
+	Step(b *Batch) (float64, error)
+	Predict(b *Batch) ([]int64, error)
+	Save(path string) error
+	Load(path string) error
+}
+
+// Data is a labelled set of token-id sequences.
+type Data struct {
+	Seqs   [][]int64
+	Labels []int64
+}
+
+// TrainOptions control Train. The model's own settings (learning rate,
+// clipping) are in its config.
+type TrainOptions struct {
+	Epochs   int    // maximum epochs
+	Batch    int    // examples per step
+	MaxLen   int    // tokens kept per example (0: all)
+	Patience int    // stop after this many epochs without a better validation accuracy (0: never stop early)
+	Classes  int    // number of labels
+	Pad      int64  // padding token id
+	Seed     uint64 // batch order; libtorch's generator is seeded by the caller
+	Device   gotch.Device
+	// Progress receives a bar per epoch when it is a terminal; Log one
+	// line per epoch. Either may be nil.
+	Progress io.Writer
+	Log      io.Writer
+	// Dir holds the best model's weights during training ("" : a temporary folder).
+	Dir string
+}
+
+// EpochStats describe one epoch.
+type EpochStats struct {
+	Epoch          int     `json:"epoch"`
+	Loss           float64 `json:"loss"` // mean training loss
+	Valid          Metrics `json:"valid"`
+	ExamplesPerSec float64 `json:"examples_per_sec"`
+}
+
+// TrainResult is the history and the epoch whose weights the model holds
+// when Train returns.
+type TrainResult struct {
+	Epochs    []EpochStats `json:"epochs"`
+	BestEpoch int          `json:"best_epoch"`
+	Valid     Metrics      `json:"valid"`
+}
+
+// Train trains m on train with mini-batches bucketed by length, evaluates
+// on valid after every epoch, and keeps the weights of the epoch with the
+// best validation accuracy (earliest on ties), stopping early after
+// Patience epochs without improvement. It runs on one locked OS thread; a
+// libtorch failure returns as an error.
+func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOptions) (TrainResult, error) {
+	var res TrainResult
+	if opt.Epochs < 1 || opt.Batch < 1 || opt.Classes < 2 || len(train.Seqs) == 0 || len(valid.Seqs) == 0 {
+		return res, fmt.Errorf("train: bad options %+v or empty data (%d train, %d valid)", opt, len(train.Seqs), len(valid.Seqs))
+	}
+	dir := opt.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "xp-train")
+		if err != nil {
+			return res, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	best := filepath.Join(dir, "best.ot")
+	err := torchrt.Do(func() error {
+		bestAcc, since := -1.0, 0
+		for epoch := 1; epoch <= opt.Epochs; epoch++ {
+			start := time.Now()
+			batches := Buckets(train.Seqs, opt.Batch, opt.MaxLen, opt.Seed, epoch)
+			bar := progress.New(opt.Progress, int64(len(batches)), fmt.Sprintf("epoch %d", epoch), false)
+			var sum float64
+			for _, idx := range batches {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				b, err := NewBatch(train.Seqs, train.Labels, idx, opt.Pad, opt.MaxLen, opt.Device)
+				if err != nil {
+					return err
+				}
+				loss, err := m.Step(b)
+				b.Drop()
+				if err != nil {
+					return fmt.Errorf("epoch %d: %w", epoch, err)
+				}
+				sum += loss
+				bar.Add(1)
+			}
+			bar.Finish()
+			secs := time.Since(start).Seconds()
+			met, err := evaluate(m, valid, opt)
+			if err != nil {
+				return err
+			}
+			st := EpochStats{Epoch: epoch, Loss: sum / float64(len(batches)), Valid: met, ExamplesPerSec: float64(len(train.Seqs)) / secs}
+			res.Epochs = append(res.Epochs, st)
+			if opt.Log != nil {
+				fmt.Fprintf(opt.Log, "epoch %d: loss %.4f, valid accuracy %.4f macro-F1 %.4f, %.0f examples/s\n", epoch, st.Loss, met.Accuracy, met.MacroF1, st.ExamplesPerSec)
+			}
+			if met.Accuracy > bestAcc {
+				bestAcc, since, res.BestEpoch, res.Valid = met.Accuracy, 0, epoch, met
+				if err := m.Save(best); err != nil {
+					return err
+				}
+			} else if since++; opt.Patience > 0 && since >= opt.Patience {
+				break
+			}
+		}
+		if res.BestEpoch != len(res.Epochs) {
+			return m.Load(best)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// Evaluate predicts data with m and scores the predictions.
+func Evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
+	var met Metrics
+	err := torchrt.Do(func() (err error) {
+		met, err = evaluate(m, data, opt)
+		return err
+	})
+	return met, err
+}
+
+func evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
+	pred := make([]int64, len(data.Seqs))
+	for _, idx := range Buckets(data.Seqs, max(opt.Batch, 256), opt.MaxLen, 0, 0) {
+		b, err := NewBatch(data.Seqs, nil, idx, opt.Pad, opt.MaxLen, opt.Device)
+		if err != nil {
+			return Metrics{}, err
+		}
+		p, err := m.Predict(b)
+		b.Drop()
+		if err != nil {
+			return Metrics{}, err
+		}
+		for j, i := range idx {
+			pred[i] = p[j]
+		}
+	}
+	return Score(data.Labels, pred, opt.Classes)
+}
+
+// Buckets cuts the examples into batches of similar length: a seeded
+// shuffle (PCG of seed and epoch; epoch 0 means no shuffle), chunks of 50
+// batches sorted by length, cut into batches whose order is shuffled
+// again. The same arguments give the same batches.
+func Buckets(seqs [][]int64, batch, maxLen int, seed uint64, epoch int) [][]int {
+	n := len(seqs)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	var r *rand.Rand
+	if epoch > 0 {
+		r = rand.New(rand.NewPCG(seed, uint64(epoch)))
+		r.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
+	length := func(i int) int {
+		if maxLen > 0 {
+			return min(len(seqs[i]), maxLen)
+		}
+		return len(seqs[i])
+	}
+	var out [][]int
+	chunk := 50 * batch
+	for lo := 0; lo < n; lo += chunk {
+		c := order[lo:min(n, lo+chunk)]
+		slices.SortStableFunc(c, func(a, b int) int { return cmp.Compare(length(a), length(b)) })
+		for b := 0; b < len(c); b += batch {
+			out = append(out, c[b:min(len(c), b+batch)])
+		}
+	}
+	if r != nil {
+		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package models
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+func TestBuckets(t *testing.T) {
+	seqs := make([][]int64, 1003)
+	for i := range seqs {
+		seqs[i] = make([]int64, (i*37)%50)
+	}
+	a := Buckets(seqs, 10, 0, 1, 1)
+	if !reflect.DeepEqual(a, Buckets(seqs, 10, 0, 1, 1)) || reflect.DeepEqual(a, Buckets(seqs, 10, 0, 1, 2)) {
+		t.Error("buckets not a function of (seed, epoch)")
+	}
+	seen := make([]bool, len(seqs))
+	spread := 0
+	for _, b := range a {
+		lo, hi := 1000, -1
+		for _, i := range b {
+			if seen[i] {
+				t.Fatalf("example %d twice", i)
+			}
+			seen[i] = true
+			lo, hi = min(lo, len(seqs[i])), max(hi, len(seqs[i]))
+		}
+		spread += hi - lo
+	}
+	if slices.Contains(seen, false) {
+		t.Error("an example was left out")
+	}
+	if avg := float64(spread) / float64(len(a)); avg > 5 {
+		t.Errorf("batches mix lengths: mean spread %.1f tokens", avg)
+	}
+}
+
+func smokeData(t *testing.T) (Data, Data) {
+	c := DefaultSmoke()
+	c.Examples = 600
+	tokens, labels := separable(c)
+	return Data{tokens[:500], labels[:500]}, Data{tokens[500:], labels[500:]}
+}
+
+func trainOnce(t *testing.T, epochs, patience int) (TrainResult, Metrics) {
+	train, valid := smokeData(t)
+	var res TrainResult
+	var after Metrics
+	err := torchrt.Do(func() error {
+		torchrt.ManualSeed(7)
+		m, err := NewBiLSTM(BiLSTMConfig{Vocab: 20, EmbedDim: 16, Hidden: 16, Layers: 1, Classes: 2, LR: 0.01, ClipNorm: 5}, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		opt := TrainOptions{Epochs: epochs, Batch: 32, Patience: patience, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir()}
+		if res, err = Train(context.Background(), m, train, valid, opt); err != nil {
+			return err
+		}
+		after, err = Evaluate(m, valid, opt)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, after
+}
+
+func TestTrainLearnsAndIsReproducible(t *testing.T) {
+	a, afterA := trainOnce(t, 4, 0)
+	b, _ := trainOnce(t, 4, 0)
+	if !reflect.DeepEqual(a.Epochs[0].Loss, b.Epochs[0].Loss) || a.Epochs[3].Loss != b.Epochs[3].Loss || !reflect.DeepEqual(a.Valid, b.Valid) {
+		t.Errorf("same seeds, different training: %+v vs %+v", a.Epochs, b.Epochs)
+	}
+	if a.Valid.Accuracy < 0.9 {
+		t.Errorf("valid accuracy %.3f after 4 epochs on a separable problem", a.Valid.Accuracy)
+	}
+	// The model holds the best epoch's weights.
+	if !reflect.DeepEqual(afterA, a.Valid) {
+		t.Errorf("model after Train scores %+v, best epoch %d scored %+v", afterA, a.BestEpoch, a.Valid)
+	}
+}
+
+func TestTrainBadOptions(t *testing.T) {
+	train, valid := smokeData(t)
+	if _, err := Train(context.Background(), nil, train, valid, TrainOptions{Epochs: 0, Batch: 1, Classes: 2}); err == nil {
+		t.Error("0 epochs accepted")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := torchrt.Do(func() error {
+		m, err := NewBiLSTM(BiLSTMConfig{Vocab: 20, EmbedDim: 4, Hidden: 4, Layers: 1, Classes: 2, LR: 0.01}, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		_, err = Train(ctx, m, train, valid, TrainOptions{Epochs: 1, Batch: 8, Classes: 2})
+		return err
+	})
+	if err != context.Canceled {
+		t.Errorf("cancelled training returned %v", err)
+	}
+}
