@@ -17,7 +17,7 @@ type BiLSTMConfig struct {
 	Hidden   int64 // per direction
 	Layers   int64
 	Classes  int64
-	Dropout  float64 // between LSTM layers, training only
+	Dropout  float64 // between LSTM layers and on the final features, training only
 	LR       float64 // Adam learning rate
 	ClipNorm float64 // global gradient-norm bound; 0 disables clipping
 	PadIndex int64   // token id of padding (its embedding gets no gradient)
@@ -206,6 +206,11 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 	feat, err := s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 1))
 	if err != nil {
 		return nil, err
+	}
+	if train && m.cfg.Dropout > 0 {
+		if feat, err = s.keep(ts.Dropout(feat, m.cfg.Dropout, true)); err != nil {
+			return nil, err
+		}
 	}
 	return ts.Linear(feat, m.outW, m.outB)
 }

@@ -83,7 +83,7 @@ func TestRealSST2Quality(t *testing.T) {
 	err = torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
 		m, err := NewBiLSTM(BiLSTMConfig{Vocab: int64(vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 128, Layers: 1, Classes: 2,
-			Dropout: 0, LR: 1e-3, ClipNorm: 5, Pretrained: pre, Freeze: true}, gotch.CPU)
+			Dropout: 0.5, LR: 1e-3, ClipNorm: 5, Pretrained: pre, Freeze: true}, gotch.CPU)
 		if err != nil {
 			return err
 		}
