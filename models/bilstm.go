@@ -219,72 +219,79 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 // gradient clipping to ClipNorm, Adam update. It returns the batch's mean
 // loss.
 func (m *BiLSTM) Step(b *Batch) (float64, error) {
+	return step(b, m.opt, m.cfg.ClipNorm, m.logits)
+}
+
+// Predict returns the arg-max class of each example of the batch, in the
+// order of the idx the batch was built from.
+func (m *BiLSTM) Predict(b *Batch) ([]int64, error) {
+	return predict(b, m.device, m.logits)
+}
+
+// step is one optimisation step of any model given its logits function.
+func step(b *Batch, opt *nn.Optimizer, clip float64, logits func(*Batch, bool) (*ts.Tensor, error)) (float64, error) {
 	if b.Labels == nil {
-		return 0, errors.New("bilstm: training batch without labels")
+		return 0, errors.New("models: training batch without labels")
 	}
-	logits, err := m.logits(b, true)
+	l, err := logits(b, true)
 	if err != nil {
 		return 0, err
 	}
-	defer logits.Drop()
-	loss, err := logits.CrossEntropyLoss(b.Labels, ts.None, 1, -100, 0, false)
+	defer l.Drop()
+	loss, err := l.CrossEntropyLoss(b.Labels, ts.None, 1, -100, 0, false)
 	if err != nil {
-		return 0, fmt.Errorf("bilstm: loss: %w", err)
+		return 0, fmt.Errorf("models: loss: %w", err)
 	}
 	defer loss.Drop()
-	if err := m.opt.ZeroGrad(); err != nil {
+	if err := opt.ZeroGrad(); err != nil {
 		return 0, err
 	}
 	if err := loss.Backward(); err != nil {
-		return 0, fmt.Errorf("bilstm: backward: %w", err)
+		return 0, fmt.Errorf("models: backward: %w", err)
 	}
-	if m.cfg.ClipNorm > 0 {
-		if err := m.opt.ClipGradNorm(m.cfg.ClipNorm); err != nil {
+	if clip > 0 {
+		if err := opt.ClipGradNorm(clip); err != nil {
 			return 0, err
 		}
 	}
-	if err := m.opt.Step(); err != nil {
-		return 0, fmt.Errorf("bilstm: optimizer step: %w", err)
+	if err := opt.Step(); err != nil {
+		return 0, fmt.Errorf("models: optimizer step: %w", err)
 	}
 	v, err := loss.Float64Value([]int64{})
 	if err != nil {
 		return 0, err
 	}
 	if math.IsNaN(v) {
-		return v, errors.New("bilstm: loss is NaN")
+		return v, errors.New("models: loss is NaN")
 	}
 	return v, nil
 }
 
-// Predict returns the arg-max class of each example of the batch, in the
-// order of the idx the batch was built from.
-func (m *BiLSTM) Predict(b *Batch) ([]int64, error) {
+// predict runs logits without gradients and returns arg-max classes in
+// the order of the idx the batch was built from.
+func predict(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.Tensor, error)) ([]int64, error) {
 	prev, err := ts.GradSetEnabled(false)
 	if err != nil {
 		return nil, err
 	}
 	defer ts.GradSetEnabled(prev)
-	logits, err := m.logits(b, false)
+	l, err := logits(b, false)
 	if err != nil {
 		return nil, err
 	}
-	defer logits.Drop()
-	arg, err := logits.Argmax([]int64{1}, false, false)
+	defer l.Drop()
+	arg, err := l.Argmax([]int64{1}, false, false)
 	if err != nil {
 		return nil, err
 	}
-	if m.device.IsCuda() {
+	if device.IsCuda() {
 		if arg, err = arg.To(gotch.CPU, true); err != nil {
 			return nil, err
 		}
 	}
 	defer arg.Drop()
-	n, err := arg.Size()
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]int64, n[0])
-	if err := arg.CopyData(rows, uint(n[0])); err != nil {
+	rows := make([]int64, len(b.Lengths))
+	if err := arg.CopyData(rows, uint(len(rows))); err != nil {
 		return nil, err
 	}
 	out := make([]int64, len(rows))

@@ -1,0 +1,153 @@
+package models
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
+	"github.com/sugarme/gotch/ts"
+)
+
+// BaselineConfig sizes the fast baseline: the mean of a text's word
+// embeddings, then a linear layer (Hidden = 0) or a one-hidden-layer MLP.
+type BaselineConfig struct {
+	Vocab, EmbedDim, Classes int64
+	Hidden                   int64 // 0: linear head
+	Dropout                  float64
+	LR                       float64
+	ClipNorm                 float64
+	Pretrained               []float32 // as for BiLSTMConfig
+	Freeze                   bool
+}
+
+// Baseline is the mean-of-embeddings classifier for quick sweeps and
+// sanity checks.
+type Baseline struct {
+	cfg    BaselineConfig
+	device gotch.Device
+	vs     *nn.VarStore
+	opt    *nn.Optimizer
+	embed  *ts.Tensor
+	params []*ts.Tensor // w1, b1[, w2, b2]
+}
+
+// NewBaseline builds the model (seed libtorch's generator first).
+func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
+	switch {
+	case cfg.Vocab < 1 || cfg.EmbedDim < 1 || cfg.Classes < 2 || cfg.Hidden < 0 || cfg.LR <= 0 || cfg.Dropout < 0 || cfg.Dropout >= 1:
+		return nil, fmt.Errorf("baseline: bad config (vocab %d, dim %d, classes %d, hidden %d, lr %v, dropout %v)", cfg.Vocab, cfg.EmbedDim, cfg.Classes, cfg.Hidden, cfg.LR, cfg.Dropout)
+	case cfg.Pretrained != nil && int64(len(cfg.Pretrained)) != cfg.Vocab*cfg.EmbedDim:
+		return nil, fmt.Errorf("baseline: %d pretrained values for a %d × %d embedding", len(cfg.Pretrained), cfg.Vocab, cfg.EmbedDim)
+	case cfg.Freeze && cfg.Pretrained == nil:
+		return nil, fmt.Errorf("baseline: freezing needs pretrained embeddings")
+	}
+	m := &Baseline{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
+	root := m.vs.Root()
+	var err error
+	if cfg.Pretrained != nil {
+		src, err := toDevice32(cfg.Pretrained, []int64{cfg.Vocab, cfg.EmbedDim}, device)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		m.embed, err = root.Add("embedding", src, !cfg.Freeze)
+		src.Drop()
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+	} else if m.embed, err = root.Randn("embedding", []int64{cfg.Vocab, cfg.EmbedDim}, 0, 1); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	in := cfg.EmbedDim
+	layers := [][2]int64{{cfg.Classes, in}}
+	if cfg.Hidden > 0 {
+		layers = [][2]int64{{cfg.Hidden, in}, {cfg.Classes, cfg.Hidden}}
+	}
+	for i, l := range layers {
+		k := 1 / math.Sqrt(float64(l[1]))
+		w, err := root.NewVar(fmt.Sprintf("w%d", i), []int64{l[0], l[1]}, nn.NewUniformInit(-k, k))
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		b, err := root.NewVar(fmt.Sprintf("b%d", i), []int64{l[0]}, nn.NewUniformInit(-k, k))
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		m.params = append(m.params, w, b)
+	}
+	if m.opt, err = nn.DefaultAdamConfig().Build(m.vs, cfg.LR); err != nil {
+		return nil, fmt.Errorf("baseline: optimizer: %w", err)
+	}
+	return m, nil
+}
+
+// logits: masked mean of the embeddings over each row's true length, then
+// the head.
+func (m *Baseline) logits(b *Batch, train bool) (*ts.Tensor, error) {
+	var s scope
+	defer s.drop()
+	size, err := b.Tokens.Size()
+	if err != nil {
+		return nil, err
+	}
+	rows, T := size[0], size[1]
+	mask := make([]float32, rows*T)
+	for r, l := range b.Lengths {
+		for t := int64(0); t < l; t++ {
+			mask[int64(r)*T+t] = 1 / float32(l)
+		}
+	}
+	mt, err := s.keep(toDevice32(mask, []int64{rows, T, 1}, m.device))
+	if err != nil {
+		return nil, err
+	}
+	x, err := s.keep(ts.Embedding(m.embed, b.Tokens, 0, false, false))
+	if err != nil {
+		return nil, err
+	}
+	xm, err := s.keep(x.Mul(mt, false))
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.keep(xm.SumDimIntlist([]int64{1}, false, gotch.Float, false))
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(m.params); i += 2 {
+		if train && m.cfg.Dropout > 0 {
+			if h, err = s.keep(ts.Dropout(h, m.cfg.Dropout, true)); err != nil {
+				return nil, err
+			}
+		}
+		if i+2 == len(m.params) {
+			return ts.Linear(h, m.params[i], m.params[i+1])
+		}
+		if h, err = s.keep(ts.Linear(h, m.params[i], m.params[i+1])); err != nil {
+			return nil, err
+		}
+		if h, err = s.keep(h.Relu(false)); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("baseline: no layers")
+}
+
+// Step trains on one labelled batch (see BiLSTM.Step).
+func (m *Baseline) Step(b *Batch) (float64, error) { return step(b, m.opt, m.cfg.ClipNorm, m.logits) }
+
+// Predict returns arg-max classes in the batch's idx order.
+func (m *Baseline) Predict(b *Batch) ([]int64, error) { return predict(b, m.device, m.logits) }
+
+// Save writes the parameters to path.
+func (m *Baseline) Save(path string) error { return m.vs.Save(path) }
+
+// Load reads parameters saved by Save into a model of the same config.
+func (m *Baseline) Load(path string) error { return m.vs.Load(path) }
+
+// Close frees parameters and optimizer state.
+func (m *Baseline) Close() {
+	m.opt.Drop()
+	for _, t := range append([]*ts.Tensor{m.embed}, m.params...) {
+		t.Drop()
+	}
+}
