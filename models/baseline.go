@@ -45,17 +45,7 @@ func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
 	m := &Baseline{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
 	root := m.vs.Root()
 	var err error
-	if cfg.Pretrained != nil {
-		src, err := toDevice32(cfg.Pretrained, []int64{cfg.Vocab, cfg.EmbedDim}, device)
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
-		}
-		m.embed, err = root.Add("embedding", src, !cfg.Freeze)
-		src.Drop()
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
-		}
-	} else if m.embed, err = root.Randn("embedding", []int64{cfg.Vocab, cfg.EmbedDim}, 0, 1); err != nil {
+	if m.embed, err = newEmbedding(root, cfg.Vocab, cfg.EmbedDim, cfg.Pretrained, cfg.Freeze, device); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	in := cfg.EmbedDim
@@ -97,7 +87,7 @@ func (m *Baseline) logits(b *Batch, train bool) (*ts.Tensor, error) {
 			mask[int64(r)*T+t] = 1 / float32(l)
 		}
 	}
-	mt, err := s.keep(toDevice32(mask, []int64{rows, T, 1}, m.device))
+	mt, err := s.keep(toDevice(mask, []int64{rows, T, 1}, m.device))
 	if err != nil {
 		return nil, err
 	}

@@ -71,18 +71,8 @@ func NewBatch(seqs [][]int64, labels []int64, idx []int, pad int64, maxLen int, 
 	return b, nil
 }
 
-func toDevice(v []int64, shape []int64, device gotch.Device) (*ts.Tensor, error) {
-	t, err := ts.NewTensorFromData(v, shape)
-	if err != nil {
-		return nil, err
-	}
-	if device.IsCuda() {
-		return t.To(device, true)
-	}
-	return t, nil
-}
-
-func toDevice32(v []float32, shape []int64, device gotch.Device) (*ts.Tensor, error) {
+// toDevice makes a tensor of shape from v on device.
+func toDevice[T int64 | float32](v []T, shape []int64, device gotch.Device) (*ts.Tensor, error) {
 	t, err := ts.NewTensorFromData(v, shape)
 	if err != nil {
 		return nil, err

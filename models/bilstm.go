@@ -74,17 +74,7 @@ func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
 	m := &BiLSTM{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
 	root := m.vs.Root()
 	var err error
-	if cfg.Pretrained != nil {
-		src, err := toDevice32(cfg.Pretrained, []int64{cfg.Vocab, cfg.EmbedDim}, device)
-		if err != nil {
-			return nil, fmt.Errorf("bilstm: embedding: %w", err)
-		}
-		m.embed, err = root.Add("embedding", src, !cfg.Freeze)
-		src.Drop()
-		if err != nil {
-			return nil, fmt.Errorf("bilstm: embedding: %w", err)
-		}
-	} else if m.embed, err = root.Randn("embedding", []int64{cfg.Vocab, cfg.EmbedDim}, 0, 1); err != nil {
+	if m.embed, err = newEmbedding(root, cfg.Vocab, cfg.EmbedDim, cfg.Pretrained, cfg.Freeze, device); err != nil {
 		return nil, fmt.Errorf("bilstm: %w", err)
 	}
 	k := 1 / math.Sqrt(float64(cfg.Hidden))
@@ -123,6 +113,20 @@ func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
 		return nil, fmt.Errorf("bilstm: optimizer: %w", err)
 	}
 	return m, nil
+}
+
+// newEmbedding adds the embedding matrix to the store: the pretrained
+// values (trainable unless frozen) or standard-normal values.
+func newEmbedding(root *nn.Path, vocab, dim int64, pretrained []float32, freeze bool, device gotch.Device) (*ts.Tensor, error) {
+	if pretrained == nil {
+		return root.Randn("embedding", []int64{vocab, dim}, 0, 1)
+	}
+	src, err := toDevice(pretrained, []int64{vocab, dim}, device)
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	defer src.Drop()
+	return root.Add("embedding", src, !freeze)
 }
 
 // scope collects intermediate tensors so that one deferred call frees them.
