@@ -48,6 +48,9 @@ type TrainOptions struct {
 	Log      io.Writer
 	// Dir holds the best model's weights during training ("" : a temporary folder).
 	Dir string
+	// OnEpoch, when set, is called after each epoch's validation, on the
+	// training thread.
+	OnEpoch func(EpochStats)
 }
 
 // EpochStats describe one epoch.
@@ -117,6 +120,9 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 			}
 			st := EpochStats{Epoch: epoch, Loss: sum / float64(len(batches)), Valid: met, ExamplesPerSec: float64(len(train.Seqs)) / secs}
 			res.Epochs = append(res.Epochs, st)
+			if opt.OnEpoch != nil {
+				opt.OnEpoch(st)
+			}
 			if opt.Log != nil {
 				fmt.Fprintf(opt.Log, "epoch %d: loss %.4f, valid accuracy %.4f macro-F1 %.4f, %.0f examples/s\n", epoch, st.Loss, met.Accuracy, met.MacroF1, st.ExamplesPerSec)
 			}

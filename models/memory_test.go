@@ -1,0 +1,78 @@
+package models
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+func residentBytes(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("SKIP: no /proc/self/statm: %v", err)
+	}
+	pages, _ := strconv.ParseInt(strings.Fields(string(data))[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// TestTrainingMemoryFlat trains on SST-2-sized data (67,349 sentences of
+// 1–30 tokens; a small model keeps it fast) for four epochs and requires
+// resident memory after the last epoch to stay within 16 MiB of epoch 2
+// (epoch 1 still grows allocator pools). A leak of one tensor per step
+// (1,053 steps per epoch, each ≥ 100 KB with gotch's Go-side allocation)
+// would exceed it by far.
+func TestTrainingMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: -short")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var train Data
+	for i := 0; i < 67349; i++ {
+		s := make([]int64, 1+r.IntN(30))
+		for j := range s {
+			s[j] = 1 + r.Int64N(999)
+		}
+		train.Seqs, train.Labels = append(train.Seqs, s), append(train.Labels, s[0]%2)
+	}
+	valid := Data{train.Seqs[:500], train.Labels[:500]}
+	var rss []int64
+	err := torchrt.Do(func() error {
+		torchrt.ManualSeed(1)
+		m, err := NewBiLSTM(BiLSTMConfig{Vocab: 1000, EmbedDim: 8, Hidden: 8, Layers: 1, Classes: 2, LR: 0.01, ClipNorm: 5}, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		_, err = Train(context.Background(), m, train, valid, TrainOptions{Epochs: 4, Batch: 64, Classes: 2, Seed: 1, Device: gotch.CPU, Dir: t.TempDir(),
+			OnEpoch: func(EpochStats) {
+				runtime.GC()
+				debug.FreeOSMemory()
+				rss = append(rss, residentBytes(t))
+			}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("resident MiB after each epoch: %v", mib(rss))
+	if grow := rss[3] - rss[1]; grow > 16<<20 {
+		t.Errorf("resident memory grew %d MiB from epoch 2 to 4: %v MiB", grow>>20, mib(rss))
+	}
+}
+
+func mib(b []int64) []int64 {
+	out := make([]int64, len(b))
+	for i, x := range b {
+		out[i] = x >> 20
+	}
+	return out
+}
