@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Example is one labelled (or unlabelled) item of a corpus: a text, or a
@@ -187,4 +188,8 @@ func (d *Dataset) Merge(to string, from ...string) error {
 	return nil
 }
 
-func sortExamples(ex []Example, cmp func(a, b Example) int) { slices.SortStableFunc(ex, cmp) }
+// sortByID orders examples by ID (stable), so results do not depend on
+// directory or archive order.
+func sortByID(ex []Example) {
+	slices.SortStableFunc(ex, func(a, b Example) int { return strings.Compare(a.ID, b.ID) })
+}

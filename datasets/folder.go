@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -71,7 +70,7 @@ func loadFolder(ctx context.Context, dir string, _ Options) (*Dataset, error) {
 				d.Splits[split] = append(d.Splits[split], Example{ID: filepath.ToSlash(id), Text: latin1IfInvalid(b), Label: li})
 			}
 		}
-		slices.SortStableFunc(d.Splits[split], func(a, b Example) int { return strings.Compare(a.ID, b.ID) })
+		sortByID(d.Splits[split])
 	}
 	return d, nil
 }

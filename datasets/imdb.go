@@ -146,7 +146,3 @@ func readTarGz(ctx context.Context, path string, fn func(name string, r io.Reade
 		}
 	}
 }
-
-func sortByID(ex []Example) {
-	sortExamples(ex, func(a, b Example) int { return strings.Compare(a.ID, b.ID) })
-}

@@ -3,11 +3,8 @@ package models
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -16,12 +13,11 @@ import (
 )
 
 func residentBytes(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/statm")
+	n, err := torchrt.ResidentBytes()
 	if err != nil {
-		t.Skipf("SKIP: no /proc/self/statm: %v", err)
+		t.Skipf("SKIP: %v", err)
 	}
-	pages, _ := strconv.ParseInt(strings.Fields(string(data))[1], 10, 64)
-	return pages * int64(os.Getpagesize())
+	return n
 }
 
 // TestTrainingMemoryFlat trains on SST-2-sized data (67,349 sentences of

@@ -3,8 +3,10 @@ package torchrt
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	lib "github.com/sugarme/gotch/libtch"
@@ -101,4 +103,22 @@ func Stubbed(name string) bool {
 		}
 	}
 	return false
+}
+
+// ResidentBytes returns the process's resident memory (Linux,
+// /proc/self/statm): what leak tests and run provenance report.
+func ResidentBytes() (int64, error) {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/self/statm: unexpected %q", data)
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/self/statm: %w", err)
+	}
+	return pages * int64(os.Getpagesize()), nil
 }

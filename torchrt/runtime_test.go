@@ -3,10 +3,8 @@ package torchrt
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -128,13 +126,11 @@ func TestCleanTrimsStack(t *testing.T) {
 
 // rss is this process's resident memory in bytes.
 func rss(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/statm")
+	n, err := ResidentBytes()
 	if err != nil {
-		t.Skipf("no /proc/self/statm: %v", err)
+		t.Skipf("SKIP: %v", err)
 	}
-	f := strings.Fields(string(data))
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
+	return n
 }
 
 func settle() {
