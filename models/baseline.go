@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
@@ -19,6 +18,7 @@ type BaselineConfig struct {
 	ClipNorm                 float64
 	Pretrained               []float32 // as for BiLSTMConfig
 	Freeze                   bool
+	Pair                     bool // sentence pairs: the head sees [u; v; |u − v|; u ∘ v] of the two means
 }
 
 // Baseline is the mean-of-embeddings classifier for quick sweeps and
@@ -29,7 +29,7 @@ type Baseline struct {
 	vs     *nn.VarStore
 	opt    *nn.Optimizer
 	embed  *ts.Tensor
-	params []*ts.Tensor // w1, b1[, w2, b2]
+	head   head
 }
 
 // NewBaseline builds the model (seed libtorch's generator first).
@@ -49,21 +49,11 @@ func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	in := cfg.EmbedDim
-	layers := [][2]int64{{cfg.Classes, in}}
-	if cfg.Hidden > 0 {
-		layers = [][2]int64{{cfg.Hidden, in}, {cfg.Classes, cfg.Hidden}}
+	if cfg.Pair {
+		in *= 4
 	}
-	for i, l := range layers {
-		k := 1 / math.Sqrt(float64(l[1]))
-		w, err := root.NewVar(fmt.Sprintf("w%d", i), []int64{l[0], l[1]}, nn.NewUniformInit(-k, k))
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
-		}
-		b, err := root.NewVar(fmt.Sprintf("b%d", i), []int64{l[0]}, nn.NewUniformInit(-k, k))
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
-		}
-		m.params = append(m.params, w, b)
+	if m.head, err = newHead(root, in, cfg.Hidden, cfg.Classes, cfg.Dropout); err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	if m.opt, err = nn.DefaultAdamConfig().Build(m.vs, cfg.LR); err != nil {
 		return nil, fmt.Errorf("baseline: optimizer: %w", err)
@@ -71,9 +61,18 @@ func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
 	return m, nil
 }
 
-// logits: masked mean of the embeddings over each row's true length, then
-// the head.
+// logits: the head over the features of the batch.
 func (m *Baseline) logits(b *Batch, train bool) (*ts.Tensor, error) {
+	f, err := features(b, train, m.cfg.Pair, m.device, m.encode)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Drop()
+	return m.head.forward(f, train)
+}
+
+// encode is the masked mean of the embeddings over each row's true length.
+func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
 	var s scope
 	defer s.drop()
 	size, err := b.Tokens.Size()
@@ -99,27 +98,7 @@ func (m *Baseline) logits(b *Batch, train bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := s.keep(xm.SumDimIntlist([]int64{1}, false, gotch.Float, false))
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < len(m.params); i += 2 {
-		if train && m.cfg.Dropout > 0 {
-			if h, err = s.keep(ts.Dropout(h, m.cfg.Dropout, true)); err != nil {
-				return nil, err
-			}
-		}
-		if i+2 == len(m.params) {
-			return ts.Linear(h, m.params[i], m.params[i+1])
-		}
-		if h, err = s.keep(ts.Linear(h, m.params[i], m.params[i+1])); err != nil {
-			return nil, err
-		}
-		if h, err = s.keep(h.Relu(false)); err != nil {
-			return nil, err
-		}
-	}
-	return nil, fmt.Errorf("baseline: no layers")
+	return xm.SumDimIntlist([]int64{1}, false, gotch.Float, false)
 }
 
 // Step trains on one labelled batch (see BiLSTM.Step).
@@ -137,7 +116,7 @@ func (m *Baseline) Load(path string) error { return m.vs.Load(path) }
 // Close frees parameters and optimizer state.
 func (m *Baseline) Close() {
 	m.opt.Drop()
-	for _, t := range append([]*ts.Tensor{m.embed}, m.params...) {
+	for _, t := range append([]*ts.Tensor{m.embed}, m.head.params...) {
 		t.Drop()
 	}
 }

@@ -17,6 +17,11 @@ type Batch struct {
 	Labels  *ts.Tensor // rows, int64; nil when unlabelled
 	Lengths []int64    // per row, non-increasing, ≥ 1
 	Order   []int      // Order[r] is the index (into the idx given to NewBatch) of row r
+	// Second is the batch of the second texts of sentence pairs (nil for
+	// single texts), sorted by its own lengths; row SecondRows[r] of it
+	// pairs with row r of this batch.
+	Second     *Batch
+	SecondRows []int64
 }
 
 // NewBatch builds the batch of seqs[idx[0]], seqs[idx[1]], …: sequences
@@ -71,6 +76,29 @@ func NewBatch(seqs [][]int64, labels []int64, idx []int, pad int64, maxLen int, 
 	return b, nil
 }
 
+// NewPairBatch builds the batch of the pairs (first[i], second[i]) for i
+// in idx: the batch of the first texts, carrying the labels, with the
+// batch of the second texts in Second.
+func NewPairBatch(first, second [][]int64, labels []int64, idx []int, pad int64, maxLen int, device gotch.Device) (*Batch, error) {
+	b, err := NewBatch(first, labels, idx, pad, maxLen, device)
+	if err != nil {
+		return nil, err
+	}
+	if b.Second, err = NewBatch(second, nil, idx, pad, maxLen, device); err != nil {
+		b.Drop()
+		return nil, err
+	}
+	rowOf := make([]int64, len(idx)) // position in idx → row of Second
+	for r, o := range b.Second.Order {
+		rowOf[o] = int64(r)
+	}
+	b.SecondRows = make([]int64, len(idx))
+	for r, o := range b.Order {
+		b.SecondRows[r] = rowOf[o]
+	}
+	return b, nil
+}
+
 // toDevice makes a tensor of shape from v on device.
 func toDevice[T int64 | float32](v []T, shape []int64, device gotch.Device) (*ts.Tensor, error) {
 	t, err := ts.NewTensorFromData(v, shape)
@@ -90,6 +118,9 @@ func (b *Batch) Drop() {
 	}
 	if b.Labels != nil {
 		b.Labels.Drop()
+	}
+	if b.Second != nil {
+		b.Second.Drop()
 	}
 }
 

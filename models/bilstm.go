@@ -17,7 +17,17 @@ type BiLSTMConfig struct {
 	Hidden   int64 // per direction
 	Layers   int64
 	Classes  int64
-	Dropout  float64 // between LSTM layers and on the final features, training only
+	Dropout  float64 // between LSTM layers and on the head's inputs, training only
+	// Pooling turns the last layer's outputs into the text's features:
+	// "last" (or "") concatenates the final forward and backward states,
+	// "max" takes the maximum of every output feature over the text's
+	// own tokens.
+	Pooling string
+	// Pair makes a sentence-pair model: one encoder shared by both texts,
+	// the head over [u; v; |u − v|; u ∘ v].
+	Pair bool
+	// HeadHidden is the hidden width of the MLP head (0: a linear head).
+	HeadHidden int64
 	LR       float64 // Adam learning rate
 	ClipNorm float64 // global gradient-norm bound; 0 disables clipping
 	PadIndex int64   // token id of padding (its embedding gets no gradient)
@@ -40,6 +50,10 @@ func (c BiLSTMConfig) validate() error {
 		return fmt.Errorf("bilstm: dropout %v outside [0, 1)", c.Dropout)
 	case c.LR <= 0:
 		return fmt.Errorf("bilstm: learning rate %v must be positive", c.LR)
+	case c.Pooling != "" && c.Pooling != "last" && c.Pooling != "max":
+		return fmt.Errorf("bilstm: pooling %q is not last or max", c.Pooling)
+	case c.HeadHidden < 0:
+		return fmt.Errorf("bilstm: head_hidden %d is negative", c.HeadHidden)
 	case c.Pretrained != nil && int64(len(c.Pretrained)) != c.Vocab*c.EmbedDim:
 		return fmt.Errorf("bilstm: %d pretrained values for a %d × %d embedding", len(c.Pretrained), c.Vocab, c.EmbedDim)
 	case c.Freeze && c.Pretrained == nil:
@@ -48,9 +62,10 @@ func (c BiLSTMConfig) validate() error {
 	return nil
 }
 
-// BiLSTM is embedding → bidirectional LSTM → linear over the last layer's
-// final forward and backward states. Its parameters live in one VarStore on
-// one device.
+// BiLSTM is embedding → bidirectional LSTM → pooling (final states or
+// max) → linear or MLP head; for sentence pairs the encoder is shared and
+// the head sees [u; v; |u − v|; u ∘ v]. Its parameters live in one
+// VarStore on one device.
 type BiLSTM struct {
 	cfg     BiLSTMConfig
 	device  gotch.Device
@@ -58,15 +73,13 @@ type BiLSTM struct {
 	opt     *nn.Optimizer
 	embed   *ts.Tensor
 	lstm    []*ts.Tensor // per layer and direction: w_ih, w_hh, b_ih, b_hh
-	outW    *ts.Tensor
-	outB    *ts.Tensor
-	hxShape []int64
+	head    head
 }
 
 // NewBiLSTM creates the model with parameters drawn from libtorch's
 // generator (seed it with torchrt.ManualSeed first): LSTM weights and biases
-// uniform in ±1/√hidden and the output layer uniform in ±1/√fan_in, as
-// PyTorch initialises them; embeddings standard normal.
+// uniform in ±1/√hidden and the head's layers uniform in ±1/√fan_in, as
+// PyTorch initialises them; embeddings standard normal unless pretrained.
 func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -102,11 +115,11 @@ func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
 			}
 		}
 	}
-	ko := 1 / math.Sqrt(float64(2*cfg.Hidden))
-	if m.outW, err = root.Sub("out").NewVar("weight", []int64{cfg.Classes, 2 * cfg.Hidden}, nn.NewUniformInit(-ko, ko)); err != nil {
-		return nil, fmt.Errorf("bilstm: %w", err)
+	in := 2 * cfg.Hidden
+	if cfg.Pair {
+		in *= 4
 	}
-	if m.outB, err = root.Sub("out").NewVar("bias", []int64{cfg.Classes}, nn.NewUniformInit(-ko, ko)); err != nil {
+	if m.head, err = newHead(root.Sub("head"), in, cfg.HeadHidden, cfg.Classes, cfg.Dropout); err != nil {
 		return nil, fmt.Errorf("bilstm: %w", err)
 	}
 	if m.opt, err = nn.DefaultAdamConfig().Build(m.vs, cfg.LR); err != nil {
@@ -146,12 +159,23 @@ func (s scope) drop() {
 }
 
 // logits runs the model on a batch and returns rows × classes scores
-// (rows in the batch's order). The embedded sequences are packed (PyTorch's
-// PackedSequence layout, built with index_select) and run through
-// libtorch's lstm over packed data, so padding never enters the recurrence:
-// each row's final forward and backward states are those of its own last
-// token. The caller drops the result.
+// (rows in the batch's order). The caller drops the result.
 func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
+	f, err := features(b, train, m.cfg.Pair, m.device, m.encode)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Drop()
+	return m.head.forward(f, train)
+}
+
+// encode returns the rows × 2·hidden features of a batch of single texts.
+// The embedded sequences are packed (PyTorch's PackedSequence layout, built
+// with index_select) and run through libtorch's lstm over packed data, so
+// padding never enters the recurrence: each row's final forward and
+// backward states are those of its own last token, and max pooling sees
+// only its own tokens' outputs.
+func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	var s scope
 	defer s.drop()
 	size, err := b.Tokens.Size()
@@ -197,6 +221,9 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("bilstm: lstm: %w", err)
 	}
 	s = append(s, out, h, c)
+	if m.cfg.Pooling == "max" {
+		return maxPool(out, it, rows, T, 2*m.cfg.Hidden, m.device)
+	}
 	// h is (layers·2) × rows × hidden; the last two rows are the last
 	// layer's forward and backward final states.
 	fwd, err := s.keep(h.Select(0, 2*m.cfg.Layers-2, false))
@@ -207,16 +234,30 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	feat, err := s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 1))
+	return ts.Cat([]*ts.Tensor{fwd, bwd}, 1)
+}
+
+// maxPool unpacks the packed outputs (their rows·T positions in index)
+// into a rows × T × F tensor whose padding positions hold −∞, and returns
+// the maximum over time: rows × F.
+func maxPool(packed, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*ts.Tensor, error) {
+	var s scope
+	defer s.drop()
+	inf := ts.FloatScalar(math.Inf(-1))
+	defer inf.Drop()
+	full, err := s.keep(ts.Full([]int64{rows * T, F}, inf, gotch.Float, device))
 	if err != nil {
 		return nil, err
 	}
-	if train && m.cfg.Dropout > 0 {
-		if feat, err = s.keep(ts.Dropout(feat, m.cfg.Dropout, true)); err != nil {
-			return nil, err
-		}
+	padded, err := s.keep(full.IndexCopy(0, index, packed, false))
+	if err != nil {
+		return nil, err
 	}
-	return ts.Linear(feat, m.outW, m.outB)
+	grid, err := s.keep(padded.View([]int64{rows, T, F}, false))
+	if err != nil {
+		return nil, err
+	}
+	return grid.Amax([]int64{1}, false, false)
 }
 
 // Step trains on one labelled batch: forward, cross-entropy, backward,
@@ -328,7 +369,7 @@ func (m *BiLSTM) Load(path string) error {
 // Close frees the model's parameters and optimizer state.
 func (m *BiLSTM) Close() {
 	m.opt.Drop()
-	for _, t := range append([]*ts.Tensor{m.embed, m.outW, m.outB}, m.lstm...) {
+	for _, t := range append(append([]*ts.Tensor{m.embed}, m.head.params...), m.lstm...) {
 		t.Drop()
 	}
 }

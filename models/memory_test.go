@@ -39,8 +39,10 @@ func TestTrainingMemoryFlat(t *testing.T) {
 		}
 		train.Seqs, train.Labels = append(train.Seqs, s), append(train.Labels, s[0]%2)
 	}
-	valid := Data{train.Seqs[:500], train.Labels[:500]}
+	valid := Data{Seqs: train.Seqs[:500], Labels: train.Labels[:500]}
 	var rss []int64
+	var live []int
+	before := torchrt.LiveTensors()
 	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
 		m, err := NewBiLSTM(BiLSTMConfig{Vocab: 1000, EmbedDim: 8, Hidden: 8, Layers: 1, Classes: 2, LR: 0.01, ClipNorm: 5}, gotch.CPU)
@@ -53,13 +55,20 @@ func TestTrainingMemoryFlat(t *testing.T) {
 				runtime.GC()
 				debug.FreeOSMemory()
 				rss = append(rss, residentBytes(t))
+				live = append(live, torchrt.LiveTensors())
 			}})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("resident MiB after each epoch: %v", mib(rss))
+	t.Logf("resident MiB after each epoch: %v; live tensors %v (%d before the model, %d after Close)", mib(rss), live, before, torchrt.LiveTensors())
+	if live[3] != live[0] {
+		t.Errorf("live tensors after each epoch %v: the count grows", live)
+	}
+	if after := torchrt.LiveTensors(); after != before {
+		t.Errorf("%d live tensors before the model, %d after training and Close", before, after)
+	}
 	if grow := rss[3] - rss[1]; grow > 16<<20 {
 		t.Errorf("resident memory grew %d MiB from epoch 2 to 4: %v MiB", grow>>20, mib(rss))
 	}

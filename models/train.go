@@ -25,10 +25,39 @@ type Classifier interface {
 	Load(path string) error
 }
 
-// Data is a labelled set of token-id sequences.
+// Data is a labelled set of token-id sequences, or of sequence pairs
+// when Seqs2 is set (Seqs2[i] is the second text of example i).
 type Data struct {
 	Seqs   [][]int64
+	Seqs2  [][]int64
 	Labels []int64
+}
+
+// Len is the number of examples.
+func (d Data) Len() int { return len(d.Seqs) }
+
+func (d Data) check(name string) error {
+	switch {
+	case len(d.Seqs) == 0:
+		return fmt.Errorf("%s data is empty", name)
+	case d.Labels != nil && len(d.Labels) != len(d.Seqs):
+		return fmt.Errorf("%s data: %d labels for %d examples", name, len(d.Labels), len(d.Seqs))
+	case d.Seqs2 != nil && len(d.Seqs2) != len(d.Seqs):
+		return fmt.Errorf("%s data: %d second texts for %d examples", name, len(d.Seqs2), len(d.Seqs))
+	}
+	return nil
+}
+
+// batch builds the batch of the examples idx, with labels or without.
+func (d Data) batch(idx []int, labelled bool, opt TrainOptions) (*Batch, error) {
+	var labels []int64
+	if labelled {
+		labels = d.Labels
+	}
+	if d.Seqs2 != nil {
+		return NewPairBatch(d.Seqs, d.Seqs2, labels, idx, opt.Pad, opt.MaxLen, opt.Device)
+	}
+	return NewBatch(d.Seqs, labels, idx, opt.Pad, opt.MaxLen, opt.Device)
 }
 
 // TrainOptions control Train. The model's own settings (learning rate,
@@ -76,8 +105,19 @@ type TrainResult struct {
 // libtorch failure returns as an error.
 func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOptions) (TrainResult, error) {
 	var res TrainResult
-	if opt.Epochs < 1 || opt.Batch < 1 || opt.Classes < 2 || len(train.Seqs) == 0 || len(valid.Seqs) == 0 {
-		return res, fmt.Errorf("train: bad options %+v or empty data (%d train, %d valid)", opt, len(train.Seqs), len(valid.Seqs))
+	if opt.Epochs < 1 || opt.Batch < 1 || opt.Classes < 2 {
+		return res, fmt.Errorf("train: bad options: %d epochs, batch %d, %d classes", opt.Epochs, opt.Batch, opt.Classes)
+	}
+	for _, c := range []struct {
+		name string
+		d    Data
+	}{{"training", train}, {"validation", valid}} {
+		if err := c.d.check(c.name); err != nil {
+			return res, fmt.Errorf("train: %w", err)
+		}
+		if c.d.Labels == nil {
+			return res, fmt.Errorf("train: %s data without labels", c.name)
+		}
 	}
 	dir := opt.Dir
 	if dir == "" {
@@ -100,7 +140,7 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				b, err := NewBatch(train.Seqs, train.Labels, idx, opt.Pad, opt.MaxLen, opt.Device)
+				b, err := train.batch(idx, true, opt)
 				if err != nil {
 					return err
 				}
@@ -154,9 +194,12 @@ func Evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
 }
 
 func evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
+	if err := data.check("evaluation"); err != nil {
+		return Metrics{}, err
+	}
 	pred := make([]int64, len(data.Seqs))
 	for _, idx := range Buckets(data.Seqs, max(opt.Batch, 256), opt.MaxLen, 0, 0) {
-		b, err := NewBatch(data.Seqs, nil, idx, opt.Pad, opt.MaxLen, opt.Device)
+		b, err := data.batch(idx, false, opt)
 		if err != nil {
 			return Metrics{}, err
 		}

@@ -45,7 +45,7 @@ func smokeData(t *testing.T) (Data, Data) {
 	c := DefaultSmoke()
 	c.Examples = 600
 	tokens, labels := separable(c)
-	return Data{tokens[:500], labels[:500]}, Data{tokens[500:], labels[500:]}
+	return Data{Seqs: tokens[:500], Labels: labels[:500]}, Data{Seqs: tokens[500:], Labels: labels[500:]}
 }
 
 func trainOnce(t *testing.T, epochs, patience int) (TrainResult, Metrics) {

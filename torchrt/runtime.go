@@ -105,6 +105,11 @@ func Stubbed(name string) bool {
 	return false
 }
 
+// LiveTensors is the number of gotch tensors created and not yet freed in
+// this process: a count that must not grow across the epochs of a
+// training run.
+func LiveTensors() int { return ts.LiveTensors() }
+
 // ResidentBytes returns the process's resident memory (Linux,
 // /proc/self/statm): what leak tests and run provenance report.
 func ResidentBytes() (int64, error) {
