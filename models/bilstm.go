@@ -28,9 +28,9 @@ type BiLSTMConfig struct {
 	Pair bool
 	// HeadHidden is the hidden width of the MLP head (0: a linear head).
 	HeadHidden int64
-	LR       float64 // Adam learning rate
-	ClipNorm float64 // global gradient-norm bound; 0 disables clipping
-	PadIndex int64   // token id of padding (its embedding gets no gradient)
+	LR         float64 // Adam learning rate
+	ClipNorm   float64 // global gradient-norm bound; 0 disables clipping
+	PadIndex   int64   // token id of padding (its embedding gets no gradient)
 	// Pretrained, when set, is the Vocab × EmbedDim initial embedding
 	// matrix (see EmbeddingMatrix); otherwise embeddings start standard
 	// normal.
@@ -67,13 +67,13 @@ func (c BiLSTMConfig) validate() error {
 // the head sees [u; v; |u − v|; u ∘ v]. Its parameters live in one
 // VarStore on one device.
 type BiLSTM struct {
-	cfg     BiLSTMConfig
-	device  gotch.Device
-	vs      *nn.VarStore
-	opt     *nn.Optimizer
-	embed   *ts.Tensor
-	lstm    []*ts.Tensor // per layer and direction: w_ih, w_hh, b_ih, b_hh
-	head    head
+	cfg    BiLSTMConfig
+	device gotch.Device
+	vs     *nn.VarStore
+	opt    *nn.Optimizer
+	embed  *ts.Tensor
+	lstm   []*ts.Tensor // per layer and direction: w_ih, w_hh, b_ih, b_hh
+	head   head
 }
 
 // NewBiLSTM creates the model with parameters drawn from libtorch's
