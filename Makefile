@@ -18,7 +18,7 @@ BIN   := bin/xp
 XP_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export XP_DATA
 
-.PHONY: all setup torch build test quickstart doctor clean
+.PHONY: all setup torch build test quickstart doctor clean bench-pytorch
 
 all: build
 
@@ -38,6 +38,12 @@ test: torch
 quickstart: build
 	$(BIN) doctor
 	$(BIN) smoke
+
+# xp's biLSTM training against the same model in PyTorch, side by side
+# (docs/models.md). Installs Debian's python3-torch when missing.
+bench-pytorch: torch
+	@./scripts/setup.sh pytorch
+	$(GO) test ./models -run '^$$' -bench TrainVsPyTorch -benchtime 1x -timeout 60m -v
 
 doctor: build
 	$(BIN) doctor

@@ -108,6 +108,19 @@ func (v *Vocab) ID(w string) (int32, bool) {
 	return id, ok
 }
 
+// IDs maps tokens to their ids, unk for a token outside the vocabulary.
+func (v *Vocab) IDs(tokens []string, unk int64) []int64 {
+	out := make([]int64, len(tokens))
+	for i, w := range tokens {
+		if id, ok := v.index[w]; ok {
+			out[i] = int64(id)
+		} else {
+			out[i] = unk
+		}
+	}
+	return out
+}
+
 // Freq returns the empirical probability of word id among all counted
 // tokens (0 when nothing was counted).
 func (v *Vocab) Freq(id int32) float64 {

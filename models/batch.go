@@ -10,7 +10,7 @@ import (
 )
 
 // Batch is a mini-batch ready for a model: token ids padded to the longest
-// row, rows sorted by decreasing length (as packed sequences require), the
+// row, rows sorted by decreasing length, the
 // true lengths, labels in the same row order, and where each row came from.
 type Batch struct {
 	Tokens  *ts.Tensor // rows × time, int64, on the model's device
@@ -122,21 +122,4 @@ func (b *Batch) Drop() {
 	if b.Second != nil {
 		b.Second.Drop()
 	}
-}
-
-// packIndex returns, for rows sorted by decreasing length, the positions
-// (row·T + t) of the packed sequence in time-major order and the batch
-// size at each time step: the layout of PyTorch's PackedSequence.
-func packIndex(lengths []int64, T int64) (index, batchSizes []int64) {
-	for t := int64(0); t < lengths[0]; t++ {
-		n := int64(0)
-		for r, l := range lengths {
-			if l > t {
-				index = append(index, int64(r)*T+t)
-				n++
-			}
-		}
-		batchSizes = append(batchSizes, n)
-	}
-	return index, batchSizes
 }

@@ -10,16 +10,6 @@ import (
 	"github.com/xp-nlp/xp/torchrt"
 )
 
-func TestPackIndex(t *testing.T) {
-	idx, bs := packIndex([]int64{3, 2, 1}, 4)
-	if want := []int64{0, 4, 8, 1, 5, 2}; !slices.Equal(idx, want) {
-		t.Errorf("index %v, want %v", idx, want)
-	}
-	if want := []int64{3, 2, 1}; !slices.Equal(bs, want) {
-		t.Errorf("batch sizes %v, want %v", bs, want)
-	}
-}
-
 func TestNewBatchOrder(t *testing.T) {
 	seqs := [][]int64{{1}, {2, 3, 4}, {}, {5, 6}}
 	b, err := NewBatch(seqs, []int64{0, 1, 0, 1}, []int{0, 1, 2, 3}, 0, 2, gotch.CPU)

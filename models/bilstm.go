@@ -170,11 +170,19 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 }
 
 // encode returns the rows × 2·hidden features of a batch of single texts.
-// The embedded sequences are packed (PyTorch's PackedSequence layout, built
-// with index_select) and run through libtorch's lstm over packed data, so
-// padding never enters the recurrence: each row's final forward and
-// backward states are those of its own last token, and max pooling sees
-// only its own tokens' outputs.
+//
+// Each direction runs as its own unidirectional LSTM over the padded
+// batch: the forward one over the tokens as they are (padding comes after
+// each row's last token, so it never reaches the states read), the
+// backward one over each row's tokens reversed within its own length
+// (padding again comes last). The final states are the outputs at each
+// row's last true position, and max pooling sees only true positions, so
+// padding never changes a row's features (TestPaddingInvariance).
+//
+// This is what PyTorch computes over a PackedSequence, but libtorch 1.13's
+// backward through the packed LSTM is quadratic in the length on the CPU
+// (56 s for one batch of 64 × 256 tokens against 1.3 s padded; see
+// docs/models.md), so packed sequences are not used.
 func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	var s scope
 	defer s.drop()
@@ -186,61 +194,144 @@ func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("bilstm: tokens of shape %v for %d lengths", size, len(b.Lengths))
 	}
 	rows, T := size[0], size[1]
-	for r, l := range b.Lengths {
-		if l < 1 || l > T || (r > 0 && l > b.Lengths[r-1]) {
-			return nil, fmt.Errorf("bilstm: lengths %v must be non-increasing within [1, %d]", b.Lengths, T)
+	for _, l := range b.Lengths {
+		if l < 1 || l > T {
+			return nil, fmt.Errorf("bilstm: lengths %v must lie within [1, %d]", b.Lengths, T)
 		}
+	}
+	ix := newRowIndex(b.Lengths, T)
+	index := func(v []int64) (*ts.Tensor, error) {
+		return s.keep(toDevice(v, []int64{int64(len(v))}, m.device))
+	}
+	rev, err := index(ix.reverse)
+	if err != nil {
+		return nil, err
+	}
+	last, err := index(ix.last)
+	if err != nil {
+		return nil, err
 	}
 	x, err := s.keep(ts.Embedding(m.embed, b.Tokens, m.cfg.PadIndex, false, false))
 	if err != nil {
 		return nil, err
 	}
-	flat, err := s.keep(x.View([]int64{rows * T, m.cfg.EmbedDim}, false))
+	H := m.cfg.Hidden
+	h0, err := s.keep(ts.Zeros([]int64{1, rows, H}, gotch.Float, m.device))
 	if err != nil {
 		return nil, err
 	}
-	index, batchSizes := packIndex(b.Lengths, T)
-	it, err := s.keep(toDevice(index, []int64{int64(len(index))}, m.device))
-	if err != nil {
-		return nil, err
+	// run is one direction of one layer over a batch-first input:
+	// rows × T × H outputs.
+	run := func(in *ts.Tensor, params []*ts.Tensor) (*ts.Tensor, error) {
+		out, h, c, err := ts.Lstm(in, []*ts.Tensor{h0, h0}, params, true, 1, 0, train, false, true)
+		if err != nil {
+			return nil, fmt.Errorf("bilstm: lstm: %w", err)
+		}
+		h.Drop()
+		c.Drop()
+		return s.keep(out, nil)
 	}
-	packed, err := s.keep(flat.IndexSelect(0, it, false))
-	if err != nil {
-		return nil, err
+	// reverse flips each row within its length: rows × T × F in and out.
+	reverse := func(v *ts.Tensor, F int64) (*ts.Tensor, error) {
+		flat, err := s.keep(v.Reshape([]int64{rows * T, F}, false))
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.keep(flat.IndexSelect(0, rev, false))
+		if err != nil {
+			return nil, err
+		}
+		return s.keep(r.Reshape([]int64{rows, T, F}, false))
 	}
-	bs, err := s.keep(ts.NewTensorFromData(batchSizes, []int64{int64(len(batchSizes))})) // on the CPU, as libtorch requires
-	if err != nil {
-		return nil, err
+	in, inDim := x, m.cfg.EmbedDim
+	var fwd, bwdRev *ts.Tensor
+	for l := int64(0); l < m.cfg.Layers; l++ {
+		if l > 0 && train && m.cfg.Dropout > 0 {
+			if in, err = s.keep(ts.Dropout(in, m.cfg.Dropout, true)); err != nil {
+				return nil, err
+			}
+		}
+		p := m.lstm[8*l : 8*l+8]
+		if fwd, err = run(in, p[:4]); err != nil {
+			return nil, err
+		}
+		inRev, err := reverse(in, inDim)
+		if err != nil {
+			return nil, err
+		}
+		if bwdRev, err = run(inRev, p[4:]); err != nil {
+			return nil, err
+		}
+		bwd, err := reverse(bwdRev, H)
+		if err != nil {
+			return nil, err
+		}
+		if in, err = s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 2)); err != nil {
+			return nil, err
+		}
+		inDim = 2 * H
 	}
-	h0, err := s.keep(ts.Zeros([]int64{2 * m.cfg.Layers, rows, m.cfg.Hidden}, gotch.Float, m.device))
-	if err != nil {
-		return nil, err
-	}
-	out, h, c, err := ts.LstmData(packed, bs, []*ts.Tensor{h0, h0}, m.lstm, true, m.cfg.Layers, m.cfg.Dropout, train, true)
-	if err != nil {
-		return nil, fmt.Errorf("bilstm: lstm: %w", err)
-	}
-	s = append(s, out, h, c)
 	if m.cfg.Pooling == "max" {
-		return maxPool(out, it, rows, T, 2*m.cfg.Hidden, m.device)
+		valid, err := index(ix.valid)
+		if err != nil {
+			return nil, err
+		}
+		flat, err := s.keep(in.Reshape([]int64{rows * T, 2 * H}, false))
+		if err != nil {
+			return nil, err
+		}
+		vals, err := s.keep(flat.IndexSelect(0, valid, false))
+		if err != nil {
+			return nil, err
+		}
+		return maxPool(vals, valid, rows, T, 2*H, m.device)
 	}
-	// h is (layers·2) × rows × hidden; the last two rows are the last
-	// layer's forward and backward final states.
-	fwd, err := s.keep(h.Select(0, 2*m.cfg.Layers-2, false))
-	if err != nil {
-		return nil, err
+	// The forward direction's final state is its output at the last true
+	// position; the backward direction's is the reversed run's output at
+	// the same position (it has then read the row's first token).
+	var finals []*ts.Tensor
+	for _, v := range []*ts.Tensor{fwd, bwdRev} {
+		flat, err := s.keep(v.Reshape([]int64{rows * T, H}, false))
+		if err != nil {
+			return nil, err
+		}
+		f, err := s.keep(flat.IndexSelect(0, last, false))
+		if err != nil {
+			return nil, err
+		}
+		finals = append(finals, f)
 	}
-	bwd, err := s.keep(h.Select(0, 2*m.cfg.Layers-1, false))
-	if err != nil {
-		return nil, err
-	}
-	return ts.Cat([]*ts.Tensor{fwd, bwd}, 1)
+	return ts.Cat(finals, 1)
 }
 
-// maxPool unpacks the packed outputs (their rows·T positions in index)
-// into a rows × T × F tensor whose padding positions hold −∞, and returns
-// the maximum over time: rows × F.
-func maxPool(packed, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*ts.Tensor, error) {
+// rowIndex holds flat (row·T + t) positions of a padded batch.
+type rowIndex struct {
+	reverse []int64 // position of the token each position reads when rows are reversed within their lengths (an involution)
+	last    []int64 // each row's last true position
+	valid   []int64 // every true position, row by row
+}
+
+func newRowIndex(lengths []int64, T int64) rowIndex {
+	var ix rowIndex
+	for r, l := range lengths {
+		base := int64(r) * T
+		for t := int64(0); t < T; t++ {
+			if t < l {
+				ix.reverse = append(ix.reverse, base+l-1-t)
+				ix.valid = append(ix.valid, base+t)
+			} else {
+				ix.reverse = append(ix.reverse, base+t)
+			}
+		}
+		ix.last = append(ix.last, base+l-1)
+	}
+	return ix
+}
+
+// maxPool scatters the outputs at true positions (their rows·T positions
+// in index) into a rows × T × F tensor whose padding positions hold −∞,
+// and returns the maximum over time: rows × F.
+func maxPool(vals, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*ts.Tensor, error) {
 	var s scope
 	defer s.drop()
 	inf := ts.FloatScalar(math.Inf(-1))
@@ -249,7 +340,7 @@ func maxPool(packed, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*
 	if err != nil {
 		return nil, err
 	}
-	padded, err := s.keep(full.IndexCopy(0, index, packed, false))
+	padded, err := s.keep(full.IndexCopy(0, index, vals, false))
 	if err != nil {
 		return nil, err
 	}

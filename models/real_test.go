@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -57,67 +58,12 @@ func realQuality(t *testing.T, c realCase) {
 	if root == "" {
 		t.Skip("SKIP: XP_DATA not set")
 	}
-	name, evalSplit, carve := c.dataset, c.eval, c.carve
-	ctx := context.Background()
 	// Early stopping uses a validation split carved from train (10%,
-	// seeded); dev is only evaluated, never selected on.
-	carve = append(carve, datasets.Carving{From: "train", To: "valid", Fraction: 0.1})
-	d, err := datasets.Load(ctx, root, name, datasets.Options{Carve: carve, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := embedding.Load(ctx, filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"), embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-emb-cache")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := datasets.DefaultTokenizer()
-	counter := datasets.NewCounter()
-	toks, toks2 := map[string][][]string{}, map[string][][]string{}
-	for _, split := range []string{"train", "valid", evalSplit} {
-		for _, x := range d.Splits[split] {
-			w := tok.Tokens(x.Text)
-			toks[split] = append(toks[split], w)
-			if split == "train" {
-				counter.Add(w...)
-			}
-			if d.Pair {
-				w2 := tok.Tokens(x.Text2)
-				toks2[split] = append(toks2[split], w2)
-				if split == "train" {
-					counter.Add(w2...)
-				}
-			}
-		}
-	}
-	vocab := counter.Vocab(datasets.VocabOptions{Reserved: []string{"<pad>", "<unk>"}})
-	seq := func(ws []string) []int64 {
-		s := make([]int64, len(ws))
-		for j, w := range ws {
-			if id, ok := vocab.ID(w); ok {
-				s[j] = int64(id)
-			} else {
-				s[j] = 1
-			}
-		}
-		return s
-	}
-	ids := func(split string) Data {
-		var out Data
-		for i, ws := range toks[split] {
-			out.Seqs = append(out.Seqs, seq(ws))
-			if d.Pair {
-				out.Seqs2 = append(out.Seqs2, seq(toks2[split][i]))
-			}
-			out.Labels = append(out.Labels, int64(d.Splits[split][i].Label))
-		}
-		return out
-	}
-	train, valid, dev := ids("train"), ids("valid"), ids(evalSplit)
-	pre, missing, err := EmbeddingMatrix(vocab.Words, e, e.Dim, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("vocabulary %d words, %d without a vector", vocab.Len(), missing)
+	// seeded); the eval split is only evaluated, never selected on.
+	carve := append(slices.Clip(c.carve), datasets.Carving{From: "train", To: "valid", Fraction: 0.1})
+	r := loadReal(t, root, c.dataset, carve, "train", "valid", c.eval)
+	name, evalSplit, d, e, pre := c.dataset, c.eval, r.dataset, r.emb, r.pre
+	train, valid, dev := r.data["train"], r.data["valid"], r.data[c.eval]
 	epochs := 3
 	if v, err := strconv.Atoi(os.Getenv("XP_EPOCHS")); err == nil {
 		epochs = v
@@ -128,7 +74,7 @@ func realQuality(t *testing.T, c realCase) {
 	classes := int64(len(d.Labels))
 	var res TrainResult
 	var devM Metrics
-	err = torchrt.Do(func() error {
+	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
 		var m interface {
 			Classifier
@@ -137,10 +83,10 @@ func realQuality(t *testing.T, c realCase) {
 		var err error
 		switch model {
 		case "bilstm":
-			m, err = NewBiLSTM(BiLSTMConfig{Vocab: int64(vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 128, Layers: 1, Classes: classes,
+			m, err = NewBiLSTM(BiLSTMConfig{Vocab: int64(r.vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 128, Layers: 1, Classes: classes,
 				Dropout: 0.5, LR: 1e-3, ClipNorm: 5, Pretrained: pre, Freeze: true, Pooling: c.pooling, Pair: d.Pair, HeadHidden: pairHidden(d.Pair)}, gotch.CPU)
 		case "baseline":
-			m, err = NewBaseline(BaselineConfig{Vocab: int64(vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 256, Classes: classes,
+			m, err = NewBaseline(BaselineConfig{Vocab: int64(r.vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 256, Classes: classes,
 				Dropout: 0.5, LR: 1e-3, ClipNorm: 5, Pretrained: pre, Freeze: true, Pair: d.Pair}, gotch.CPU)
 		default:
 			err = fmt.Errorf("XP_MODEL %q is not bilstm or baseline", model)
@@ -150,7 +96,7 @@ func realQuality(t *testing.T, c realCase) {
 		}
 		defer m.Close()
 		opt := TrainOptions{Epochs: epochs, Batch: 64, MaxLen: c.maxLen, Patience: 2, Classes: int(classes), Seed: 1, Device: gotch.CPU, Log: os.Stderr, Progress: os.Stderr}
-		if res, err = Train(ctx, m, train, valid, opt); err != nil {
+		if res, err = Train(context.Background(), m, train, valid, opt); err != nil {
 			return err
 		}
 		devM, err = Evaluate(m, dev, opt)
@@ -175,4 +121,68 @@ func pairHidden(pair bool) int64 {
 		return 256
 	}
 	return 0
+}
+
+// realSet is a real dataset made ready for a model: token ids over the
+// training vocabulary (<pad> = 0, <unk> = 1) and the initial embedding
+// matrix from the shared 300-d fastText vectors.
+type realSet struct {
+	dataset *datasets.Dataset
+	emb     *embedding.Embedding
+	vocab   *datasets.Vocab
+	data    map[string]Data
+	pre     []float32
+}
+
+// loadReal loads a dataset from root, carves it, tokenizes the named
+// splits (the first is the training split, whose words make the
+// vocabulary) and maps them to ids.
+func loadReal(tb testing.TB, root, name string, carve []datasets.Carving, splits ...string) realSet {
+	ctx := context.Background()
+	d, err := datasets.Load(ctx, root, name, datasets.Options{Carve: carve, Seed: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e, err := embedding.Load(ctx, filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"), embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-emb-cache")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tok := datasets.DefaultTokenizer()
+	counter := datasets.NewCounter()
+	toks, toks2 := map[string][][]string{}, map[string][][]string{}
+	for i, split := range splits {
+		for _, x := range d.Splits[split] {
+			w := tok.Tokens(x.Text)
+			toks[split] = append(toks[split], w)
+			var w2 []string
+			if d.Pair {
+				w2 = tok.Tokens(x.Text2)
+				toks2[split] = append(toks2[split], w2)
+			}
+			if i == 0 {
+				counter.Add(w...)
+				counter.Add(w2...)
+			}
+		}
+	}
+	r := realSet{dataset: d, emb: e, data: map[string]Data{}}
+	r.vocab = counter.Vocab(datasets.VocabOptions{Reserved: []string{"<pad>", "<unk>"}})
+	for _, split := range splits {
+		var out Data
+		for i, ws := range toks[split] {
+			out.Seqs = append(out.Seqs, r.vocab.IDs(ws, 1))
+			if d.Pair {
+				out.Seqs2 = append(out.Seqs2, r.vocab.IDs(toks2[split][i], 1))
+			}
+			out.Labels = append(out.Labels, int64(d.Splits[split][i].Label))
+		}
+		r.data[split] = out
+	}
+	pre, missing, err := EmbeddingMatrix(r.vocab.Words, e, e.Dim, 0, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("%s: vocabulary %d words, %d without a vector", name, r.vocab.Len(), missing)
+	r.pre = pre
+	return r
 }

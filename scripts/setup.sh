@@ -3,6 +3,10 @@
 # (Debian's libtorch-dev unless LIBTORCH points at another one) and an
 # optimized BLAS (Debian's libtorch uses whatever libblas.so.3 is selected;
 # libopenblas0-pthread makes that OpenBLAS). Does nothing when all is there.
+#
+#   scripts/setup.sh           what the build and tests need
+#   scripts/setup.sh pytorch   also Debian's python3-torch (the same libtorch),
+#                              for the PyTorch comparison benchmark (bench/)
 set -euo pipefail
 
 die() { echo "setup: $*" >&2; exit 1; }
@@ -19,6 +23,9 @@ else
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
   dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || need+=(libopenblas0-pthread)
+fi
+if [ "${1:-}" = pytorch ]; then
+  { python3 -c 'import torch' || /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || need+=(python3-torch)
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0
