@@ -3,7 +3,9 @@ package mech
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -231,4 +233,56 @@ func (r *reader) floats(k string) []float64 {
 	}
 	r.fail(k, v, "a list of numbers")
 	return nil
+}
+
+// Check validates a mechanism's name, ε and parameters (names, types and
+// ranges) without building it: what a config validator needs before any
+// work starts. New may still reject combinations that need the vectors.
+func Check(name string, eps float64, p Params) error {
+	b, ok := registry[name]
+	if !ok {
+		return fmt.Errorf("unknown mechanism %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return fmt.Errorf("%s: ε = %v, want a finite value > 0", name, eps)
+	}
+	r := reader{name: name, p: p}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if _, ok := b.params[k]; !ok {
+			return fmt.Errorf("%s: unknown parameter %q (known: %s)", name, k, strings.Join(slices.Sorted(maps.Keys(b.params)), ", "))
+		}
+		unit := func(x float64, lo0 bool) bool { return x <= 1 && (x > 0 || (lo0 && x == 0)) }
+		switch k {
+		case "t", "lambda", "p":
+			if x := r.float(k, 0); r.err == nil && !unit(x, true) {
+				r.fail(k, p[k], "a value in [0, 1]")
+			}
+		case "sensitive":
+			if x := r.float(k, 1); r.err == nil && !unit(x, false) {
+				r.fail(k, p[k], "a value in (0, 1]")
+			}
+		case "t_r":
+			for _, x := range r.floats(k) {
+				if r.err == nil && !unit(x, true) {
+					r.fail(k, p[k], "values in [0, 1]")
+				}
+			}
+		case "k":
+			if x := r.int(k); r.err == nil && x < 1 {
+				r.fail(k, p[k], "an integer ≥ 1")
+			}
+		case "rank":
+			if x := r.int(k); r.err == nil && x < 0 {
+				r.fail(k, p[k], "an integer ≥ 0")
+			}
+		case "exclude_input":
+			r.bool(k)
+		case "mapping", "score", "strategy":
+			allowed := map[string][]string{"mapping": {"aggressive", "balanced", "conservative"}, "score": {"euclidean", "cosine"}, "strategy": {"token", "record", "dataset"}}[k]
+			if x := r.string(k); r.err == nil && !slices.Contains(allowed, x) {
+				r.fail(k, p[k], strings.Join(allowed, " | "))
+			}
+		}
+	}
+	return r.err
 }

@@ -1,7 +1,8 @@
-// Package runner owns the execution of a sweep: it takes the Cells of an
-// experiment, skips those already recorded, schedules the rest over workers
-// and devices, caches privatized corpora and trained-model results by
-// content hash, reports progress, records provenance, and survives being
-// killed: a rerun redoes only the interrupted Cell. A failing Cell is
-// recorded with its error; the sweep goes on.
+// Package runner owns the execution of a sweep: loading the inputs a config
+// names once, deciding which cells are already recorded, running the rest
+// (privatization through a content-addressed corpus cache, training,
+// evaluation) in this process or in worker processes (one shard each),
+// recording each cell atomically, and writing the run's manifest, tables
+// and plots. A killed run loses at most the cells in flight; the next run
+// redoes exactly those.
 package runner

@@ -110,6 +110,25 @@ func Stubbed(name string) bool {
 // training run.
 func LiveTensors() int { return ts.LiveTensors() }
 
+// PeakResidentBytes returns the process's peak resident memory so far
+// (Linux, VmHWM in /proc/self/status).
+func PeakResidentBytes() (int64, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmHWM %q: %w", rest, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
+}
+
 // ResidentBytes returns the process's resident memory (Linux,
 // /proc/self/statm): what leak tests and run provenance report.
 func ResidentBytes() (int64, error) {

@@ -4,6 +4,9 @@
 //	xp smoke [flags]     train a tiny BiLSTM on a synthetic problem (checks the binding)
 //	xp data list|get|show  the data root: what is there, fetch what is not
 //	xp privatize [flags] write a privatized copy of a dataset split
+//	xp run CONFIG        run an experiment sweep (resumable; see docs/config.md)
+//	xp results OUTDIR    print a run's table
+//	xp plot OUTDIR       redraw a run's plots
 //
 // xp only parses flags and wires packages together; see README.md.
 package main
@@ -29,6 +32,10 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "xp:", err)
+		var f failedCells
+		if errors.As(err, &f) {
+			os.Exit(min(f.n, 125))
+		}
 		os.Exit(1)
 	}
 }
@@ -40,6 +47,9 @@ commands:
   smoke    train a tiny BiLSTM on a synthetic problem (checks the binding end to end)
   data     list, get (download or mirror) and show datasets and embeddings
   privatize  write a privatized copy of a dataset split (TSV) to read what a mechanism does
+  run      run an experiment: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml
+  results  print the table of a run: xp results [--csv] OUTDIR
+  plot     redraw the plots of a run: xp plot OUTDIR
 `
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -56,6 +66,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return data(ctx, args[1:], out)
 	case "privatize":
 		return privatize(ctx, args[1:], out)
+	case "run":
+		return runCmd(ctx, args[1:], out)
+	case "results":
+		return resultsCmd(args[1:], out)
+	case "plot":
+		return plotCmd(args[1:], out)
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return nil

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/runner"
+)
+
+// failedCells is returned when a sweep finished with failed cells; the
+// process exits with their number (at most 125).
+type failedCells struct{ n, of int }
+
+func (f failedCells) Error() string { return fmt.Sprintf("%d of %d cells failed (see their records)", f.n, f.of) }
+
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func runCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var sets setFlags
+	fs.Var(&sets, "set", "override a config key: path.to.key=value (repeatable), e.g. --set train.epochs=1")
+	dry := fs.Bool("dry-run", false, "list the cells and what is cached; run nothing")
+	workers := fs.Int("workers", 0, "worker processes over cells (0: the config's workers)")
+	shard := fs.String("shard", "", "run only shard I of N (I/N), e.g. one per node or GPU over a shared output folder")
+	quiet := fs.Bool("q", false, "no progress bars")
+	if err := fs.Parse(reorder(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml")
+	}
+	path := fs.Arg(0)
+	c, err := experiments.Load(path, sets)
+	if err != nil {
+		return err
+	}
+	opt := runner.Options{Workers: *workers, DryRun: *dry, Log: os.Stderr, Progress: os.Stderr}
+	if *quiet {
+		opt.Progress = nil
+	}
+	if *shard != "" {
+		i, n, ok := strings.Cut(*shard, "/")
+		a, err1 := strconv.Atoi(i)
+		b, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || b < 1 || a < 0 || a >= b {
+			return fmt.Errorf("--shard %q: want I/N with 0 ≤ I < N", *shard)
+		}
+		opt.Shard, opt.Shards = a, b
+	}
+	if exe, err := os.Executable(); err == nil {
+		opt.Spawn = func(ctx context.Context, shard, shards, threads int) *exec.Cmd {
+			args := []string{"run", "-q", "--shard", fmt.Sprintf("%d/%d", shard, shards), "--set", "threads=" + strconv.Itoa(threads)}
+			for _, s := range sets {
+				args = append(args, "--set", s)
+			}
+			return exec.CommandContext(ctx, exe, append(args, path)...)
+		}
+	}
+	sum, err := runner.Run(ctx, c, opt)
+	if err != nil {
+		return err
+	}
+	if *dry {
+		for _, cs := range sum.Cells {
+			fmt.Fprintf(out, "%-7s %.12s  %s\n", cs.Status, cs.Key, cs.Cell)
+		}
+		fmt.Fprintf(out, "%d cells: %d cached, %d to run\n", len(sum.Cells), sum.Reused, len(sum.Cells)-sum.Reused)
+		return nil
+	}
+	if opt.Shards == 0 {
+		rows, err := loadRows(c.Output, sum)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(out, results.Markdown(rows))
+		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run, %d failed\n", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Failed)
+		for _, p := range append(sum.Tables, sum.Plots...) {
+			fmt.Fprintln(out, "wrote", p)
+		}
+	}
+	if sum.Failed > 0 {
+		return failedCells{sum.Failed, len(sum.Cells)}
+	}
+	return nil
+}
+
+// loadRows rebuilds the table of a run's cells from its records.
+func loadRows(dir string, sum runner.Summary) ([]results.Row, error) {
+	store, err := results.OpenStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	var recs []results.Record
+	for _, cs := range sum.Cells {
+		r, ok, err := store.Get(cs.Key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			recs = append(recs, r)
+		}
+	}
+	return results.Table(recs), nil
+}
+
+// manifestCells reads the summary of the last run in dir.
+func manifestCells(dir string) (runner.Manifest, error) {
+	var m runner.Manifest
+	b, err := os.ReadFile(dir + "/manifest.json")
+	if err != nil {
+		return m, fmt.Errorf("%s: no finished run here (%w)", dir, err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s/manifest.json: %w", dir, err)
+	}
+	return m, nil
+}
+
+// resultsCmd prints the table of the last run in OUTDIR.
+func resultsCmd(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("results", flag.ContinueOnError)
+	csv := fs.Bool("csv", false, "CSV instead of Markdown")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: xp results [--csv] OUTDIR")
+	}
+	m, err := manifestCells(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	rows, err := loadRows(fs.Arg(0), m.Summary)
+	if err != nil {
+		return err
+	}
+	if *csv {
+		return results.WriteCSV(out, rows)
+	}
+	_, err = fmt.Fprint(out, results.Markdown(rows))
+	return err
+}
+
+// plotCmd redraws the plots of the last run in OUTDIR.
+func plotCmd(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: xp plot OUTDIR")
+	}
+	m, err := manifestCells(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	rows, err := loadRows(fs.Arg(0), m.Summary)
+	if err != nil {
+		return err
+	}
+	paths, err := results.Plot(fs.Arg(0), m.Provenance.Resolved.Name, rows)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		fmt.Fprintln(out, "wrote", p)
+	}
+	return nil
+}
+
+// reorder moves flags before positional arguments so that
+// "xp run CONFIG --set k=v" works as well as "xp run --set k=v CONFIG".
+func reorder(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && (name == "set" || name == "workers" || name == "shard") && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}

@@ -1,0 +1,158 @@
+package results
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Plot draws accuracy versus ε, one panel per privatized mode (train-time,
+// test-time, both), one line per mechanism setting with ± sd error bars
+// over seeds, the unprivatized baseline as a dashed line; ε on a log axis
+// when it spans more than a decade. It writes accuracy.png and
+// accuracy.svg under dir/plots and returns their paths.
+func Plot(dir, title string, rows []Row) ([]string, error) {
+	var modes []string
+	base := math.NaN()
+	for _, r := range rows {
+		if r.Mode == "none" {
+			base = r.Accuracy
+		} else if !slices.Contains(modes, r.Mode) {
+			modes = append(modes, r.Mode)
+		}
+	}
+	slices.SortFunc(modes, func(a, b string) int { return modeRank(a) - modeRank(b) })
+	if len(modes) == 0 {
+		return nil, fmt.Errorf("results: nothing to plot (no privatized cells)")
+	}
+	var panels []*plot.Plot
+	for _, mode := range modes {
+		p, err := panel(title, mode, rows, base)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	pd := filepath.Join(dir, "plots")
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		return nil, err
+	}
+	w, h := vg.Length(len(panels))*4*vg.Inch, 3.6*vg.Inch
+	var paths []string
+	for _, ext := range []string{"png", "svg"} {
+		var c draw.Canvas
+		var save func(*os.File) error
+		switch ext {
+		case "png":
+			img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))}
+			c, save = draw.New(img), func(f *os.File) error { _, err := img.WriteTo(f); return err }
+		default:
+			svg := vgsvg.New(w, h)
+			c, save = draw.New(svg), func(f *os.File) error { _, err := svg.WriteTo(f); return err }
+		}
+		tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+		canvases := plot.Align([][]*plot.Plot{panels}, tiles, c)
+		for i, p := range panels {
+			p.Draw(canvases[0][i])
+		}
+		path := filepath.Join(pd, "accuracy."+ext)
+		if err := writeVia(path, save); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// writeVia writes a file through a temporary name and renames it.
+func writeVia(path string, save func(*os.File) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".plot-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := save(f); err != nil {
+		f.Close()
+		return fmt.Errorf("results: plot %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func panel(title, mode string, rows []Row, base float64) (*plot.Plot, error) {
+	p := plot.New()
+	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
+	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
+	p.X.Label.Text = "ε"
+	p.Y.Label.Text = "accuracy"
+	p.Legend.Top = false
+	p.Legend.Left = false
+	var settings []string
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		if r.Mode == mode && !slices.Contains(settings, r.Setting) {
+			settings = append(settings, r.Setting)
+		}
+		if r.Mode == mode {
+			lo, hi = math.Min(lo, r.Epsilon), math.Max(hi, r.Epsilon)
+		}
+	}
+	if lo > 0 && hi/lo > 10 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	for i, s := range settings {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for _, r := range rows {
+			if r.Mode == mode && r.Setting == s && r.Seeds > 0 {
+				pts = append(pts, plotter.XY{X: r.Epsilon, Y: r.Accuracy})
+				errs = append(errs, struct{ Low, High float64 }{r.AccSD, r.AccSD})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs})
+		if err != nil {
+			return nil, err
+		}
+		eb.Color = plotutil.Color(i)
+		p.Add(line, points, eb)
+		p.Legend.Add(s, line, points)
+	}
+	if !math.IsNaN(base) && lo <= hi {
+		bl, err := plotter.NewLine(plotter.XYs{{X: lo, Y: base}, {X: hi, Y: base}})
+		if err != nil {
+			return nil, err
+		}
+		bl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		bl.Color = color.Gray{Y: 96}
+		p.Add(bl)
+		p.Legend.Add("unprivatized", bl)
+	}
+	p.Add(plotter.NewGrid())
+	return p, nil
+}
