@@ -311,9 +311,6 @@ func cmpOr(a, b string) string {
 // indices), or of its nearest existing parent; 0 for --set values.
 func (c *Config) line(path ...any) int {
 	n, line := c.root, 0
-	if n != nil {
-		line = n.Line
-	}
 	for _, p := range path {
 		if n == nil {
 			break
@@ -324,14 +321,14 @@ func (c *Config) line(path ...any) int {
 			if n.Kind == yaml.MappingNode {
 				for i := 0; i+1 < len(n.Content); i += 2 {
 					if n.Content[i].Value == k {
-						line, next = n.Content[i].Line, n.Content[i+1]
+						line, next = max(line, n.Content[i].Line), n.Content[i+1]
 					}
 				}
 			}
 		case int:
 			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
 				next = n.Content[k]
-				line = next.Line
+				line = max(line, next.Line)
 			}
 		}
 		n = next

@@ -21,7 +21,9 @@ import (
 // process exits with their number (at most 125).
 type failedCells struct{ n, of int }
 
-func (f failedCells) Error() string { return fmt.Sprintf("%d of %d cells failed (see their records)", f.n, f.of) }
+func (f failedCells) Error() string {
+	return fmt.Sprintf("%d of %d cells failed (see their records)", f.n, f.of)
+}
 
 type setFlags []string
 

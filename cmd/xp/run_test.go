@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/results"
+)
+
+// TestMain lets the test binary act as xp itself (XP_TEST_MAIN=1), so that
+// tests can run, kill and resume real xp processes, and so that `xp run
+// --workers` can spawn it.
+func TestMain(m *testing.M) {
+	if os.Getenv("XP_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func xpCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "XP_TEST_MAIN=1")
+	return cmd
+}
+
+// records reads every record file of a run: name → bytes.
+func records(t *testing.T, out string) map[string][]byte {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(out, "cells"))
+	m := map[string][]byte{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(out, "cells", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[e.Name()] = b
+	}
+	return m
+}
+
+// TestRunSurvivesKill9 kills a real `xp run` with SIGKILL once its first
+// cells are recorded, runs it again, and checks that the finished cells
+// are reused untouched, the rest (the interrupted one included) are run,
+// and every record is whole.
+func TestRunSurvivesKill9(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 150, Test: 30, Epochs: 6, Epsilon: []float64{1, 5, 20}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	cmd := xpCommand("run", "-q", cfg)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for len(records(t, out)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL: no cleanup runs
+	cmd.Wait()
+	before := records(t, out)
+	if len(before) < 2 || len(before) >= 7 {
+		t.Fatalf("%d of 7 records when killed: the kill did not land mid-sweep", len(before))
+	}
+	var stdout, stderr bytes.Buffer
+	again := xpCommand("run", "-q", cfg)
+	again.Stdout, again.Stderr = &stdout, &stderr
+	if err := again.Run(); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, stderr.String())
+	}
+	after := records(t, out)
+	if len(after) != 7 {
+		t.Errorf("%d records after resuming, want 7: %v", len(after), keys(after))
+	}
+	for name, b := range before {
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		if !bytes.Equal(after[name], b) {
+			t.Errorf("record %s changed on resume", name)
+		}
+	}
+	for name, b := range after {
+		var r results.Record
+		if !strings.HasSuffix(name, ".json") || json.Unmarshal(b, &r) != nil || r.Status != "ok" {
+			t.Errorf("%s is not a whole successful record", name)
+		}
+	}
+	reused := 0
+	for name := range before {
+		if strings.HasSuffix(name, ".json") {
+			reused++
+		}
+	}
+	if want := "reused from"; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "7 cells: "+itoa(reused)+" reused") {
+		t.Errorf("resumed run's summary (want %d reused):\n%s", reused, stdout.String())
+	}
+}
+
+// TestRunWorkersMatchOneProcess: `--workers 2` (two real worker processes)
+// records the same numbers as one process.
+func TestRunWorkersMatchOneProcess(t *testing.T) {
+	acc := func(workers string) map[string]float64 {
+		dir := t.TempDir()
+		cfg, err := fixture.Write(dir, fixture.Options{Train: 40, Test: 20, Epochs: 2, Epsilon: []float64{2, 20}, Seeds: []int{1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd := xpCommand("run", "-q", "--workers", workers, cfg)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("workers %s: %v\n%s", workers, err, stderr.String())
+		}
+		m := map[string]float64{}
+		for name, b := range records(t, filepath.Join(dir, "out")) {
+			var r results.Record
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			m[name] = r.Test.Accuracy + 10*r.Valid.Accuracy
+		}
+		return m
+	}
+	one, two := acc("1"), acc("2")
+	if len(one) != 5 || len(two) != 5 {
+		t.Fatalf("records: %d with one process, %d with two workers", len(one), len(two))
+	}
+	for k, v := range one {
+		if two[k] != v {
+			t.Errorf("cell %s: %v in one process, %v with two workers", k, v, two[k])
+		}
+	}
+}
+
+func TestRunConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		set, want string
+	}{
+		{"mechanisms.0.epsilon=[0]", "xp.yaml:"},
+		{"model.kind=transformer", "xp.yaml:"},
+		{"train.epochs=many", "--set"},
+	} {
+		err := run(context.Background(), []string{"run", "--set", c.set, cfg}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %s: %v (want %q)", c.set, err, c.want)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"run", "--dry-run", cfg}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "3 cells: 0 cached, 3 to run") {
+		t.Errorf("dry run:\n%s", out.String())
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var k []string
+	for n := range m {
+		k = append(k, n)
+	}
+	return k
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
