@@ -180,4 +180,3 @@ func keys(m map[string][]byte) []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/results"
+)
+
+// TestRealQuickstartSubset runs the quick-start config end to end on the
+// real SST-2 and fastText vectors of the data root, shrunk by --set
+// overrides (600 training sentences, 200 test sentences, one epoch), then
+// runs it again: the second run must be served entirely from the records.
+func TestRealQuickstartSubset(t *testing.T) {
+	root := datasets.RootFromEnv()
+	if root == "" {
+		t.Skip("SKIP: XP_DATA not set")
+	}
+	dir := t.TempDir()
+	sets := []string{"data=" + root, "dataset.train_limit=600", "dataset.test_limit=200", "train.epochs=1", "model.hidden=16",
+		"mechanisms.0.epsilon=[25]", "output=" + filepath.Join(dir, "out"), "cache=" + filepath.Join(dir, "cache"), "threads=0"}
+	c, err := experiments.Load("../configs/sst2_quickstart.yaml", sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Run(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Cells) != 3 || first.Ran != 3 || first.Failed != 0 {
+		t.Fatalf("first run: %+v", first)
+	}
+	store, _ := results.OpenStore(c.Output)
+	recs, err := store.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := results.Table(recs)
+	if len(rows) != 3 || rows[0].Setting != "none" {
+		t.Fatalf("table: %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Seeds != 1 || !(r.Accuracy >= 0 && r.Accuracy <= 1) || !(r.MacroF1 >= 0 && r.MacroF1 <= 1) {
+			t.Errorf("row %+v", r)
+		}
+	}
+	t.Logf("\n%s", results.Markdown(rows))
+	c2, _ := experiments.Load("../configs/sst2_quickstart.yaml", sets)
+	second, err := Run(context.Background(), c2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Reused != 3 || second.Ran != 0 {
+		t.Errorf("second run: %d reused, %d ran", second.Reused, second.Ran)
+	}
+}
