@@ -35,9 +35,12 @@ test: torch
 	$(GO) vet ./...
 	$(GO) test ./...
 
+# The main job: the quick-start experiment on real data (SST-2 from the data
+# root, Laplace at three ε, train- and test-time, with the baseline).
+# Resumable: run it again and finished cells are reused.
 quickstart: build
-	$(BIN) doctor
-	$(BIN) smoke
+	@test -n "$(XP_DATA)" || { echo "quickstart: no data root: set XP_DATA (docs/data.md; bin/xp data get sst2 fasttext-xpcorpus-300d -mirror DIR fetches what it needs)"; exit 1; }
+	$(BIN) run configs/sst2_quickstart.yaml
 
 # xp's biLSTM training against the same model in PyTorch, side by side
 # (docs/models.md). Installs Debian's python3-torch when missing.

@@ -82,6 +82,10 @@ func writeVia(path string, save func(*os.File) error) error {
 		return err
 	}
 	defer os.Remove(f.Name())
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
 	if err := save(f); err != nil {
 		f.Close()
 		return fmt.Errorf("results: plot %s: %w", path, err)
