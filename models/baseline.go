@@ -63,12 +63,7 @@ func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
 
 // logits: the head over the features of the batch.
 func (m *Baseline) logits(b *Batch, train bool) (*ts.Tensor, error) {
-	f, err := features(b, train, m.cfg.Pair, m.device, m.encode)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Drop()
-	return m.head.forward(f, train)
+	return m.head.logits(b, train, m.cfg.Pair, m.device, m.encode)
 }
 
 // encode is the masked mean of the embeddings over each row's true length.

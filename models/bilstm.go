@@ -161,12 +161,7 @@ func (s scope) drop() {
 // logits runs the model on a batch and returns rows × classes scores
 // (rows in the batch's order). The caller drops the result.
 func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
-	f, err := features(b, train, m.cfg.Pair, m.device, m.encode)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Drop()
-	return m.head.forward(f, train)
+	return m.head.logits(b, train, m.cfg.Pair, m.device, m.encode)
 }
 
 // encode returns the rows × 2·hidden features of a batch of single texts.

@@ -65,6 +65,17 @@ func (h head) forward(x *ts.Tensor, train bool) (*ts.Tensor, error) {
 	return nil, errors.New("models: head without layers")
 }
 
+// logits is the head over the features of a batch (see features); the
+// caller drops the result.
+func (h head) logits(b *Batch, train, pair bool, device gotch.Device, encode func(*Batch, bool) (*ts.Tensor, error)) (*ts.Tensor, error) {
+	f, err := features(b, train, pair, device, encode)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Drop()
+	return h.forward(f, train)
+}
+
 // features encodes a batch: the encoder's rows × F features for single
 // texts, or for sentence pairs (pair set; the batch must carry Second) the
 // rows × 4F concatenation [u; v; |u − v|; u ∘ v] of the shared encoder's

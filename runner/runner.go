@@ -92,7 +92,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		threads = max(1, runtime.NumCPU()/opt.Shards)
 	}
 	if err := torchrt.SetThreads(threads); err != nil {
-		return sum, err
+		// libtorch fixes its pool once parallel work has run in the
+		// process; records carry the count actually used.
+		logf("warning: %v; running with %d threads", err, torchrt.Threads())
 	}
 	started := time.Now()
 	in, err := prepare(ctx, c, opt.Log, opt.Progress)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -118,17 +119,19 @@ func loadRows(dir string, sum runner.Summary) ([]results.Row, error) {
 	return results.Table(recs), nil
 }
 
-// manifestCells reads the summary of the last run in dir.
-func manifestCells(dir string) (runner.Manifest, error) {
+// lastRun reads the manifest of the last run in dir and the table of its
+// cells.
+func lastRun(dir string) (runner.Manifest, []results.Row, error) {
 	var m runner.Manifest
-	b, err := os.ReadFile(dir + "/manifest.json")
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
-		return m, fmt.Errorf("%s: no finished run here (%w)", dir, err)
+		return m, nil, fmt.Errorf("%s: no finished run here (%w)", dir, err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s/manifest.json: %w", dir, err)
+		return m, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
 	}
-	return m, nil
+	rows, err := loadRows(dir, m.Summary)
+	return m, rows, err
 }
 
 // resultsCmd prints the table of the last run in OUTDIR.
@@ -141,11 +144,7 @@ func resultsCmd(args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp results [--csv] OUTDIR")
 	}
-	m, err := manifestCells(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	rows, err := loadRows(fs.Arg(0), m.Summary)
+	_, rows, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -165,11 +164,7 @@ func plotCmd(args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp plot OUTDIR")
 	}
-	m, err := manifestCells(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	rows, err := loadRows(fs.Arg(0), m.Summary)
+	m, rows, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
