@@ -40,21 +40,12 @@ func TestPairModelsLearn(t *testing.T) {
 	train, valid := sameBag(3000, 1), sameBag(400, 2)
 	for _, c := range []struct {
 		name string
-		new  func() (interface {
-			Classifier
-			Close()
-		}, error)
+		new  func() (model, error)
 	}{
-		{"bilstm max", func() (interface {
-			Classifier
-			Close()
-		}, error) {
+		{"bilstm max", func() (model, error) {
 			return NewBiLSTM(BiLSTMConfig{Vocab: 31, EmbedDim: 16, Hidden: 16, Layers: 1, Classes: 2, LR: 0.01, ClipNorm: 5, Pooling: "max", Pair: true, HeadHidden: 32}, gotch.CPU)
 		}},
-		{"baseline", func() (interface {
-			Classifier
-			Close()
-		}, error) {
+		{"baseline", func() (model, error) {
 			return NewBaseline(BaselineConfig{Vocab: 31, EmbedDim: 16, Hidden: 32, Classes: 2, LR: 0.01, Pair: true}, gotch.CPU)
 		}},
 	} {
@@ -79,6 +70,12 @@ func TestPairModelsLearn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// model is a classifier the test must close.
+type model interface {
+	Classifier
+	Close()
 }
 
 func accuracies(r TrainResult) []float64 {

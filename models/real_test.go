@@ -73,18 +73,15 @@ func realQuality(t *testing.T, c realCase) {
 	}
 	threads, _ := strconv.Atoi(os.Getenv("XP_THREADS"))
 	torchrt.SetThreads(threads)
-	model := cmp.Or(os.Getenv("XP_MODEL"), "bilstm")
+	kind := cmp.Or(os.Getenv("XP_MODEL"), "bilstm")
 	classes := int64(len(d.Labels))
 	var res TrainResult
 	var devM Metrics
 	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
-		var m interface {
-			Classifier
-			Close()
-		}
+		var m model
 		var err error
-		switch model {
+		switch kind {
 		case "bilstm":
 			m, err = NewBiLSTM(BiLSTMConfig{Vocab: int64(r.vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 128, Layers: 1, Classes: classes,
 				Dropout: 0.5, LR: 1e-3, ClipNorm: 5, Pretrained: pre, Freeze: true, Pooling: c.pooling, Pair: d.Pair, HeadHidden: pairHidden(d.Pair)}, gotch.CPU)
@@ -92,7 +89,7 @@ func realQuality(t *testing.T, c realCase) {
 			m, err = NewBaseline(BaselineConfig{Vocab: int64(r.vocab.Len()), EmbedDim: int64(e.Dim), Hidden: 256, Classes: classes,
 				Dropout: 0.5, LR: 1e-3, ClipNorm: 5, Pretrained: pre, Freeze: true, Pair: d.Pair}, gotch.CPU)
 		default:
-			err = fmt.Errorf("XP_MODEL %q is not bilstm or baseline", model)
+			err = fmt.Errorf("XP_MODEL %q is not bilstm or baseline", kind)
 		}
 		if err != nil {
 			return err
@@ -108,11 +105,11 @@ func realQuality(t *testing.T, c realCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s %s: best epoch %d (valid accuracy %.4f); %s accuracy %.4f, macro-F1 %.4f", name, model, res.BestEpoch, res.Valid.Accuracy, evalSplit, devM.Accuracy, devM.MacroF1)
+	t.Logf("%s %s: best epoch %d (valid accuracy %.4f); %s accuracy %.4f, macro-F1 %.4f", name, kind, res.BestEpoch, res.Valid.Accuracy, evalSplit, devM.Accuracy, devM.MacroF1)
 	for _, ep := range res.Epochs {
 		t.Logf("epoch %d: %.0f examples/s", ep.Epoch, ep.ExamplesPerSec)
 	}
-	if bar := c.bar; model == "bilstm" && devM.Accuracy < bar {
+	if bar := c.bar; kind == "bilstm" && devM.Accuracy < bar {
 		t.Errorf("%s %s accuracy %.4f < %v", name, evalSplit, devM.Accuracy, bar)
 	}
 }

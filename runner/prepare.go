@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/xp-nlp/xp/datasets"
@@ -164,6 +163,3 @@ func tokenizer(name string) func(string) []string {
 	t := datasets.DefaultTokenizer()
 	return t.Tokens
 }
-
-// itoa is strconv.Itoa for uint64 seeds.
-func itoa(v uint64) string { return strconv.FormatUint(v, 10) }
