@@ -2,13 +2,13 @@ package datasets
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/xp-nlp/xp/internal/rng"
 )
 
 // Example is one labelled (or unlabelled) item of a corpus: a text, or a
@@ -154,19 +154,38 @@ func HoldOut(examples []Example, fraction float64, seed uint64, salt string) (ke
 	return kept, held
 }
 
-func splitHash(seed uint64, salt, id string) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
-	h.Write([]byte(salt))
-	h.Write([]byte{0})
-	h.Write([]byte(id))
-	// fnv's low bits mix poorly for short keys; finish with splitmix64.
-	z := h.Sum64() + 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+func splitHash(seed uint64, salt, id string) uint64 { return rng.Hash(seed, salt, id) }
+
+// Sample keeps n of the examples, chosen by seed and salt alone: those
+// whose hash of (seed, salt, ID) is smallest (ties by ID), in their input
+// order. All are kept when n ≤ 0 or n ≥ len(examples). Like Carve, the
+// choice never depends on load order or on other splits, so growing n
+// keeps every example a smaller n chose.
+func Sample(examples []Example, n int, seed uint64, salt string) []Example {
+	if n <= 0 || n >= len(examples) {
+		return examples
+	}
+	type keyed struct {
+		h uint64
+		i int
+	}
+	ks := make([]keyed, len(examples))
+	for i, e := range examples {
+		ks[i] = keyed{splitHash(seed, salt, e.ID), i}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(examples[a.i].ID, examples[b.i].ID))
+	})
+	idx := make([]int, n)
+	for j, k := range ks[:n] {
+		idx[j] = k.i
+	}
+	slices.Sort(idx)
+	out := make([]Example, n)
+	for j, i := range idx {
+		out[j] = examples[i]
+	}
+	return out
 }
 
 // Merge replaces the named splits by one split holding all of their

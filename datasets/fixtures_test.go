@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,4 +262,49 @@ func ExampleDataset_Summary() {
 	// train negative 1 3.000000
 	// train positive 2 4.500000
 	// test - 1 3.000000
+}
+
+func TestSample(t *testing.T) {
+	var ex []Example
+	for i := 0; i < 500; i++ {
+		ex = append(ex, Example{ID: fmt.Sprintf("doc%03d", i), Label: i % 2})
+	}
+	for _, c := range []struct {
+		n, want int
+	}{{0, 500}, {-3, 500}, {500, 500}, {900, 500}, {1, 1}, {50, 50}, {499, 499}} {
+		if got := Sample(ex, c.n, 3, "train"); len(got) != c.want {
+			t.Errorf("Sample(%d): %d examples, want %d", c.n, len(got), c.want)
+		}
+	}
+	small, big := Sample(ex, 50, 3, "train"), Sample(ex, 200, 3, "train")
+	in := map[string]bool{}
+	for _, e := range big {
+		in[e.ID] = true
+	}
+	for i, e := range small {
+		if !in[e.ID] {
+			t.Errorf("%s of the 50-sample is not in the 200-sample", e.ID)
+		}
+		if i > 0 && small[i-1].ID >= e.ID {
+			t.Errorf("sample out of input order at %d", i)
+		}
+	}
+	// Another salt or seed draws another sample; reordering the input
+	// draws the same one.
+	rev := slices.Clone(ex)
+	slices.Reverse(rev)
+	ids := func(x []Example) string {
+		var s []string
+		for _, e := range x {
+			s = append(s, e.ID)
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	if ids(Sample(rev, 50, 3, "train")) != ids(small) {
+		t.Error("the sample depends on input order")
+	}
+	if ids(Sample(ex, 50, 3, "test")) == ids(small) || ids(Sample(ex, 50, 4, "train")) == ids(small) {
+		t.Error("salt or seed does not change the sample")
+	}
 }

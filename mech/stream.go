@@ -3,6 +3,8 @@ package mech
 import (
 	"hash/fnv"
 	"math/rand/v2"
+
+	"github.com/xp-nlp/xp/internal/rng"
 )
 
 // Source names where a privatization's randomness comes from: the run
@@ -50,9 +52,4 @@ func (s Source) Word(scope string, word string) *rand.Rand {
 	return rand.New(rand.NewPCG(a, splitmix(a)))
 }
 
-func splitmix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
+func splitmix(z uint64) uint64 { return rng.SplitMix64(z) }
