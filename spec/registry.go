@@ -1,0 +1,120 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// unit is [0, 1].
+var unitMin, unitMax = Incl(0), Incl(1)
+
+// mechanisms are the privatization mechanisms (docs/mechanisms.md has
+// their exact definitions and the choices made).
+var mechanisms = []Descriptor{
+	{Kind: Mechanism, Name: "laplace", Doc: "multivariate Laplace noise, nearest candidate (Feyisetan et al. 2020)",
+		Notion: MetricDP, Epsilon: true, Dataset: true},
+	{Kind: Mechanism, Name: "vickrey", Doc: "Laplace noise, then the first or second nearest candidate (Xu et al. 2021)",
+		Notion: MetricDP, Unguarded: "exclude_input", Epsilon: true, Dataset: true,
+		Params: []Param{
+			{Name: "t", Type: Float, Default: 0.5, Min: unitMin, Max: unitMax, Grid: true,
+				Doc: "two-neighbour form: the nearer candidate is output with probability (1−t)·d2 / (t·d1 + (1−t)·d2); 0 is Laplace, 1 always the second"},
+			{Name: "exclude_input", Type: Bool, Default: false, Grid: true,
+				Doc: "drop the input word from the candidates as the paper's pseudo-code does (no metric-DP guarantee: reported as no-guarantee)"},
+			{Name: "t_r", Type: Floats, MinLen: 2, Min: Incl(0), Grid: true,
+				Doc: "generalized form: the len(t_r) nearest, the r-th output with probability ∝ exp(−t_r·d_r) (absent: off)"},
+			{Name: "rank", Type: Int, Min: Incl(1), Grid: true,
+				Doc: "deterministic variant: always the rank-th nearest candidate of the noisy vector (absent: off)"},
+		},
+		Exclusive: [][]string{{"t", "t_r", "rank"}}},
+	{Kind: Mechanism, Name: "mahalanobis", Doc: "elliptical noise shaped by the vectors' covariance, nearest candidate (Xu et al. 2020)",
+		Notion: MetricDP, Epsilon: true, Dataset: true,
+		Params: []Param{{Name: "lambda", Type: Float, Default: 0.2, Min: unitMin, Max: unitMax, Grid: true,
+			Doc: "Σ_p = λΣ + (1−λ)I"}}},
+	{Kind: Mechanism, Name: "santext", Doc: "exponential mechanism over every candidate, ∝ exp(−ε·d/2) (Yue et al. 2021)",
+		Notion: MetricDP, Epsilon: true, Dataset: true},
+	{Kind: Mechanism, Name: "santext+", Doc: "SanText on the least frequent task words, others kept or sanitized with probability p (Yue et al. 2021; no guarantee for frequent words)",
+		Notion: NoDP, Epsilon: true, Dataset: true,
+		Params: []Param{
+			{Name: "p", Type: Float, Default: 0.3, Min: unitMin, Max: unitMax, Grid: true,
+				Doc: "probability that a non-sensitive word is sanitized"},
+			{Name: "sensitive", Type: Float, Default: 0.9, Min: Excl(0), Max: unitMax, Grid: true,
+				Doc: "fraction of the task vocabulary deemed sensitive, least frequent first"},
+		}},
+	custext("custext", "CusText: each input word samples from its own output set of K words (Chen et al. 2023)"),
+	custext("custext+", "CusText+: CusText keeping NLTK's 179 English stopwords unchanged (Chen et al. 2023)"),
+}
+
+func custext(name, doc string) Descriptor {
+	return Descriptor{Kind: Mechanism, Name: name, Doc: doc, Notion: SetDP, Epsilon: true, Dataset: true,
+		Params: []Param{
+			{Name: "k", Type: Int, Default: 20, Min: Incl(1), Grid: true, Doc: "output-set size K"},
+			{Name: "mapping", Type: String, Default: "balanced", Enum: []string{"aggressive", "balanced", "conservative"}, Grid: true,
+				Doc: "how output sets are assigned (the paper's Algorithm 1)"},
+			{Name: "score", Type: String, Default: "euclidean", Enum: []string{"euclidean", "cosine"}, Grid: true,
+				Doc: "the score u(x, y) within a set"},
+			{Name: "strategy", Type: String, Default: "token", Enum: []string{"token", "record", "dataset"}, Grid: true,
+				Doc: "a fresh draw per token, one per word per record, or one per word for the dataset"},
+		}}
+}
+
+// head and training parameters common to every model kind.
+var modelCommon = []Param{
+	{Name: "head_hidden", Type: Int, Default: 0, Min: Incl(0), Doc: "hidden width of the MLP head (0: a linear head)"},
+	{Name: "dropout", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "dropout on the head's inputs (and between LSTM layers), training only"},
+	{Name: "lr", Type: Float, Default: 1e-3, Min: Excl(0), Doc: "Adam learning rate"},
+	{Name: "clip", Type: Float, Default: 5.0, Min: Incl(0), Doc: "global gradient-norm bound (0: no clipping)"},
+	{Name: "fine_tune", Type: Bool, Default: false, Doc: "train the pretrained embeddings (default: frozen, as in the papers)"},
+}
+
+// models are the classifier kinds.
+var models = []Descriptor{
+	{Kind: Model, Name: "bilstm", Doc: "embedding → bidirectional LSTM → final states or max pooling → linear or MLP head", Dataset: true,
+		Params: append([]Param{
+			{Name: "hidden", Type: Int, Default: 128, Min: Incl(1), Doc: "LSTM units per direction"},
+			{Name: "layers", Type: Int, Default: 1, Min: Incl(1), Doc: "stacked LSTM layers"},
+			{Name: "pooling", Type: String, Default: "last", Enum: []string{"last", "max"}, Doc: "final states (last) or the maximum over the text's own tokens (max)"},
+		}, modelCommon...)},
+	{Kind: Model, Name: "baseline", Doc: "mean of the word embeddings → linear or MLP head (fast sanity checks)", Dataset: true,
+		Params: modelCommon},
+}
+
+// analyses are the privacy analyses (the privacy-analyses issue adds them).
+var analyses []Descriptor
+
+func table(k Kind) []Descriptor {
+	switch k {
+	case Mechanism:
+		return mechanisms
+	case Model:
+		return models
+	case Analysis:
+		return analyses
+	}
+	return nil
+}
+
+// Lookup returns the descriptor of the named mechanism, model or analysis.
+func Lookup(k Kind, name string) (*Descriptor, error) {
+	t := table(k)
+	for i := range t {
+		if t[i].Name == name {
+			return &t[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown %s %q (known: %s)", k, name, strings.Join(Names(k), ", "))
+}
+
+// Names lists the names of a kind, sorted.
+func Names(k Kind) []string {
+	var n []string
+	for _, d := range table(k) {
+		n = append(n, d.Name)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// All returns the descriptors of a kind in their documented order. The
+// result is a copy: descriptors are not to be changed at run time.
+func All(k Kind) []Descriptor { return slices.Clone(table(k)) }

@@ -1,0 +1,361 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Kind is what a descriptor describes.
+type Kind string
+
+const (
+	Mechanism Kind = "mechanism" // a privatization mechanism (mech)
+	Model     Kind = "model"     // a classifier (models)
+	Analysis  Kind = "analysis"  // a privacy analysis (none yet)
+)
+
+// Notion is the privacy guarantee a mechanism gives. The ε of different
+// notions are not comparable: tables and plots must say which one an ε
+// belongs to.
+type Notion string
+
+const (
+	MetricDP Notion = "metric-dp"    // ε·d_χ-privacy, d Euclidean (or the mechanism's own metric)
+	SetDP    Notion = "pure-dp-set"  // pure ε-DP among the inputs that share an output set (CusText)
+	NoDP     Notion = "no-guarantee" // a heuristic variant (Vickrey with input exclusion, SanText+)
+)
+
+// Type is the type of a parameter's value.
+type Type int
+
+const (
+	Float  Type = iota + 1 // a finite number
+	Int                    // an integer literal (1.9 and 2.0 are refused)
+	Bool                   // true or false
+	String                 // one of Param.Enum
+	Floats                 // a list of finite numbers
+)
+
+func (t Type) String() string {
+	return [...]string{"?", "number", "integer", "bool", "string", "list of numbers"}[min(int(t), 5)]
+}
+
+// Bound is one end of a numeric range.
+type Bound struct {
+	Value float64
+	Open  bool // the end itself is excluded
+}
+
+// Incl and Excl are inclusive and exclusive bounds.
+func Incl(v float64) *Bound { return &Bound{Value: v} }
+func Excl(v float64) *Bound { return &Bound{Value: v, Open: true} }
+
+// Param is one typed parameter.
+type Param struct {
+	Name string
+	Type Type
+	Doc  string
+	// Default is the value when the parameter is absent (of Type's Go
+	// type: float64, int, bool, string or []float64); nil means that
+	// absence switches the feature off, as Doc says.
+	Default any
+	// Min and Max bound Float and Int values and each element of Floats
+	// (nil: unbounded, but always finite).
+	Min, Max *Bound
+	Enum     []string // allowed values of a String
+	MinLen   int      // fewest elements of a Floats
+	Grid     bool     // a config may sweep it (mechanisms.N.grid)
+}
+
+// Descriptor describes one mechanism, model kind or analysis kind.
+type Descriptor struct {
+	Kind Kind
+	Name string
+	Doc  string // one line
+	// Notion is the guarantee of a mechanism ("" for models and analyses).
+	Notion Notion
+	// Unguarded names a Bool parameter that, when true, leaves the
+	// mechanism without a guarantee (its Notion becomes NoDP).
+	Unguarded string
+	// Epsilon: the kind takes ε (a finite value > 0); Dataset: it reads a
+	// dataset. Analyses of an embedding's geometry need neither.
+	Epsilon, Dataset bool
+	Params           []Param
+	// Exclusive lists groups of parameters of which at most one may be
+	// given (variants of one mechanism).
+	Exclusive [][]string
+}
+
+// Param returns the named parameter.
+func (d *Descriptor) Param(name string) (Param, bool) {
+	i := slices.IndexFunc(d.Params, func(p Param) bool { return p.Name == name })
+	if i < 0 {
+		return Param{}, false
+	}
+	return d.Params[i], true
+}
+
+// NotionOf is the guarantee of the mechanism with resolved parameters v.
+func (d *Descriptor) NotionOf(v Values) Notion {
+	if d.Unguarded != "" && v.Bool(d.Unguarded) {
+		return NoDP
+	}
+	return d.Notion
+}
+
+// Error is a refused ε or parameter. Param is "" for ε and for errors of
+// the whole parameter set (exclusive groups).
+type Error struct {
+	Desc  string // the descriptor's name
+	Param string
+	Msg   string
+}
+
+func (e *Error) Error() string { return e.Desc + ": " + e.Msg }
+
+// CheckEpsilon is the rule for ε wherever a kind takes one: a finite
+// value > 0.
+func CheckEpsilon(name string, eps float64) error {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return &Error{Desc: name, Msg: fmt.Sprintf("ε = %v, want a finite value > 0", eps)}
+	}
+	return nil
+}
+
+// Check validates ε (when the kind takes one) and the raw parameters.
+func (d *Descriptor) Check(eps float64, raw map[string]any) error {
+	if d.Epsilon {
+		if err := CheckEpsilon(d.Name, eps); err != nil {
+			return err
+		}
+	}
+	_, err := d.Resolve(raw)
+	return err
+}
+
+// Resolve checks raw parameters (as a config or a flag gives them: any
+// Go integer or float type, bool, string, or a list) against d — known
+// names, types, ranges, exclusive groups — and returns them normalised
+// (float64, int, bool, string, []float64) with defaults filled in.
+// Parameters are checked in name order, so the first error is stable.
+func (d *Descriptor) Resolve(raw map[string]any) (Values, error) {
+	names := make([]string, 0, len(raw))
+	for k := range raw {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	out := Values{}
+	for _, k := range names {
+		p, ok := d.Param(k)
+		if !ok {
+			return nil, &Error{Desc: d.Name, Param: k, Msg: fmt.Sprintf("unknown parameter %q (%s)", k, d.known())}
+		}
+		v, err := p.Normalize(raw[k])
+		if err != nil {
+			return nil, &Error{Desc: d.Name, Param: k, Msg: fmt.Sprintf("parameter %s = %s, want %s", k, show(raw[k]), err.Error())}
+		}
+		out[k] = v
+	}
+	for _, group := range d.Exclusive {
+		var given []string
+		for _, k := range group {
+			if _, ok := raw[k]; ok {
+				given = append(given, k)
+			}
+		}
+		if len(given) > 1 {
+			return nil, &Error{Desc: d.Name, Param: given[1], Msg: fmt.Sprintf("%s are different variants: give at most one", strings.Join(given, " and "))}
+		}
+	}
+	for _, p := range d.Params {
+		if _, ok := out[p.Name]; !ok && p.Default != nil {
+			out[p.Name] = p.Default
+		}
+	}
+	return out, nil
+}
+
+func (d *Descriptor) known() string {
+	if len(d.Params) == 0 {
+		return d.Name + " takes no parameters"
+	}
+	var n []string
+	for _, p := range d.Params {
+		n = append(n, p.Name)
+	}
+	slices.Sort(n)
+	return "known: " + strings.Join(n, ", ")
+}
+
+func show(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// Normalize converts one raw value to the parameter's Go type and checks
+// its range; the error says what is wanted.
+func (p Param) Normalize(v any) (any, error) {
+	switch p.Type {
+	case Float:
+		x, ok := toFloat(v)
+		if !ok || !p.inRange(x) {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return x, nil
+	case Int:
+		x, ok := toInt(v)
+		if !ok || !p.inRange(float64(x)) {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return x, nil
+	case Bool:
+		x, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return x, nil
+	case String:
+		x, ok := v.(string)
+		if !ok || !slices.Contains(p.Enum, x) {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return x, nil
+	case Floats:
+		var list []float64
+		switch l := v.(type) {
+		case []float64:
+			list = slices.Clone(l)
+		case []any:
+			for _, e := range l {
+				x, ok := toFloat(e)
+				if !ok {
+					return nil, fmt.Errorf("%s", p.Want())
+				}
+				list = append(list, x)
+			}
+		default:
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		if len(list) < p.MinLen || slices.ContainsFunc(list, func(x float64) bool { return !p.inRange(x) }) {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return list, nil
+	}
+	return nil, fmt.Errorf("parameter %s has no type", p.Name)
+}
+
+// Want describes the values the parameter accepts, e.g. "a number in [0, 1]".
+func (p Param) Want() string {
+	switch p.Type {
+	case Bool:
+		return "true or false"
+	case String:
+		return "one of " + strings.Join(p.Enum, ", ")
+	case Floats:
+		s := "a list of numbers"
+		if p.MinLen > 1 {
+			s = fmt.Sprintf("a list of at least %d numbers", p.MinLen)
+		}
+		if r := p.Range(); r != "" {
+			s += " in " + r
+		}
+		return s
+	}
+	s := "a number"
+	if p.Type == Int {
+		s = "an integer"
+	}
+	if r := p.Range(); r != "" {
+		s += " in " + r
+	}
+	return s
+}
+
+// Range writes the allowed interval ("[0, 1]", "(0, ∞)"), "" when unbounded.
+func (p Param) Range() string {
+	if p.Min == nil && p.Max == nil {
+		return ""
+	}
+	lo, hi := "(−∞", "∞)"
+	if p.Min != nil {
+		lo = "[" + num(p.Min.Value)
+		if p.Min.Open {
+			lo = "(" + num(p.Min.Value)
+		}
+	}
+	if p.Max != nil {
+		hi = num(p.Max.Value) + "]"
+		if p.Max.Open {
+			hi = num(p.Max.Value) + ")"
+		}
+	}
+	return lo + ", " + hi
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func (p Param) inRange(x float64) bool {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return false
+	}
+	if b := p.Min; b != nil && (x < b.Value || (b.Open && x == b.Value)) {
+		return false
+	}
+	if b := p.Max; b != nil && (x > b.Value || (b.Open && x == b.Value)) {
+		return false
+	}
+	return true
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	}
+	if i, ok := toInt(v); ok {
+		return float64(i), true
+	}
+	return 0, false
+}
+
+// toInt accepts Go integers only: a float, even 2.0, is not an integer
+// literal (YAML decodes "2.0" as a float).
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case int32:
+		return int(x), true
+	case uint64:
+		return int(x), x <= math.MaxInt64
+	case uint:
+		return int(x), uint64(x) <= math.MaxInt64
+	}
+	return 0, false
+}
+
+// Values are resolved parameters: normalised and with defaults filled.
+type Values map[string]any
+
+// Float, Int, Bool, String and Floats read a resolved value (the zero
+// value when absent).
+func (v Values) Float(k string) float64 { x, _ := v[k].(float64); return x }
+func (v Values) Int(k string) int       { x, _ := v[k].(int); return x }
+func (v Values) Bool(k string) bool     { x, _ := v[k].(bool); return x }
+func (v Values) String(k string) string { x, _ := v[k].(string); return x }
+func (v Values) Floats(k string) []float64 {
+	x, _ := v[k].([]float64)
+	return x
+}
+
+// Has reports whether k has a value (given, or by default).
+func (v Values) Has(k string) bool { _, ok := v[k]; return ok }

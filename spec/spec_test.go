@@ -1,0 +1,136 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		mech string
+		eps  float64
+		raw  map[string]any
+		want string // "" for accepted
+	}{
+		{"laplace", 10, nil, ""},
+		{"laplace", 0, nil, "laplace: ε = 0, want a finite value > 0"},
+		{"laplace", -1, nil, "ε = -1"},
+		{"laplace", math.Inf(1), nil, "ε = +Inf, want a finite value > 0"},
+		{"laplace", math.NaN(), nil, "ε = NaN"},
+		{"laplace", 1, map[string]any{"t": 0.5}, `laplace: unknown parameter "t" (laplace takes no parameters)`},
+		{"vickrey", 1, map[string]any{"t": 0.5}, ""},
+		{"vickrey", 1, map[string]any{"t": 1}, ""},
+		{"vickrey", 1, map[string]any{"t": 1.5}, "vickrey: parameter t = 1.5, want a number in [0, 1]"},
+		{"vickrey", 1, map[string]any{"t": math.Inf(1)}, "parameter t = +Inf"},
+		{"vickrey", 1, map[string]any{"t": "half"}, `parameter t = "half", want a number in [0, 1]`},
+		{"vickrey", 1, map[string]any{"tt": 1}, `unknown parameter "tt" (known: exclude_input, rank, t, t_r)`},
+		{"vickrey", 1, map[string]any{"rank": 0}, "parameter rank = 0, want an integer in [1, ∞)"},
+		{"vickrey", 1, map[string]any{"rank": 2}, ""},
+		{"vickrey", 1, map[string]any{"rank": 2.0}, "parameter rank = 2, want an integer"},
+		{"vickrey", 1, map[string]any{"rank": 1.9}, "parameter rank = 1.9, want an integer"},
+		{"vickrey", 1, map[string]any{"t_r": []any{0.5, 2}}, ""},
+		{"vickrey", 1, map[string]any{"t_r": []any{0.5}}, "want a list of at least 2 numbers in [0, ∞)"},
+		{"vickrey", 1, map[string]any{"t_r": []any{0.5, -1}}, "parameter t_r = [0.5 -1]"},
+		{"vickrey", 1, map[string]any{"t_r": []any{0.5, 1}, "rank": 2}, "vickrey: t_r and rank are different variants: give at most one"},
+		{"vickrey", 1, map[string]any{"t": 0.3, "rank": 2}, "t and rank are different variants"},
+		{"vickrey", 1, map[string]any{"exclude_input": "yes"}, "want true or false"},
+		{"mahalanobis", 1, map[string]any{"lambda": 0}, ""},
+		{"mahalanobis", 1, map[string]any{"lambda": -0.1}, "want a number in [0, 1]"},
+		{"santext+", 1, map[string]any{"sensitive": 0}, "parameter sensitive = 0, want a number in (0, 1]"},
+		{"santext+", 1, map[string]any{"p": 1, "sensitive": 1}, ""},
+		{"custext", 1, map[string]any{"k": 0}, "parameter k = 0, want an integer in [1, ∞)"},
+		{"custext", 1, map[string]any{"mapping": "greedy"}, `parameter mapping = "greedy", want one of aggressive, balanced, conservative`},
+		{"custext+", 1, map[string]any{"strategy": "record", "score": "cosine", "k": 50}, ""},
+	} {
+		t.Run(fmt.Sprintf("%s %v %v", c.mech, c.eps, c.raw), func(t *testing.T) {
+			d, err := Lookup(Mechanism, c.mech)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = d.Check(c.eps, c.raw)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestResolveFillsDefaults(t *testing.T) {
+	d, _ := Lookup(Mechanism, "vickrey")
+	v, err := d.Resolve(map[string]any{"exclude_input": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Float("t") != 0.5 || !v.Bool("exclude_input") || v.Has("rank") || v.Has("t_r") {
+		t.Errorf("resolved %v", v)
+	}
+	if d.NotionOf(v) != NoDP {
+		t.Error("input exclusion keeps the metric-DP label")
+	}
+	// An integer given for a float is normalised: t: 1 and t: 1.0 are one setting.
+	a, _ := d.Resolve(map[string]any{"t": 1})
+	b, _ := d.Resolve(map[string]any{"t": 1.0})
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("%v vs %v", a, b)
+	}
+	if _, err := Lookup(Mechanism, "gauss"); err == nil || !strings.Contains(err.Error(), "known: custext, custext+, laplace, mahalanobis, santext, santext+, vickrey") {
+		t.Errorf("unknown mechanism: %v", err)
+	}
+}
+
+// Every descriptor's defaults satisfy its own rules, and every parameter
+// documents itself.
+func TestDescriptorsConsistent(t *testing.T) {
+	for _, k := range []Kind{Mechanism, Model, Analysis} {
+		for _, d := range All(k) {
+			if d.Doc == "" || d.Kind != k {
+				t.Errorf("%s %s: no doc or wrong kind", k, d.Name)
+			}
+			if (k == Mechanism) != (d.Notion != "") {
+				t.Errorf("%s %s: notion %q", k, d.Name, d.Notion)
+			}
+			for _, p := range d.Params {
+				if p.Doc == "" {
+					t.Errorf("%s.%s: no doc", d.Name, p.Name)
+				}
+				if p.Default != nil {
+					if v, err := p.Normalize(p.Default); err != nil || fmt.Sprint(v) != fmt.Sprint(p.Default) {
+						t.Errorf("%s.%s: default %v does not satisfy its rule (%v)", d.Name, p.Name, p.Default, err)
+					}
+				}
+			}
+			for _, g := range d.Exclusive {
+				for _, n := range g {
+					if _, ok := d.Param(n); !ok {
+						t.Errorf("%s: exclusive group names unknown %s", d.Name, n)
+					}
+				}
+			}
+			if d.Unguarded != "" {
+				if p, ok := d.Param(d.Unguarded); !ok || p.Type != Bool {
+					t.Errorf("%s: unguarded by %s, not a bool parameter", d.Name, d.Unguarded)
+				}
+			}
+		}
+	}
+	if !slices.Equal(Names(Model), []string{"baseline", "bilstm"}) {
+		t.Errorf("models %v", Names(Model))
+	}
+}
+
+func ExampleDescriptor_Resolve() {
+	d, _ := Lookup(Mechanism, "custext")
+	v, err := d.Resolve(map[string]any{"k": 50, "mapping": "aggressive"})
+	fmt.Println(v.Int("k"), v.String("mapping"), v.String("score"), v.String("strategy"), err)
+	_, err = d.Resolve(map[string]any{"k": 1.5})
+	fmt.Println(err)
+	// Output:
+	// 50 aggressive euclidean token <nil>
+	// custext: parameter k = 1.5, want an integer in [1, ∞)
+}
