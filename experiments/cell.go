@@ -1,29 +1,26 @@
 package experiments
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// Version is mixed into every hash: bump it when a change to xp alters
-// what a cell computes, so old records are not reused.
-const Version = "xp-cell-1"
+	"github.com/xp-nlp/xp/spec"
+)
 
 // Cell is one point of the sweep: a mechanism with one parameter setting
 // and one ε, where it applies, and one seed. Mode "none" is the
 // unprivatized baseline and has no mechanism.
 type Cell struct {
-	Mechanism string         `json:"mechanism,omitempty"`
-	Params    map[string]any `json:"params,omitempty"`
-	Epsilon   float64        `json:"epsilon,omitempty"`
-	Mode      string         `json:"mode"`
-	Seed      uint64         `json:"seed"`
+	Mechanism string `json:"mechanism,omitempty"`
+	// Params are the setting's parameters as the config gives them (fixed
+	// and grid); Resolved completes them with the descriptor's defaults.
+	Params  map[string]any `json:"params,omitempty"`
+	Epsilon float64        `json:"epsilon,omitempty"`
+	Mode    string         `json:"mode"`
+	Seed    uint64         `json:"seed"`
 }
 
 // Privatizes reports whether the cell privatizes the given role: "train"
@@ -38,15 +35,42 @@ func (c Cell) Privatizes(role string) bool {
 	return false
 }
 
-// Setting names the mechanism and its parameters, e.g. "vickrey t=0.5"
-// ("none" for the baseline): one line of a table or plot.
+// Resolved is the cell's parameters completed with defaults (nil for the
+// baseline). Cells of a validated config always resolve.
+func (c Cell) Resolved() spec.Values {
+	if c.Mode == "none" {
+		return nil
+	}
+	d, err := spec.Lookup(spec.Mechanism, c.Mechanism)
+	if err != nil {
+		return nil
+	}
+	v, _ := d.Resolve(c.Params)
+	return v
+}
+
+// Notion is the privacy guarantee of the cell's mechanism ("" for the baseline).
+func (c Cell) Notion() spec.Notion {
+	d, err := spec.Lookup(spec.Mechanism, c.Mechanism)
+	if c.Mode == "none" || err != nil {
+		return ""
+	}
+	return d.NotionOf(c.Resolved())
+}
+
+// Setting names the mechanism and the parameters the config gives, e.g.
+// "vickrey t=0.5" ("none" for the baseline): one line of a table or plot.
 func (c Cell) Setting() string {
 	if c.Mode == "none" {
 		return "none"
 	}
-	parts := []string{c.Mechanism}
-	for _, k := range slices.Sorted(maps.Keys(c.Params)) {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, c.Params[k]))
+	return join(c.Mechanism, c.Params)
+}
+
+func join(name string, p map[string]any) string {
+	parts := []string{name}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, p[k]))
 	}
 	return strings.Join(parts, " ")
 }
@@ -61,9 +85,11 @@ func (c Cell) String() string {
 
 // Stream is the name of the cell's mechanism setting for mech.Source: the
 // random streams depend on it, the seed and the split, so that cells
-// differing in any of them draw independent noise.
+// differing in any of them draw independent noise. It names the resolved
+// parameters, so a parameter given at its default value draws the same
+// noise as the parameter left out.
 func (c Cell) Stream() string {
-	return fmt.Sprintf("%s eps=%s", c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64))
+	return fmt.Sprintf("%s eps=%s", join(c.Mechanism, c.Resolved()), strconv.FormatFloat(c.Epsilon, 'g', -1, 64))
 }
 
 // Cells expands the config's grid: baseline cells (one per seed) when
@@ -95,16 +121,17 @@ func (c *Config) Cells() []Cell {
 }
 
 // gridPoints is the cartesian product of the grid's lists, each point
-// merged with the fixed parameters.
+// merged with the fixed parameters (nil when there are none).
 func gridPoints(m MechConfig) []map[string]any {
 	points := []map[string]any{maps.Clone(m.Params)}
 	if points[0] == nil {
 		points[0] = map[string]any{}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Grid)) {
+		list, _ := m.Grid[k].([]any)
 		var next []map[string]any
 		for _, p := range points {
-			for _, v := range m.Grid[k].([]any) {
+			for _, v := range list {
 				q := maps.Clone(p)
 				q[k] = v
 				next = append(next, q)
@@ -118,50 +145,4 @@ func gridPoints(m MechConfig) []map[string]any {
 		}
 	}
 	return points
-}
-
-// Inputs are the checksums of what every cell reads: the loaded and
-// subsampled splits, and the embedding (with its restriction).
-type Inputs struct {
-	Data      string `json:"data"`
-	Embedding string `json:"embedding"`
-}
-
-// Key is the content hash naming the cell's result: everything that
-// changes its numbers (the cell, the dataset, tokenizer, embedding, model
-// and training settings, the device kind, the input checksums) and nothing
-// else (output folder, workers, threads, progress).
-func (c *Config) Key(cell Cell, in Inputs) string {
-	return hash(map[string]any{
-		"version": Version, "cell": cell, "dataset": c.Dataset, "tokenizer": c.Tokenizer,
-		"embedding": c.Embedding, "model": c.Model, "train": c.Train, "device": deviceKind(c.Device), "inputs": in,
-	})
-}
-
-// CorpusKey names a privatized split: the mechanism setting, ε, seed and
-// split, over the same data, tokenizer and vectors. Cells that privatize
-// the same split alike (modes train and both) share it.
-func (c *Config) CorpusKey(cell Cell, split string, in Inputs) string {
-	return hash(map[string]any{
-		"version": Version, "mechanism": cell.Mechanism, "params": cell.Params, "epsilon": cell.Epsilon, "seed": cell.Seed,
-		"split": split, "dataset": c.Dataset, "tokenizer": c.Tokenizer, "embedding": c.Embedding, "inputs": in,
-		"device": deviceKind(c.Device),
-	})
-}
-
-// deviceKind is cpu or cuda: the device's index does not change results.
-func deviceKind(d string) string {
-	if strings.HasPrefix(d, "cuda") {
-		return "cuda"
-	}
-	return d
-}
-
-func hash(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("experiments: hash of %T: %v", v, err)) // only plain data is hashed
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,25 @@ apply: [none, train, test]
 seeds: [1, 2]
 `
 
-func TestParseAndCells(t *testing.T) {
-	c, err := Parse("x.yaml", []byte(good), nil)
+const goodMechanisms = `mechanisms:
+  - name: vickrey
+    epsilon: [1, 5]
+    grid:
+      t: [0.25, 0.75]
+`
+
+func parse(t *testing.T, text string, sets ...string) *Config {
+	t.Helper()
+	c, err := Parse("x.yaml", []byte(text), Options{Set: sets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Dataset.Test != "dev" || c.Model.Kind != "bilstm" || c.Train.Epochs != 3 {
+	return c
+}
+
+func TestParseAndCells(t *testing.T) {
+	c := parse(t, good)
+	if c.Dataset.Test != "dev" || c.Model.Kind != "bilstm" || c.Train.Epochs != 3 || c.Output != "runs/t" {
 		t.Errorf("defaults: %+v", c)
 	}
 	cells := c.Cells()
@@ -43,19 +57,31 @@ func TestParseAndCells(t *testing.T) {
 	if len(keys) != len(cells) {
 		t.Errorf("%d distinct keys for %d cells", len(keys), len(cells))
 	}
-	// Settings that do not change results do not change keys; inputs do.
-	c2, _ := Parse("elsewhere.yaml", []byte(good), []string{"workers=4", "output=/tmp/x", "threads=2"})
-	if c2.Key(cells[5], in) != c.Key(cells[5], in) {
-		t.Error("workers/output/threads changed a key")
-	}
-	if c.Key(cells[5], Inputs{Data: "d2", Embedding: "e"}) == c.Key(cells[5], in) {
-		t.Error("the data checksum does not enter the key")
-	}
 	// Cells that privatize the training split alike share its corpus.
 	train, both := cells[2], cells[2]
 	both.Mode = "both"
 	if c.CorpusKey(train, "train", in) != c.CorpusKey(both, "train", in) {
 		t.Error("modes train and both do not share the privatized training split")
+	}
+	// A parameter given at its default is the same cell, noise and record.
+	a := parse(t, good, "mechanisms.0.params={exclude_input: false}")
+	if a.Key(a.Cells()[2], in) != c.Key(cells[2], in) || a.Cells()[2].Stream() != cells[2].Stream() {
+		t.Error("exclude_input: false (the default) changed the key or the noise stream")
+	}
+}
+
+// TestExplicitValuesHonoured: a value the config gives is never replaced
+// by a default; values without a meaning are refused (TestParseErrors).
+func TestExplicitValuesHonoured(t *testing.T) {
+	c := parse(t, good, "dataset.split_seed=0", "model.clip=0", "threads=0", "train.patience=0", "dataset.test=test", "checks.max_oov=0")
+	if c.Dataset.SplitSeed != 0 || c.Threads != 0 || c.Train.Patience != 0 || c.Dataset.Test != "test" || c.Checks.MaxOOV != 0 {
+		t.Errorf("explicit values replaced: %+v", c)
+	}
+	if v := c.modelKey().Params; v.Float("clip") != 0 {
+		t.Errorf("model.clip: 0 (no clipping) became %v", v.Float("clip"))
+	}
+	if d := parse(t, good); d.Dataset.SplitSeed != 1 || d.modelKey().Params.Float("clip") != 5 {
+		t.Error("defaults of absent keys")
 	}
 }
 
@@ -64,25 +90,110 @@ func TestParseErrors(t *testing.T) {
 		name, edit, want string
 		sets             []string
 	}{
-		{"unknown key", "seeds: [1, 2]\nsedes: [3]\n", "x.yaml:13: field sedes not found", nil},
-		{"wrong type", "seeds: [one]\n", "x.yaml:12:", nil},
-		{"epsilon zero", "", "x.yaml:8: vickrey: ε = 0", []string{"mechanisms.0.epsilon=[0, 1]"}},
-		{"t out of range", "", "x.yaml:10: vickrey: parameter t = 1.5", []string{"mechanisms.0.grid.t=[1.5]"}},
-		{"bad mode", "", "x.yaml:11: apply \"sometimes\"", []string{"apply=[sometimes]"}},
-		{"unknown dataset", "", "x.yaml:3: unknown dataset", []string{"dataset.name=books"}},
-		{"bad set type", "", "after --set", []string{"train.epochs=many"}},
-		{"bad set path", "", "--set seeds.x", []string{"seeds.x=1"}},
-		{"dropout", "", "x.yaml: dropout 1.5", []string{"model.dropout=1.5"}},
+		{"unknown key", "seeds: [1, 2]\nsedes: [3]\n", `x.yaml:13: unknown key "sedes" in the config (known: apply, cache, checks`, nil},
+		{"unknown nested key", "seeds: [1]\ntrain:\n  epoch: 2\n", `x.yaml:14: unknown key "epoch" in train (known: batch, epochs, max_len, patience)`, nil},
+		{"wrong type", "seeds: [one]\n", `x.yaml:12: seeds.0: one is not a non-negative integer`, nil},
+		{"negative seed", "seeds: [-1]\n", `x.yaml:12: seeds.0: -1 is not a non-negative integer`, nil},
+		{"fractional epochs", "seeds: [1]\ntrain:\n  epochs: 1.9\n", "x.yaml:14: train.epochs: 1.9 is not an integer", nil},
+		{"no value", "seeds: [1]\ntrain:\n  epochs:\n", "x.yaml:14: train.epochs has no value", nil},
+		{"empty seeds", "seeds: []\n", "x.yaml:12: seeds is empty", nil},
+		{"zero epochs", "seeds: [1]\ntrain:\n  epochs: 0\n", "x.yaml:14: train.epochs = 0, want ≥ 1", nil},
+		{"clip inf", "seeds: [1]\nmodel:\n  clip: .inf\n", "x.yaml:14: model.clip: .inf is not a finite number", nil},
+		{"nan in params", "seeds: [1]\nmodel:\n  lr: .nan\n", "x.yaml:14: model.lr: .nan is not a finite number", nil},
+		{"lr zero", "seeds: [1]\nmodel:\n  lr: 0\n", "x.yaml:14: bilstm: parameter lr = 0, want a number in (0, ∞)", nil},
+		{"unknown model param", "seeds: [1]\nmodel:\n  kind: baseline\n  hidden: 64\n", `x.yaml:15: baseline: unknown parameter "hidden" (known: clip, dropout, fine_tune, head_hidden, lr)`, nil},
+		{"valid fraction zero", "", "x.yaml: --set dataset.valid_fraction=0: valid_fraction 0 outside (0, 1)", []string{"dataset.valid_fraction=0"}},
+		{"test is train", "", `x.yaml: --set dataset.test=train: dataset.test is the training split "train"`, []string{"dataset.test=train"}},
+		{"epsilon zero", "", "x.yaml: --set mechanisms.0.epsilon=[0, 1]: vickrey: ε = 0, want a finite value > 0", []string{"mechanisms.0.epsilon=[0, 1]"}},
+		{"epsilon zero in file", "seeds: [1]\nmechanisms:\n  - name: laplace\n    epsilon: [1, 0]\n", "x.yaml:8: laplace: ε = 0, want a finite value > 0", nil},
+		{"epsilon repeats", "seeds: [1]\nmechanisms:\n  - name: laplace\n    epsilon: [1, 1]\n", "x.yaml:8: laplace: ε = 1 repeats", nil},
+		{"t out of range", "", "x.yaml: --set mechanisms.0.grid.t=[1.5]: vickrey: grid value t = 1.5, want a number in [0, 1]", []string{"mechanisms.0.grid.t=[1.5]"}},
+		{"t out of range in file", "seeds: [1]\nmechanisms:\n  - name: vickrey\n    epsilon: [1]\n    grid:\n      t: [0.5, 2]\n", "x.yaml:10: vickrey: grid value t = 2", nil},
+		{"rank zero", "seeds: [1]\nmechanisms:\n  - name: vickrey\n    epsilon: [1]\n    params:\n      rank: 0\n", "x.yaml:10: vickrey: parameter rank = 0, want an integer in [1, ∞)", nil},
+		{"variants", "seeds: [1]\nmechanisms:\n  - name: vickrey\n    epsilon: [1]\n    params:\n      rank: 2\n    grid:\n      t: [0.5]\n", "x.yaml:10: vickrey: t and rank are different variants", nil},
+		{"unknown mechanism", "seeds: [1]\nmechanisms:\n  - name: gauss\n    epsilon: [1]\n", `x.yaml:7: unknown mechanism "gauss" (known: custext, custext+, laplace, mahalanobis, santext, santext+, vickrey)`, nil},
+		{"bad mode", "", "x.yaml: --set apply=[sometimes]: apply \"sometimes\"", []string{"apply=[sometimes]"}},
+		{"mechanisms never run", "", "x.yaml: --set apply=[none]: mechanisms are given but apply has no privatized mode", []string{"apply=[none]"}},
+		{"unknown dataset", "", "x.yaml: --set dataset.name=books: unknown dataset \"books\" (known: imdb, sst2", []string{"dataset.name=books"}},
+		{"bad set type", "", "x.yaml: --set train.epochs=many: train.epochs: many is not an integer", []string{"train.epochs=many"}},
+		{"bad set path", "", "--set seeds.x=1", []string{"seeds.x=1"}},
+		{"dropout", "", "x.yaml: --set model.dropout=1.5: bilstm: parameter dropout = 1.5, want a number in [0, 1)", []string{"model.dropout=1.5"}},
+		{"workers", "", "x.yaml: --set workers=-1: workers = -1, want ≥ 1", []string{"workers=-1"}},
+		{"device", "", "x.yaml: --set device=gpu: device \"gpu\": want cpu, cuda, cuda:N or auto", []string{"device=gpu"}},
+		{"max_oov", "", "--set checks.max_oov=2: checks.max_oov = 2, want a share in [0, 1]", []string{"checks.max_oov=2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := good
-			if c.edit != "" {
+			if m, ok := strings.CutPrefix(c.edit, "seeds: [1]\nmechanisms:\n"); ok {
+				// A mechanisms block replaces the config's own.
+				text = strings.Replace(good, goodMechanisms, "mechanisms:\n"+m, 1)
+			} else if c.edit != "" {
 				text = strings.Replace(good, "seeds: [1, 2]\n", c.edit, 1)
 			}
-			_, err := Parse("x.yaml", []byte(text), c.sets)
+			_, err := Parse("x.yaml", []byte(text), Options{Set: c.sets})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v, want %q", err, c.want)
+				t.Errorf("got %v\nwant %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestResolvedRoundTrip(t *testing.T) {
+	c := parse(t, good, "train.epochs=2", "model.clip=0", "mechanisms.0.params={exclude_input: true}")
+	b, err := c.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("run/config.yaml", b, Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	in := Inputs{Data: "d", Embedding: "e"}
+	cells, rcells := c.Cells(), r.Cells()
+	if len(cells) != len(rcells) {
+		t.Fatalf("%d cells, resolved %d", len(cells), len(rcells))
+	}
+	for i := range cells {
+		if c.Key(cells[i], in) != r.Key(rcells[i], in) || cells[i].Setting() != rcells[i].Setting() {
+			t.Errorf("cell %d: %v vs %v", i, cells[i], rcells[i])
+		}
+	}
+	if file, sum := r.Source(); !strings.HasSuffix(file, "x.yaml") || sum != c.SHA256() || len(r.Origin.Set) != 3 {
+		t.Errorf("origin %+v", r.Origin)
+	}
+	// A resolved config resolved again keeps its origin.
+	b2, _ := r.Resolved()
+	r2, err := Parse("elsewhere.yaml", b2, Options{})
+	if err != nil || r2.Origin.SHA256 != c.SHA256() {
+		t.Errorf("re-resolved: %v %+v", err, r2.Origin)
+	}
+	if math.IsNaN(r.Checks.MaxOOV) || r.Model.Kind != "bilstm" {
+		t.Errorf("resolved: %+v", r)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	c := parse(t, good, "apply=[none, train, both]")
+	cell, err := c.Select(Selector{Setting: "vickrey t=0.75", Epsilon: 5, Seed: 2, Role: "train"})
+	if err != nil || cell.Mode != "train" || cell.Epsilon != 5 || cell.Seed != 2 || cell.Setting() != "vickrey t=0.75" {
+		t.Errorf("train: %v %v", cell, err)
+	}
+	// No test-mode cell: the both cell privatizes the test split.
+	if cell, err := c.Select(Selector{Setting: "vickrey t=0.25", Epsilon: 1, Seed: 1, Role: "test"}); err != nil || cell.Mode != "both" {
+		t.Errorf("test: %v %v", cell, err)
+	}
+	for _, sel := range []struct {
+		s    Selector
+		want string
+	}{
+		{Selector{Setting: "vickrey t=0.25", Seed: 1, Role: "train"}, `several cells match: choose among settings "vickrey t=0.25", "vickrey t=0.75"; ε 1, 5; seeds 1, 2`},
+		{Selector{Setting: "laplace", Epsilon: 1, Seed: 1, Role: "train"}, "no cell matches"},
+	} {
+		if _, err := c.Select(sel.s); err == nil || !strings.Contains(err.Error(), sel.want) {
+			t.Errorf("%+v: %v", sel.s, err)
+		}
+	}
+	if _, err := parse(t, good, "apply=[none, train]").Select(Selector{Role: "test", AnySeed: true}); err == nil || !strings.Contains(err.Error(), "privatizes the test split") {
+		t.Errorf("no test cells: %v", err)
 	}
 }

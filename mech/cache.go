@@ -51,7 +51,7 @@ func (s *Space) cached(key string, v any, build func() error) error {
 	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(s.CacheDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.CacheDir, 0o777); err != nil {
 		return err
 	}
 	return xio.WriteFileAtomic(path, buf.Bytes())

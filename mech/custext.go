@@ -12,6 +12,8 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/xp-nlp/xp/mech/knn"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // CusText is the customized text sanitization mechanism of Chen, Mo,
@@ -40,6 +42,18 @@ type CusTextParams struct {
 	KeepStopwords bool
 }
 
+// raw is the parameters as the descriptor names them; empty strings take
+// the defaults.
+func (p CusTextParams) raw() map[string]any {
+	raw := map[string]any{"k": p.K}
+	for k, v := range map[string]string{"mapping": p.Mapping, "score": p.Score, "strategy": p.Strategy} {
+		if v != "" {
+			raw[k] = v
+		}
+	}
+	return raw
+}
+
 // Mapping is f_map: the output set of each input row.
 type Mapping struct {
 	Sets  [][]int32       // distinct output sets, rows in increasing distance from the row that built them
@@ -50,25 +64,27 @@ type Mapping struct {
 // NewCusText builds the mapping for the task words counts (X: the words
 // of the task data that have a vector) over space at ε.
 func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]int64) (*CusText, error) {
-	if !(eps > 0) {
-		return nil, fmt.Errorf("custext: ε = %v, want > 0", eps)
+	name := "custext"
+	if p.KeepStopwords {
+		name = "custext+"
 	}
-	if p.Mapping == "" {
-		p.Mapping = "balanced"
+	d, err := spec.Lookup(spec.Mechanism, name)
+	if err != nil {
+		return nil, err
 	}
-	if p.Score == "" {
-		p.Score = "euclidean"
+	if err := spec.CheckEpsilon(name, eps); err != nil {
+		return nil, err
 	}
-	if p.Strategy == "" {
-		p.Strategy = "token"
+	v, err := d.Resolve(p.raw())
+	if err != nil {
+		return nil, err
 	}
-	if p.K < 1 || p.K > space.Emb.Len() {
-		return nil, fmt.Errorf("custext: K = %d, want 1 … %d", p.K, space.Emb.Len())
+	p.Mapping, p.Score, p.Strategy = v.String("mapping"), v.String("score"), v.String("strategy")
+	if p.K > space.Emb.Len() {
+		return nil, fmt.Errorf("%s: K = %d, but the vocabulary has %d words", name, p.K, space.Emb.Len())
 	}
-	if !slices.Contains([]string{"aggressive", "balanced", "conservative"}, p.Mapping) ||
-		!slices.Contains([]string{"euclidean", "cosine"}, p.Score) ||
-		!slices.Contains([]string{"token", "record", "dataset"}, p.Strategy) {
-		return nil, fmt.Errorf("custext: mapping %q, score %q, strategy %q: want aggressive|balanced|conservative, euclidean|cosine, token|record|dataset", p.Mapping, p.Score, p.Strategy)
+	if len(counts) == 0 {
+		return nil, fmt.Errorf("%s: needs the task's word counts (its input vocabulary)", name)
 	}
 	m := &CusText{eps: eps, p: p, space: space, stop: map[string]bool{}}
 	if p.KeepStopwords {
@@ -90,7 +106,7 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 		return cmp.Compare(a, b)
 	})
 	m.mapping = &Mapping{}
-	err := space.cached(space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score), m.mapping, func() error {
+	err = space.cached(space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score), m.mapping, func() error {
 		mp, err := BuildMapping(space, xs, p.K, p.Mapping, p.Score == "cosine")
 		if err == nil {
 			*m.mapping = *mp
@@ -322,10 +338,10 @@ func (m *CusText) Name() string {
 	return n + "(K=" + strconv.Itoa(m.p.K) + "," + m.p.Mapping + "," + m.p.Score + "," + m.p.Strategy + ")"
 }
 
-func (m *CusText) Notion() Notion   { return SetDP }
+func (m *CusText) Notion() spec.Notion { return spec.SetDP }
 func (m *CusText) Epsilon() float64 { return m.eps }
 
-func (m *CusText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error) {
+func (m *CusText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
 	rep.Candidates += fmt.Sprintf("; %d output sets for %d input words", len(m.mapping.Sets), len(m.mapping.Of))
 	base := src.base()
@@ -341,14 +357,14 @@ func (m *CusText) Privatize(ctx context.Context, docs [][]string, src Source) ([
 		recordChoice := map[int32]int32{}
 		for pi, tok := range d {
 			rep.Tokens++
+			if m.stop[tok] {
+				rep.Stopwords++ // CusText+: kept by rule, whether or not it has a vector
+				continue
+			}
 			i, ok := m.space.Emb.Index(tok)
 			p, mapped := m.probs[int32(i)]
-			if !ok || !mapped || m.stop[tok] {
-				if !ok || !mapped {
-					rep.OOV++
-				} else {
-					rep.Unchanged++
-				}
+			if !ok || !mapped {
+				rep.OOV++
 				continue
 			}
 			x := int32(i)

@@ -150,11 +150,19 @@ func TestCusTextStrategies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, _ := m.Privatize(context.Background(), repeatDocs("the", 20), Source{})
-	for _, o := range out[0] {
-		if o != "the" {
+	stopDocs := [][]string{append(repeatDocs("the", 20)[0], "a", "w1", "nosuchword")} // "a": a stopword without a vector
+	out, rep, err := m.Privatize(context.Background(), stopDocs, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out[0][:21] {
+		if o != "the" && o != "a" {
 			t.Fatalf("stopword changed to %q", o)
 		}
+	}
+	// Kept stopwords are reported as such, not as out of vocabulary.
+	if rep.Stopwords != 21 || rep.OOV != 1 || rep.InVocab() != 1 || rep.Tokens != 23 {
+		t.Errorf("report: %d stopwords, %d OOV, %d in vocabulary of %d tokens; want 21, 1, 1 of 23", rep.Stopwords, rep.OOV, rep.InVocab(), rep.Tokens)
 	}
 	if len(Stopwords) != 179 {
 		t.Errorf("%d stopwords, NLTK has 179", len(Stopwords))

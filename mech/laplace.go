@@ -2,7 +2,9 @@ package mech
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // Laplace is the multivariate Laplace mechanism (Feyisetan et al. 2020,
@@ -16,22 +18,22 @@ type Laplace struct {
 // NewLaplace returns the mechanism at ε over space; batch is the number of
 // tokens searched at once (0: 1024).
 func NewLaplace(space *Space, eps float64, batch int) (*Laplace, error) {
-	if !(eps > 0) {
-		return nil, fmt.Errorf("laplace: ε = %v, want > 0", eps)
+	if err := check("laplace", eps, nil); err != nil {
+		return nil, err
 	}
 	return &Laplace{eps: eps, nn: noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest}}, nil
 }
 
 func (m *Laplace) Name() string     { return "laplace" }
-func (m *Laplace) Notion() Notion   { return MetricDP }
+func (m *Laplace) Notion() spec.Notion { return spec.MetricDP }
 func (m *Laplace) Epsilon() float64 { return m.eps }
 
-func (m *Laplace) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error) {
+func (m *Laplace) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.nn.space)
 	out, err := m.nn.run(ctx, docs, src, &rep)
 	return out, rep, err
 }
 
-func newReport(m Mechanism, space *Space) Report {
-	return Report{Mechanism: m.Name(), Notion: m.Notion(), Epsilon: m.Epsilon(), Candidates: space.Describe(), OOVPolicy: "keep", RNG: RNG}
+func newReport(m Mechanism, space *Space) metrics.Privatization {
+	return metrics.Privatization{Mechanism: m.Name(), Notion: m.Notion(), Epsilon: m.Epsilon(), Candidates: space.Describe(), OOVPolicy: "keep", RNG: RNG}
 }

@@ -7,6 +7,9 @@ import (
 	"strconv"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // Mahalanobis is the Mahalanobis mechanism (Xu et al., PrivateNLP 2020):
@@ -27,11 +30,8 @@ type Mahalanobis struct {
 
 // NewMahalanobis returns the mechanism at ε with λ ∈ [0, 1].
 func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis, error) {
-	if !(eps > 0) {
-		return nil, fmt.Errorf("mahalanobis: ε = %v, want > 0", eps)
-	}
-	if !(lambda >= 0 && lambda <= 1) {
-		return nil, fmt.Errorf("mahalanobis: λ = %v, want within [0, 1]", lambda)
+	if err := check("mahalanobis", eps, map[string]any{"lambda": lambda}); err != nil {
+		return nil, err
 	}
 	s, err := space.sigmaSqrt(lambda)
 	if err != nil {
@@ -129,10 +129,10 @@ func SigmaPSqrt(data []float32, n, dim int, lambda float64) ([]float64, error) {
 func (m *Mahalanobis) Name() string {
 	return "mahalanobis(lambda=" + strconv.FormatFloat(m.lambda, 'g', -1, 64) + ")"
 }
-func (m *Mahalanobis) Notion() Notion   { return MetricDP }
+func (m *Mahalanobis) Notion() spec.Notion { return spec.MetricDP }
 func (m *Mahalanobis) Epsilon() float64 { return m.eps }
 
-func (m *Mahalanobis) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error) {
+func (m *Mahalanobis) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.nn.space)
 	out, err := m.nn.run(ctx, docs, src, &rep)
 	return out, rep, err

@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // tinySpace is a vocabulary of n words in dim dimensions.
@@ -224,31 +226,50 @@ func TestSanTextExactBound(t *testing.T) {
 	}
 }
 
-func TestSanTextPlus(t *testing.T) {
-	s := tinySpace(t, 10, 2, 5, 1)
-	counts := map[string]int64{}
-	for i, w := range s.Emb.Words {
-		counts[w] = int64(100 - i) // w0 most frequent
+// TestSanTextPlusSensitiveSet: the sensitive words are the least
+// frequent fraction of the task vocabulary — words of the task's texts,
+// with or without a vector — not of the embedding (whose words mostly
+// never occur in the task and would all rank least frequent).
+func TestSanTextPlusSensitiveSet(t *testing.T) {
+	s := tinySpace(t, 10, 2, 5, 1) // w0 … w9
+	// The task uses w0 … w4 and "novec" (no vector); w5 … w9 never occur.
+	counts := map[string]int64{"w0": 50, "w1": 40, "w2": 30, "w3": 3, "w4": 1, "novec": 1}
+	// |V| = 6, ⌊0.5·6⌋ = 3 sensitive: w3, then w4 and novec (tied at 1, by word).
+	if got := SensitiveWords(counts, 0.5); !slices.Equal(got, []string{"w3", "novec", "w4"}) {
+		t.Fatalf("sensitive words %v, want [w3 novec w4]", got)
 	}
 	m, err := NewSanText(s, 3, &SanTextPlus{P: 0.3, SensitiveFraction: 0.5, Counts: counts}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.outputs, []int32{5, 6, 7, 8, 9}) {
-		t.Fatalf("sensitive outputs %v, want the 5 least frequent", m.outputs)
+	if !slices.Equal(m.outputs, []int32{3, 4}) {
+		t.Fatalf("outputs %v, want rows [3 4]: the sensitive task words with a vector", m.outputs)
+	}
+	for row, want := range []bool{false, false, false, true, true, false, false, false, false, false} {
+		if m.Sensitive(row) != want {
+			t.Errorf("row %d sensitive = %v", row, !want)
+		}
 	}
 	const N = 20000
 	freq := outputDist(t, m, s, 0, N, 2) // w0 is not sensitive: kept with probability 0.7
 	if math.Abs(freq[0]-0.7) > 4.5*math.Sqrt(0.21/N) {
 		t.Errorf("non-sensitive word kept with frequency %.4f, want 0.7", freq[0])
 	}
-	for y := 1; y < 5; y++ {
-		if freq[y] != 0 {
-			t.Errorf("non-sensitive word %d was output", y)
+	if math.Abs(freq[3]+freq[4]-0.3) > 4.5*math.Sqrt(0.21/N) {
+		t.Errorf("non-sensitive word sanitized into the sensitive set with frequency %.4f, want 0.3", freq[3]+freq[4])
+	}
+	for y := 1; y < 10; y++ {
+		if y != 3 && y != 4 && freq[y] != 0 {
+			t.Errorf("word %d outside the sensitive set was output", y)
 		}
 	}
-	if m.Notion() != NoDP {
+	if m.Notion() != spec.NoDP {
 		t.Error("SanText+ claims a guarantee for non-sensitive words")
+	}
+	// The set is a property of the task vocabulary: every split sees the same one.
+	m2, _ := NewSanText(s, 7, &SanTextPlus{P: 0.9, SensitiveFraction: 0.5, Counts: counts}, 0)
+	if !slices.Equal(m.outputs, m2.outputs) {
+		t.Error("the sensitive set depends on ε or p")
 	}
 }
 
@@ -361,26 +382,59 @@ func TestDeterministicAcrossBatches(t *testing.T) {
 	}
 }
 
-func TestRegistryErrors(t *testing.T) {
+// TestRulesOnePlace: every rule is the descriptor's, so New (as a config
+// reaches it) and the typed constructors accept and refuse alike.
+func TestRulesOnePlace(t *testing.T) {
 	s := tinySpace(t, 10, 2, 1, 1)
+	counts := map[string]int64{"w1": 3, "w2": 1}
+	inf := math.Inf(1)
 	cases := []struct {
-		name string
-		eps  float64
-		p    Params
+		name  string
+		eps   float64
+		p     Params
+		typed func() error
+		want  string // "" accepted
 	}{
-		{"nope", 1, nil},
-		{"laplace", 0, nil},
-		{"laplace", math.Inf(1), nil},
-		{"laplace", 1, Params{"t": 0.5}},
-		{"vickrey", 1, Params{"t": 1.5}},
-		{"vickrey", 1, Params{"t": "half"}},
-		{"vickrey", 1, Params{"rank": 2, "t_r": []any{1.0, 2.0}}},
-		{"mahalanobis", 1, Params{"lambda": -0.1}},
-		{"santext+", 1, Params{"p": 0.3}}, // no counts
+		{"laplace", inf, nil, func() error { _, err := NewLaplace(s, inf, 0); return err }, "ε = +Inf, want a finite value > 0"},
+		{"laplace", 0, nil, func() error { _, err := NewLaplace(s, 0, 0); return err }, "ε = 0"},
+		{"vickrey", 1, Params{"t": 1.5}, func() error { _, err := NewVickrey(s, 1, VickreyParams{T: 1.5}, 0); return err }, "parameter t = 1.5"},
+		{"vickrey", 1, Params{"t_r": []any{0.5, 2.0}}, func() error { _, err := NewVickrey(s, 1, VickreyParams{TR: []float64{0.5, 2}}, 0); return err }, ""},
+		{"vickrey", 1, Params{"t_r": []any{0.5, -1.0}}, func() error { _, err := NewVickrey(s, 1, VickreyParams{TR: []float64{0.5, -1}}, 0); return err }, "parameter t_r"},
+		{"vickrey", 1, Params{"rank": 2, "t_r": []any{1.0, 2.0}}, func() error {
+			_, err := NewVickrey(s, 1, VickreyParams{Rank: 2, TR: []float64{1, 2}}, 0)
+			return err
+		}, "different variants"},
+		{"vickrey", inf, Params{"rank": 2}, func() error { _, err := NewVickrey(s, inf, VickreyParams{Rank: 2}, 0); return err }, "ε = +Inf"},
+		{"mahalanobis", 1, Params{"lambda": -0.1}, func() error { _, err := NewMahalanobis(s, 1, -0.1, 0); return err }, "parameter lambda = -0.1"},
+		{"santext", inf, nil, func() error { _, err := NewSanText(s, inf, nil, 0); return err }, "ε = +Inf"},
+		{"santext+", 1, Params{"sensitive": 0.0}, func() error {
+			_, err := NewSanText(s, 1, &SanTextPlus{P: 0.3, Counts: counts}, 0)
+			return err
+		}, "parameter sensitive = 0"},
+		{"custext", 1, Params{"k": 0}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 0}, counts); return err }, "parameter k = 0"},
+		{"custext", inf, Params{"k": 3}, func() error { _, err := NewCusText(s, inf, CusTextParams{K: 3}, counts); return err }, "ε = +Inf"},
+		{"custext", 1, Params{"k": 11}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 11}, counts); return err }, "vocabulary has 10 words"},
+		{"custext+", 1, Params{"k": 3, "mapping": "greedy"}, func() error {
+			_, err := NewCusText(s, 1, CusTextParams{K: 3, Mapping: "greedy", KeepStopwords: true}, counts)
+			return err
+		}, `parameter mapping = "greedy"`},
 	}
 	for _, c := range cases {
-		if _, err := New(c.name, s, c.eps, c.p, Options{}); err == nil {
-			t.Errorf("New(%s, ε=%v, %v): no error", c.name, c.eps, c.p)
+		_, errNew := New(c.name, s, c.eps, c.p, Options{Counts: counts})
+		errTyped := c.typed()
+		for how, err := range map[string]error{"New": errNew, "constructor": errTyped} {
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%s %s ε=%v %v: refused: %v", how, c.name, c.eps, c.p, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%s %s ε=%v %v: got %v, want %q", how, c.name, c.eps, c.p, err, c.want)
+			}
 		}
+	}
+	if _, err := New("santext+", s, 1, nil, Options{}); err == nil {
+		t.Error("santext+ without task counts accepted")
+	}
+	if _, err := New("nope", s, 1, nil, Options{}); err == nil || !strings.Contains(err.Error(), "known: custext") {
+		t.Errorf("unknown mechanism: %v", err)
 	}
 }

@@ -9,50 +9,20 @@ import (
 
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/mech/knn"
-)
-
-// Notion is the privacy guarantee a mechanism gives. The ε of different
-// notions are not comparable.
-type Notion string
-
-const (
-	MetricDP Notion = "metric-dp"    // ε·d_χ-privacy, d Euclidean (or the mechanism's own metric)
-	SetDP    Notion = "pure-dp-set"  // pure ε-DP among inputs that share an output set (CusText)
-	NoDP     Notion = "no-guarantee" // e.g. Vickrey with input exclusion
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // Mechanism privatizes tokenized documents word by word.
 type Mechanism interface {
 	// Name identifies the mechanism and its parameters, e.g. "vickrey(t=0.5)".
 	Name() string
-	Notion() Notion
+	// Notion is the guarantee it gives (spec.MetricDP, SetDP or NoDP).
+	Notion() spec.Notion
 	Epsilon() float64
 	// Privatize returns a privatized copy of docs. Tokens without a vector
 	// are kept unchanged and counted (the OOV policy "keep").
-	Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error)
-}
-
-// Report describes what a privatization did, for result records.
-type Report struct {
-	Mechanism  string  `json:"mechanism"`
-	Notion     Notion  `json:"notion"`
-	Epsilon    float64 `json:"epsilon"`
-	Candidates string  `json:"candidates"` // the candidate vocabulary
-	OOVPolicy  string  `json:"oov_policy"`
-	Tokens     int64   `json:"tokens"`
-	OOV        int64   `json:"oov"`
-	Unchanged  int64   `json:"unchanged"` // in-vocabulary tokens whose output equals the input
-	Fallbacks  int64   `json:"knn_fallbacks"`
-	RNG        string  `json:"rng"`
-}
-
-// OriginalProportion is the share of all tokens left unchanged (OOV
-// tokens included, as they are kept).
-func (r Report) OriginalProportion() float64 {
-	if r.Tokens == 0 {
-		return 0
-	}
-	return float64(r.Unchanged+r.OOV) / float64(r.Tokens)
+	Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error)
 }
 
 // Space is the candidate vocabulary: an embedding and its search index.

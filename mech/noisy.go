@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/xp-nlp/xp/internal/progress"
+	"github.com/xp-nlp/xp/metrics"
 )
 
 // noisyNN is the shared driver of the mechanisms that perturb a word's
@@ -32,7 +33,7 @@ type pending struct {
 	r        *rand.Rand
 }
 
-func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *Report) ([][]string, error) {
+func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *metrics.Privatization) ([][]string, error) {
 	out := make([][]string, len(docs))
 	for i, d := range docs {
 		out[i] = append([]string(nil), d...)

@@ -1,16 +1,21 @@
 package mech
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/xp-nlp/xp/internal/progress"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -19,19 +24,28 @@ import (
 // It is ε·d_χ-private with d Euclidean.
 //
 // SanText+ (same paper; definition taken from the authors' code,
-// xiangyue9607/SanText, SanText.py SanText_plus and run_SanText.py): the
-// SensitiveFraction least frequent words of the task vocabulary are
-// sensitive; the output set is the sensitive words only; a sensitive word
-// is always sampled, a non-sensitive word is sampled with probability P
-// and otherwise kept. The probabilities are the same softmax of −ε·d/2
-// restricted to the sensitive outputs. Only sensitive words get the
-// metric-DP guarantee, so SanText+ reports NoDP.
+// xiangyue9607/SanText, run_SanText.py and SanText.py SanText_plus): the
+// task vocabulary is every word of the task's texts (all splits, with or
+// without a vector), ordered by frequency; its least frequent fraction
+// SensitiveFraction are the sensitive words. The output set is the
+// sensitive words that have a vector; a sensitive word is always sampled,
+// any other word is sampled with probability P and otherwise kept. The
+// probabilities are the same softmax of −ε·d/2 restricted to the
+// sensitive outputs. Only sensitive words get the metric-DP guarantee, so
+// SanText+ reports no guarantee. Two choices differ from the authors'
+// code and are deliberate: ⌊fraction·|V|⌋ words are sensitive (their
+// slice takes one more), ties in frequency are ordered by the word (theirs
+// by first occurrence), and a word without a vector is kept under xp's OOV
+// policy (theirs is replaced by a uniformly drawn task word). A word with
+// a vector outside the task vocabulary (never the case in xp run, whose
+// counts cover every split) is treated as non-sensitive.
 //
 // Sampling is exact with bounded memory: for each distinct input word
 // the distances to all candidates are computed in float64 (libtorch),
 // turned into a cumulative distribution once and used for every
-// occurrence of the word, in blocks of words sized to a memory budget:
-// never the reference code's dense V × V matrix.
+// occurrence of the word, in blocks of words sized to a memory budget,
+// against one output matrix built once per privatization: never the
+// reference code's dense V × V matrix.
 type SanText struct {
 	eps   float64
 	space *Space
@@ -50,14 +64,18 @@ type SanText struct {
 // SanTextPlus configures SanText+; nil means plain SanText.
 type SanTextPlus struct {
 	P                 float64          // probability that a non-sensitive word is sanitized (paper: 0.3)
-	SensitiveFraction float64          // share of the vocabulary deemed sensitive, least frequent first (paper: 0.9)
-	Counts            map[string]int64 // word frequencies of the task data
+	SensitiveFraction float64          // share of the task vocabulary deemed sensitive, least frequent first (paper: 0.9)
+	Counts            map[string]int64 // word frequencies of the task data (every split)
 }
 
 // NewSanText returns SanText (plus == nil) or SanText+ at ε.
 func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*SanText, error) {
-	if !(eps > 0) {
-		return nil, fmt.Errorf("santext: ε = %v, want > 0", eps)
+	name, raw := "santext", map[string]any(nil)
+	if plus != nil {
+		name, raw = "santext+", map[string]any{"p": plus.P, "sensitive": plus.SensitiveFraction}
+	}
+	if err := check(name, eps, raw); err != nil {
+		return nil, err
 	}
 	m := &SanText{eps: eps, space: space, budget: budget}
 	if m.budget <= 0 {
@@ -73,22 +91,14 @@ func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*Sa
 		}
 		return m, nil
 	}
-	if !(plus.P >= 0 && plus.P <= 1) || !(plus.SensitiveFraction > 0 && plus.SensitiveFraction <= 1) {
-		return nil, fmt.Errorf("santext+: p = %v and sensitive fraction %v, want p ∈ [0, 1] and fraction ∈ (0, 1]", plus.P, plus.SensitiveFraction)
+	if len(plus.Counts) == 0 {
+		return nil, fmt.Errorf("santext+: needs the task's word counts")
 	}
 	m.plus, m.p, m.frac = true, plus.P, plus.SensitiveFraction
-	// Order candidate words by task frequency, most common first (ties by
-	// row, i.e. embedding order); the last fraction are sensitive.
-	rows := make([]int32, n)
-	for i := range rows {
-		rows[i] = int32(i)
-	}
-	sort.SliceStable(rows, func(a, b int) bool {
-		return plus.Counts[space.Emb.Words[rows[a]]] > plus.Counts[space.Emb.Words[rows[b]]]
-	})
-	ns := int(math.Round(plus.SensitiveFraction * float64(n)))
-	for _, r := range rows[n-ns:] {
-		m.sensitive[r] = true
+	for _, w := range SensitiveWords(plus.Counts, plus.SensitiveFraction) {
+		if r, ok := space.Emb.Index(w); ok {
+			m.sensitive[r] = true
+		}
 	}
 	for i := 0; i < n; i++ {
 		if m.sensitive[i] {
@@ -96,9 +106,26 @@ func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*Sa
 		}
 	}
 	if len(m.outputs) == 0 {
-		return nil, fmt.Errorf("santext+: no sensitive words")
+		return nil, fmt.Errorf("santext+: none of the %d sensitive task words has a vector", int(plus.SensitiveFraction*float64(len(plus.Counts))))
 	}
 	return m, nil
+}
+
+// SensitiveWords returns SanText+'s sensitive words: the least frequent
+// ⌊fraction·|V|⌋ words of the task vocabulary V (the words counted, with
+// or without a vector), frequency ties ordered by the word.
+func SensitiveWords(counts map[string]int64, fraction float64) []string {
+	words := make([]string, 0, len(counts))
+	for w, c := range counts {
+		if c > 0 {
+			words = append(words, w)
+		}
+	}
+	slices.SortFunc(words, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), strings.Compare(a, b))
+	})
+	ns := int(fraction * float64(len(words)))
+	return words[len(words)-ns:]
 }
 
 func (m *SanText) Name() string {
@@ -108,24 +135,31 @@ func (m *SanText) Name() string {
 	return "santext"
 }
 
-func (m *SanText) Notion() Notion {
+func (m *SanText) Notion() spec.Notion {
 	if m.plus {
-		return NoDP
+		return spec.NoDP
 	}
-	return MetricDP
+	return spec.MetricDP
 }
 
 func (m *SanText) Epsilon() float64 { return m.eps }
 
+// Sensitive reports whether input row w is always sampled (every row for
+// SanText, the sensitive words for SanText+).
+func (m *SanText) Sensitive(w int) bool { return m.sensitive[w] }
+
 // Probabilities returns the exact output distribution of input row w over
-// m's output rows (for privacy measures and tests).
+// m's output rows when it is sampled (for privacy measures and tests).
 func (m *SanText) Probabilities(w int) ([]int32, []float64, error) {
-	d, err := m.distances([]int{w})
-	if err != nil {
-		return nil, nil, err
-	}
-	p := m.weights(d[0])
-	return m.outputs, p, nil
+	var p []float64
+	err := m.withOutputs(func(o *outputMatrix) error {
+		d, err := o.distances(m.space, []int{w})
+		if err == nil {
+			p = m.weights(d[0])
+		}
+		return err
+	})
+	return m.outputs, p, err
 }
 
 // weights turns distances into normalized probabilities exp(−ε d/2)/Z.
@@ -147,27 +181,26 @@ func (m *SanText) weights(d []float64) []float64 {
 	return p
 }
 
-// distances returns, for each input row, the Euclidean distances to every
-// output row, in float64.
-func (m *SanText) distances(rows []int) ([][]float64, error) {
-	dim := m.space.Emb.Dim
-	no := len(m.outputs)
-	out := make([][]float64, len(rows))
+// outputMatrix is the transposed float64 matrix of the output rows on the
+// CPU (dim × outputs) and their squared norms: built once per
+// privatization, used by every block of input words.
+type outputMatrix struct {
+	t    *ts.Tensor
+	norm []float64
+}
+
+// withOutputs builds the output matrix, runs f on libtorch's thread and
+// frees the matrix.
+func (m *SanText) withOutputs(f func(*outputMatrix) error) error {
 	err := torchrt.Do(func() error {
+		dim := m.space.Emb.Dim
+		no := len(m.outputs)
 		o := make([]float64, no*dim)
-		on := make([]float64, no)
+		om := &outputMatrix{norm: make([]float64, no)}
 		for j, r := range m.outputs {
 			for i, v := range m.space.Emb.Vector(int(r)) {
 				o[j*dim+i] = float64(v)
-				on[j] += float64(v) * float64(v)
-			}
-		}
-		q := make([]float64, len(rows)*dim)
-		qn := make([]float64, len(rows))
-		for j, r := range rows {
-			for i, v := range m.space.Emb.Vector(r) {
-				q[j*dim+i] = float64(v)
-				qn[j] += float64(v) * float64(v)
+				om.norm[j] += float64(v) * float64(v)
 			}
 		}
 		ot, err := ts.NewTensorFromData(o, []int64{int64(no), int64(dim)})
@@ -175,43 +208,59 @@ func (m *SanText) distances(rows []int) ([][]float64, error) {
 			return err
 		}
 		defer ot.Drop()
-		qt, err := ts.NewTensorFromData(q, []int64{int64(len(rows)), int64(dim)})
-		if err != nil {
+		if om.t, err = ot.Transpose(0, 1, false); err != nil {
 			return err
 		}
-		defer qt.Drop()
-		ott, err := ot.Transpose(0, 1, false)
-		if err != nil {
-			return err
-		}
-		defer ott.Drop()
-		dot, err := qt.Mm(ott, false)
-		if err != nil {
-			return err
-		}
-		defer dot.Drop()
-		buf := make([]float64, len(rows)*no)
-		if err := dot.CopyData(buf, uint(len(buf))); err != nil {
-			return err
-		}
-		for j := range rows {
-			row := make([]float64, no)
-			for i := range row {
-				row[i] = math.Sqrt(math.Max(0, qn[j]+on[i]-2*buf[j*no+i]))
-			}
-			out[j] = row
-		}
-		return nil
+		defer om.t.Drop()
+		return f(om)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("santext distances: %w", torchrt.Clean(err))
+		return fmt.Errorf("santext: %w", torchrt.Clean(err))
+	}
+	return nil
+}
+
+// distances returns, for each input row, the Euclidean distances to every
+// output row, in float64. It runs on libtorch's thread (inside withOutputs).
+func (o *outputMatrix) distances(space *Space, rows []int) ([][]float64, error) {
+	dim := space.Emb.Dim
+	no := len(o.norm)
+	q := make([]float64, len(rows)*dim)
+	qn := make([]float64, len(rows))
+	for j, r := range rows {
+		for i, v := range space.Emb.Vector(r) {
+			q[j*dim+i] = float64(v)
+			qn[j] += float64(v) * float64(v)
+		}
+	}
+	qt, err := ts.NewTensorFromData(q, []int64{int64(len(rows)), int64(dim)})
+	if err != nil {
+		return nil, err
+	}
+	defer qt.Drop()
+	dot, err := qt.Mm(o.t, false)
+	if err != nil {
+		return nil, err
+	}
+	defer dot.Drop()
+	buf := make([]float64, len(rows)*no)
+	if err := dot.CopyData(buf, uint(len(buf))); err != nil {
+		return nil, err
+	}
+	out := make([][]float64, len(rows))
+	for j := range rows {
+		row := make([]float64, no)
+		for i := range row {
+			row[i] = math.Sqrt(math.Max(0, qn[j]+o.norm[i]-2*buf[j*no+i]))
+		}
+		out[j] = row
 	}
 	return out, nil
 }
 
 type occurrence struct{ doc, pos int }
 
-func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error) {
+func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
 	out := make([][]string, len(docs))
 	byWord := map[int][]occurrence{}
@@ -236,39 +285,51 @@ func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([
 	bar := progress.New(m.progress, rep.Tokens-rep.OOV, "privatize", false)
 	defer bar.Finish()
 	block := int(max(1, m.budget/(8*int64(len(m.outputs)))))
-	for lo := 0; lo < len(order); lo += block {
-		if err := ctx.Err(); err != nil {
-			return nil, rep, err
-		}
-		rows := order[lo:min(len(order), lo+block)]
-		dist, err := m.distances(rows)
-		if err != nil {
-			return nil, rep, err
-		}
-		for j, w := range rows {
-			cdf := m.weights(dist[j])
-			for i := 1; i < len(cdf); i++ {
-				cdf[i] += cdf[i-1]
+	err := m.withOutputs(func(om *outputMatrix) error {
+		for lo := 0; lo < len(order); lo += block {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			for _, oc := range byWord[w] {
-				r := tokenRand(base, oc.doc, oc.pos)
-				if !m.sensitive[w] && !(r.Float64() < m.p) {
-					rep.Unchanged++
-					continue // SanText+: a non-sensitive word kept
-				}
-				u := r.Float64() * cdf[len(cdf)-1]
-				k := sort.SearchFloat64s(cdf, u)
-				if k == len(cdf) || cdf[k] == u {
-					k = min(k+1, len(cdf)-1) // u exactly on a boundary belongs to the next bin
-				}
-				o := m.outputs[k]
-				if int(o) == w {
-					rep.Unchanged++
-				}
-				out[oc.doc][oc.pos] = m.space.Emb.Words[o]
+			rows := order[lo:min(len(order), lo+block)]
+			dist, err := om.distances(m.space, rows)
+			if err != nil {
+				return err
 			}
-			bar.Add(int64(len(byWord[w])))
+			for j, w := range rows {
+				m.sample(dist[j], w, byWord[w], base, out, &rep)
+				bar.Add(int64(len(byWord[w])))
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, rep, err
 	}
 	return out, rep, nil
+}
+
+// sample draws the output of every occurrence of input row w from its
+// distances to the outputs, each from its own token stream.
+func (m *SanText) sample(dist []float64, w int, occ []occurrence, base uint64, out [][]string, rep *metrics.Privatization) {
+	cdf := m.weights(dist)
+	for i := 1; i < len(cdf); i++ {
+		cdf[i] += cdf[i-1]
+	}
+	for _, oc := range occ {
+		r := tokenRand(base, oc.doc, oc.pos)
+		if !m.sensitive[w] && !(r.Float64() < m.p) {
+			rep.Unchanged++
+			continue // SanText+: a non-sensitive word kept
+		}
+		u := r.Float64() * cdf[len(cdf)-1]
+		k := sort.SearchFloat64s(cdf, u)
+		if k == len(cdf) || cdf[k] == u {
+			k = min(k+1, len(cdf)-1) // u exactly on a boundary belongs to the next bin
+		}
+		o := m.outputs[k]
+		if int(o) == w {
+			rep.Unchanged++
+		}
+		out[oc.doc][oc.pos] = m.space.Emb.Words[o]
+	}
 }

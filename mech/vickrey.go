@@ -7,6 +7,9 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // VickreyParams select among the Vickrey variants (Xu et al. 2021).
@@ -42,26 +45,8 @@ type Vickrey struct {
 
 // NewVickrey returns the mechanism at ε.
 func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey, error) {
-	if !(eps > 0) {
-		return nil, fmt.Errorf("vickrey: ε = %v, want > 0", eps)
-	}
-	if p.T < 0 || p.T > 1 || math.IsNaN(p.T) {
-		return nil, fmt.Errorf("vickrey: t = %v, want within [0, 1]", p.T)
-	}
-	modes := 0
-	if len(p.TR) > 0 {
-		modes++
-	}
-	if p.Rank > 0 {
-		modes++
-	}
-	if modes > 1 {
-		return nil, fmt.Errorf("vickrey: t_r and rank are different variants; give one")
-	}
-	for _, t := range p.TR {
-		if t < 0 || math.IsNaN(t) {
-			return nil, fmt.Errorf("vickrey: t_r = %v, want ≥ 0", t)
-		}
+	if err := check("vickrey", eps, p.raw()); err != nil {
+		return nil, err
 	}
 	keep := 2
 	switch {
@@ -83,6 +68,23 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 		return v.choose(r, ids, d)
 	}}
 	return v, nil
+}
+
+// raw is the parameters as the descriptor names them: T counts only for
+// the two-neighbour form (or when set beside another variant, which the
+// descriptor refuses).
+func (p VickreyParams) raw() map[string]any {
+	raw := map[string]any{"exclude_input": p.ExcludeInput}
+	if p.TR != nil {
+		raw["t_r"] = p.TR
+	}
+	if p.Rank != 0 {
+		raw["rank"] = p.Rank
+	}
+	if p.T != 0 || (p.TR == nil && p.Rank == 0) {
+		raw["t"] = p.T
+	}
+	return raw
 }
 
 // exclude drops the input word from the ordered neighbours when asked to,
@@ -177,16 +179,16 @@ func floats(x []float64) string {
 	return "[" + strings.Join(s, ",") + "]"
 }
 
-func (v *Vickrey) Notion() Notion {
+func (v *Vickrey) Notion() spec.Notion {
 	if v.p.ExcludeInput {
-		return NoDP
+		return spec.NoDP
 	}
-	return MetricDP
+	return spec.MetricDP
 }
 
 func (v *Vickrey) Epsilon() float64 { return v.eps }
 
-func (v *Vickrey) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, Report, error) {
+func (v *Vickrey) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(v, v.nn.space)
 	out, err := v.nn.run(ctx, docs, src, &rep)
 	return out, rep, err

@@ -34,9 +34,12 @@ type Baseline struct {
 
 // NewBaseline builds the model (seed libtorch's generator first).
 func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
+	if err := checkParams("baseline", map[string]any{"head_hidden": cfg.Hidden, "dropout": cfg.Dropout, "lr": cfg.LR, "clip": cfg.ClipNorm, "fine_tune": !cfg.Freeze}); err != nil {
+		return nil, err
+	}
 	switch {
-	case cfg.Vocab < 1 || cfg.EmbedDim < 1 || cfg.Classes < 2 || cfg.Hidden < 0 || cfg.LR <= 0 || cfg.Dropout < 0 || cfg.Dropout >= 1:
-		return nil, fmt.Errorf("baseline: bad config (vocab %d, dim %d, classes %d, hidden %d, lr %v, dropout %v)", cfg.Vocab, cfg.EmbedDim, cfg.Classes, cfg.Hidden, cfg.LR, cfg.Dropout)
+	case cfg.Vocab < 1 || cfg.EmbedDim < 1 || cfg.Classes < 2:
+		return nil, fmt.Errorf("baseline: bad config (vocab %d, dim %d, classes %d)", cfg.Vocab, cfg.EmbedDim, cfg.Classes)
 	case cfg.Pretrained != nil && int64(len(cfg.Pretrained)) != cfg.Vocab*cfg.EmbedDim:
 		return nil, fmt.Errorf("baseline: %d pretrained values for a %d × %d embedding", len(cfg.Pretrained), cfg.Vocab, cfg.EmbedDim)
 	case cfg.Freeze && cfg.Pretrained == nil:

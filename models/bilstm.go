@@ -41,19 +41,19 @@ type BiLSTMConfig struct {
 }
 
 func (c BiLSTMConfig) validate() error {
+	pooling := c.Pooling
+	if pooling == "" {
+		pooling = "last"
+	}
+	if err := checkParams("bilstm", map[string]any{"hidden": c.Hidden, "layers": c.Layers, "pooling": pooling, "head_hidden": c.HeadHidden,
+		"dropout": c.Dropout, "lr": c.LR, "clip": c.ClipNorm, "fine_tune": !c.Freeze}); err != nil {
+		return err
+	}
 	switch {
-	case c.Vocab < 1, c.EmbedDim < 1, c.Hidden < 1, c.Layers < 1:
-		return fmt.Errorf("bilstm: vocab, embed_dim, hidden and layers must be positive: %+v", c)
+	case c.Vocab < 1, c.EmbedDim < 1:
+		return fmt.Errorf("bilstm: vocab and embed_dim must be positive: %+v", c)
 	case c.Classes < 2:
 		return fmt.Errorf("bilstm: need at least 2 classes, got %d", c.Classes)
-	case c.Dropout < 0 || c.Dropout >= 1:
-		return fmt.Errorf("bilstm: dropout %v outside [0, 1)", c.Dropout)
-	case c.LR <= 0:
-		return fmt.Errorf("bilstm: learning rate %v must be positive", c.LR)
-	case c.Pooling != "" && c.Pooling != "last" && c.Pooling != "max":
-		return fmt.Errorf("bilstm: pooling %q is not last or max", c.Pooling)
-	case c.HeadHidden < 0:
-		return fmt.Errorf("bilstm: head_hidden %d is negative", c.HeadHidden)
 	case c.Pretrained != nil && int64(len(c.Pretrained)) != c.Vocab*c.EmbedDim:
 		return fmt.Errorf("bilstm: %d pretrained values for a %d × %d embedding", len(c.Pretrained), c.Vocab, c.EmbedDim)
 	case c.Freeze && c.Pretrained == nil:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -76,7 +77,7 @@ func realQuality(t *testing.T, c realCase) {
 	kind := cmp.Or(os.Getenv("XP_MODEL"), "bilstm")
 	classes := int64(len(d.Labels))
 	var res TrainResult
-	var devM Metrics
+	var devM metrics.Classification
 	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
 		var m model

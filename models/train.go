@@ -14,6 +14,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/xp-nlp/xp/internal/progress"
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -79,23 +80,15 @@ type TrainOptions struct {
 	Dir string
 	// OnEpoch, when set, is called after each epoch's validation, on the
 	// training thread.
-	OnEpoch func(EpochStats)
-}
-
-// EpochStats describe one epoch.
-type EpochStats struct {
-	Epoch          int     `json:"epoch"`
-	Loss           float64 `json:"loss"` // mean training loss
-	Valid          Metrics `json:"valid"`
-	ExamplesPerSec float64 `json:"examples_per_sec"`
+	OnEpoch func(metrics.Epoch)
 }
 
 // TrainResult is the history and the epoch whose weights the model holds
 // when Train returns.
 type TrainResult struct {
-	Epochs    []EpochStats `json:"epochs"`
-	BestEpoch int          `json:"best_epoch"`
-	Valid     Metrics      `json:"valid"`
+	Epochs    []metrics.Epoch        `json:"epochs"`
+	BestEpoch int                    `json:"best_epoch"`
+	Valid     metrics.Classification `json:"valid"`
 }
 
 // Train trains m on train with mini-batches bucketed by length, evaluates
@@ -158,7 +151,7 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 			if err != nil {
 				return err
 			}
-			st := EpochStats{Epoch: epoch, Loss: sum / float64(len(batches)), Valid: met, ExamplesPerSec: float64(len(train.Seqs)) / secs}
+			st := metrics.Epoch{Epoch: epoch, Loss: sum / float64(len(batches)), Valid: met, ExamplesPerSec: float64(len(train.Seqs)) / secs}
 			res.Epochs = append(res.Epochs, st)
 			if opt.OnEpoch != nil {
 				opt.OnEpoch(st)
@@ -184,8 +177,8 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 }
 
 // Evaluate predicts data with m and scores the predictions.
-func Evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
-	var met Metrics
+func Evaluate(m Classifier, data Data, opt TrainOptions) (metrics.Classification, error) {
+	var met metrics.Classification
 	err := torchrt.Do(func() (err error) {
 		met, err = evaluate(m, data, opt)
 		return err
@@ -193,26 +186,26 @@ func Evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
 	return met, err
 }
 
-func evaluate(m Classifier, data Data, opt TrainOptions) (Metrics, error) {
+func evaluate(m Classifier, data Data, opt TrainOptions) (metrics.Classification, error) {
 	if err := data.check("evaluation"); err != nil {
-		return Metrics{}, err
+		return metrics.Classification{}, err
 	}
 	pred := make([]int64, len(data.Seqs))
 	for _, idx := range Buckets(data.Seqs, max(opt.Batch, 256), opt.MaxLen, 0, 0) {
 		b, err := data.batch(idx, false, opt)
 		if err != nil {
-			return Metrics{}, err
+			return metrics.Classification{}, err
 		}
 		p, err := m.Predict(b)
 		b.Drop()
 		if err != nil {
-			return Metrics{}, err
+			return metrics.Classification{}, err
 		}
 		for j, i := range idx {
 			pred[i] = p[j]
 		}
 	}
-	return Score(data.Labels, pred, opt.Classes)
+	return metrics.Score(data.Labels, pred, opt.Classes)
 }
 
 // Buckets cuts the examples into batches of similar length: a seeded

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -48,10 +49,10 @@ func smokeData(t *testing.T) (Data, Data) {
 	return Data{Seqs: tokens[:500], Labels: labels[:500]}, Data{Seqs: tokens[500:], Labels: labels[500:]}
 }
 
-func trainOnce(t *testing.T, epochs, patience int) (TrainResult, Metrics) {
+func trainOnce(t *testing.T, epochs, patience int) (TrainResult, metrics.Classification) {
 	train, valid := smokeData(t)
 	var res TrainResult
-	var after Metrics
+	var after metrics.Classification
 	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(7)
 		m, err := NewBiLSTM(BiLSTMConfig{Vocab: 20, EmbedDim: 16, Hidden: 16, Layers: 1, Classes: 2, LR: 0.01, ClipNorm: 5}, gotch.CPU)

@@ -15,13 +15,17 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
-// Plot draws accuracy versus ε, one panel per privatized mode (train-time,
-// test-time, both), one line per mechanism setting with ± sd error bars
-// over seeds, the unprivatized baseline as a dashed line; ε on a log axis
-// when it spans more than a decade. It writes accuracy.png and
-// accuracy.svg under dir/plots and returns their paths.
+// Plot draws two figures under dir/plots, each as PNG and SVG, one panel
+// per privatized mode (train-time, test-time, both), one line per
+// mechanism setting, ε on a log axis when it spans more than a decade:
+// accuracy versus ε (± sd error bars over seeds, the unprivatized baseline
+// dashed), and privacy versus ε (the share of in-vocabulary tokens left
+// unchanged, solid, and of out-of-vocabulary tokens passed through,
+// dashed). It returns the paths written.
 func Plot(dir, title string, rows []Row) ([]string, error) {
 	var modes []string
 	base := math.NaN()
@@ -36,18 +40,50 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 	if len(modes) == 0 {
 		return nil, fmt.Errorf("results: nothing to plot (no privatized cells)")
 	}
-	var panels []*plot.Plot
-	for _, mode := range modes {
-		p, err := panel(title, mode, rows, base)
+	pd := filepath.Join(dir, "plots")
+	if err := os.MkdirAll(pd, 0o777); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var paths []string
+	for _, fig := range []struct {
+		name, ylabel string
+		series       []quantity
+		baseline     float64
+	}{
+		{"accuracy", "accuracy", []quantity{{"", func(r Row) (float64, float64) { return r.Accuracy, r.AccSD }, nil}}, base},
+		{"privacy", "share of tokens", []quantity{
+			{"unchanged (in-vocab)", func(r Row) (float64, float64) { return r.Unchanged, 0 }, nil},
+			{"OOV", func(r Row) (float64, float64) { return r.OOV, 0 }, []vg.Length{vg.Points(3), vg.Points(2)}},
+		}, math.NaN()},
+	} {
+		var panels []*plot.Plot
+		for _, mode := range modes {
+			p, err := panel(title, mode, fig.ylabel, rows, fig.series, fig.baseline)
+			if err != nil {
+				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
+			}
+			panels = append(panels, p)
+		}
+		written, err := writeFigure(filepath.Join(pd, fig.name), panels)
 		if err != nil {
 			return nil, err
 		}
-		panels = append(panels, p)
+		paths = append(paths, written...)
 	}
-	pd := filepath.Join(dir, "plots")
-	if err := os.MkdirAll(pd, 0o755); err != nil {
-		return nil, err
-	}
+	return paths, nil
+}
+
+// quantity is one number drawn per setting: its name in the legend (""
+// for the setting alone), its value and spread, its dash pattern.
+type quantity struct {
+	name   string
+	value  func(Row) (mean, sd float64)
+	dashes []vg.Length
+}
+
+// writeFigure lays the panels out in a row and writes base.png and
+// base.svg atomically.
+func writeFigure(base string, panels []*plot.Plot) ([]string, error) {
 	w, h := vg.Length(len(panels))*4*vg.Inch, 3.6*vg.Inch
 	var paths []string
 	for _, ext := range []string{"png", "svg"} {
@@ -66,7 +102,7 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 		for i, p := range panels {
 			p.Draw(canvases[0][i])
 		}
-		path := filepath.Join(pd, "accuracy."+ext)
+		path := base + "." + ext
 		if err := writeVia(path, save); err != nil {
 			return nil, err
 		}
@@ -77,31 +113,27 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 
 // writeVia writes a file through a temporary name and renames it.
 func writeVia(path string, save func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".plot-*")
+	f, err := xio.CreateTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
-		return err
+		return fmt.Errorf("results: plot %s: %w", path, err)
 	}
 	defer os.Remove(f.Name())
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
 	if err := save(f); err != nil {
 		f.Close()
 		return fmt.Errorf("results: plot %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return fmt.Errorf("results: plot %s: %w", path, err)
 	}
 	return os.Rename(f.Name(), path)
 }
 
-func panel(title, mode string, rows []Row, base float64) (*plot.Plot, error) {
+func panel(title, mode, ylabel string, rows []Row, ss []quantity, base float64) (*plot.Plot, error) {
 	p := plot.New()
 	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
 	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
 	p.X.Label.Text = "ε"
-	p.Y.Label.Text = "accuracy"
+	p.Y.Label.Text = ylabel
 	p.Legend.Top = false
 	p.Legend.Left = false
 	var settings []string
@@ -119,33 +151,43 @@ func panel(title, mode string, rows []Row, base float64) (*plot.Plot, error) {
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	for i, s := range settings {
-		var pts plotter.XYs
-		var errs plotter.YErrors
-		for _, r := range rows {
-			if r.Mode == mode && r.Setting == s && r.Seeds > 0 {
-				pts = append(pts, plotter.XY{X: r.Epsilon, Y: r.Accuracy})
-				errs = append(errs, struct{ Low, High float64 }{r.AccSD, r.AccSD})
+		for _, se := range ss {
+			var pts plotter.XYs
+			var errs plotter.YErrors
+			for _, r := range rows {
+				if r.Mode != mode || r.Setting != s || r.Seeds == 0 {
+					continue
+				}
+				if m, sd := se.value(r); !math.IsNaN(m) {
+					pts = append(pts, plotter.XY{X: r.Epsilon, Y: m})
+					errs = append(errs, struct{ Low, High float64 }{sd, sd})
+				}
 			}
+			if len(pts) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+			line.Dashes = se.dashes
+			points.Shape = plotutil.Shape(i)
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYer
+				plotter.YErrorer
+			}{pts, errs})
+			if err != nil {
+				return nil, err
+			}
+			eb.Color = plotutil.Color(i)
+			p.Add(line, points, eb)
+			label := s
+			if se.name != "" {
+				label += " " + se.name
+			}
+			p.Legend.Add(label, line, points)
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, err
-		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		eb, err := plotter.NewYErrorBars(struct {
-			plotter.XYer
-			plotter.YErrorer
-		}{pts, errs})
-		if err != nil {
-			return nil, err
-		}
-		eb.Color = plotutil.Color(i)
-		p.Add(line, points, eb)
-		p.Legend.Add(s, line, points)
 	}
 	if !math.IsNaN(base) && lo <= hi {
 		bl, err := plotter.NewLine(plotter.XYs{{X: lo, Y: base}, {X: hi, Y: base}})

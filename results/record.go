@@ -4,38 +4,61 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
-	"github.com/xp-nlp/xp/mech"
-	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // Record is one finished (or failed) cell: its numbers and where they came
 // from. It is the only thing xp writes that a table is built from.
 type Record struct {
-	Key        string                 `json:"key"`
-	Cell       experiments.Cell       `json:"cell"`
-	Status     string                 `json:"status"` // ok or failed
-	Error      string                 `json:"error,omitempty"`
-	Test       models.Metrics         `json:"test"`
-	Valid      models.Metrics         `json:"valid"`
-	BestEpoch  int                    `json:"best_epoch"`
-	Epochs     []models.EpochStats    `json:"epochs,omitempty"`
-	Privacy    map[string]mech.Report `json:"privacy,omitempty"` // per privatized split
-	Provenance Provenance             `json:"provenance"`
+	Key    string           `json:"key"`
+	Cell   experiments.Cell `json:"cell"`
+	Notion spec.Notion      `json:"notion,omitempty"` // the mechanism's guarantee; "" for the baseline
+	Status string           `json:"status"`           // ok or failed
+	Error  string           `json:"error,omitempty"`
+	// Test and Valid score the model on the evaluated split and on the
+	// validation split carved from the training split.
+	Test      metrics.Classification `json:"test"`
+	Valid     metrics.Classification `json:"valid"`
+	BestEpoch int                    `json:"best_epoch"`
+	Epochs    []metrics.Epoch        `json:"epochs,omitempty"`
+	// Privacy reports each privatized split (train, valid, test).
+	Privacy map[string]metrics.Privatization `json:"privacy,omitempty"`
+	// Coverage says how the model saw each split's tokens.
+	Coverage map[string]Coverage `json:"coverage,omitempty"`
+	// Flags are the warnings raised when the cell ran (with the threshold
+	// of that run; tables recompute them with theirs).
+	Flags      []metrics.Flag `json:"flags,omitempty"`
+	Provenance Provenance     `json:"provenance"`
+}
+
+// Coverage counts a split's tokens as the classifier received them: all,
+// those that have a vector in the embedding, and those that reached the
+// model as the unknown-word id.
+type Coverage struct {
+	Tokens  int64 `json:"tokens"`
+	Vectors int64 `json:"with_vector"`
+	Unknown int64 `json:"unknown"`
 }
 
 // Provenance is what a record's numbers depend on and how they were made.
 type Provenance struct {
-	Config         string             `json:"config"` // file
-	ConfigSHA256   string             `json:"config_sha256"`
-	Resolved       experiments.Config `json:"resolved"` // after defaults and --set
+	Config         string             `json:"config"`          // the source file
+	ConfigSHA256   string             `json:"config_sha256"`   // of the source's bytes as read
+	ResolvedSHA256 string             `json:"resolved_sha256"` // of the resolved config that ran (the run folder's config.yaml)
+	Resolved       experiments.Config `json:"resolved"`        // after defaults and --set
 	Inputs         experiments.Inputs `json:"inputs"`
+	DataRoot       string             `json:"data_root"`
 	Git            string             `json:"git"`       // commit ("" unknown)
 	GitDirty       bool               `json:"git_dirty"` // uncommitted changes when run
 	GoVersion      string             `json:"go"`
@@ -54,14 +77,27 @@ type Provenance struct {
 
 // Store is the folder of a run's records, one JSON file per cell named by
 // its key, each written atomically (temporary file, fsync, rename): a
-// killed run leaves whole records or none.
-type Store struct{ dir string }
+// killed run leaves whole records or none. Any number of processes may
+// share one store (shards of a sweep on a shared folder): a record is
+// written whole by one rename, and opening a store removes only the
+// temporaries of processes that are gone.
+type Store struct {
+	dir string
 
-// OpenStore opens (creating) the record folder under the run's output and
-// removes temporary files an interrupted write left behind.
+	mu       sync.Mutex
+	problems map[string]string // file → what is wrong with it
+}
+
+// OpenStore opens (creating) the record folder under the run's output,
+// removes the temporaries that processes which are gone left behind, and
+// notes files xp did not write (see Problems).
 func OpenStore(out string) (*Store, error) {
 	dir := filepath.Join(out, "cells")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	s := &Store{dir: dir, problems: map[string]string{}}
+	if _, err := xio.CleanTemps(dir); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	ents, err := os.ReadDir(dir)
@@ -69,17 +105,37 @@ func OpenStore(out string) (*Store, error) {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".json") {
-			os.Remove(filepath.Join(dir, e.Name()))
+		if !strings.HasSuffix(e.Name(), ".json") && !xio.IsTemp(e.Name()) {
+			s.note(e.Name(), "not written by xp; left alone")
 		}
 	}
-	return &Store{dir: dir}, nil
+	return s, nil
 }
 
 // Dir is the record folder.
 func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) path(key string) string { return filepath.Join(s.dir, key+".json") }
+
+func (s *Store) note(name, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems[name] = why
+}
+
+// Problems lists the files of the store that are not usable records, one
+// line each: damaged or foreign records are treated as missing (their
+// cells run again and overwrite them); files xp did not write are left
+// alone.
+func (s *Store) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(s.problems)) {
+		out = append(out, filepath.Join(s.dir, name)+": "+s.problems[name])
+	}
+	return out
+}
 
 // Put writes a record atomically.
 func (s *Store) Put(r Record) error {
@@ -90,23 +146,33 @@ func (s *Store) Put(r Record) error {
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	return xio.WriteFileAtomic(s.path(r.Key), append(b, '\n'))
+	if err := xio.WriteFileAtomic(s.path(r.Key), append(b, '\n')); err != nil {
+		return fmt.Errorf("results: write record: %w", err)
+	}
+	s.mu.Lock()
+	delete(s.problems, r.Key+".json")
+	s.mu.Unlock()
+	return nil
 }
 
-// Get returns the record of key; ok is false when there is none.
+// Get returns the record of key; ok is false when there is none, or when
+// the file is not a whole record of that key (noted in Problems, and
+// replaced when the cell runs again). err is for I/O failures only.
 func (s *Store) Get(key string) (r Record, ok bool, err error) {
 	b, err := os.ReadFile(s.path(key))
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return r, false, nil
 	}
 	if err != nil {
-		return r, false, err
+		return r, false, fmt.Errorf("results: %w", err)
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return r, false, fmt.Errorf("results: %s: %w", s.path(key), err)
+		s.note(key+".json", fmt.Sprintf("damaged record (%v); its cell runs again", err))
+		return Record{}, false, nil
 	}
 	if r.Key != key {
-		return r, false, fmt.Errorf("results: %s holds the record of %s", s.path(key), r.Key)
+		s.note(key+".json", fmt.Sprintf("holds the record of another key (%.12s); its cell runs again", r.Key))
+		return Record{}, false, nil
 	}
 	return r, true, nil
 }
@@ -118,7 +184,7 @@ func (s *Store) Done(key string) (bool, error) {
 	return ok && r.Status == "ok", err
 }
 
-// All returns every record, sorted by key.
+// All returns every usable record, sorted by key.
 func (s *Store) All() ([]Record, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {

@@ -16,29 +16,46 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // Row is one line of the results table: a mechanism setting, mode and ε,
 // aggregated over seeds.
 type Row struct {
-	Setting   string  // "none" for the unprivatized baseline
-	Mode      string  // none, train, test, both
-	Epsilon   float64 // 0 for the baseline
-	Seeds     int     // successful cells aggregated
-	Failed    int     // failed cells of this line
-	Accuracy  float64 // mean over seeds
-	AccSD     float64 // sample standard deviation (0 for one seed)
+	Setting   string      // "none" for the unprivatized baseline
+	Notion    spec.Notion // the mechanism's privacy notion ("" for the baseline)
+	Mode      string      // none, train, test, both
+	Epsilon   float64     // 0 for the baseline
+	Seeds     int         // successful cells aggregated
+	Failed    int         // failed cells of this line
+	Accuracy  float64     // mean over seeds
+	AccSD     float64     // sample standard deviation (0 for one seed)
 	MacroF1   float64
 	MacroF1SD float64
-	// Unchanged is the mean share of privatized tokens left as they were
-	// (OOV tokens included), over the privatized splits; NaN when nothing
+	// Unchanged is the mean share of in-vocabulary tokens the mechanism
+	// left as they were, over the cell's privatized splits; OOV the mean
+	// share of tokens without a vector, passed through unprivatized;
+	// Stopwords the mean share kept by a stopword rule. NaN when nothing
 	// was privatized.
-	Unchanged float64
+	Unchanged, OOV, Stopwords float64
+	// Flags are the warnings of the line's cells (see metrics.Flags).
+	Flags []string
+}
+
+// TableOptions set how a table is judged.
+type TableOptions struct {
+	// MaxOOV is the out-of-vocabulary share above which a cell is flagged
+	// (0: metrics.DefaultMaxOOV).
+	MaxOOV float64
 }
 
 // Table aggregates records into rows: the baseline first, then by
 // setting, mode and ε.
-func Table(recs []Record) []Row {
+func Table(recs []Record, opt TableOptions) []Row {
+	if opt.MaxOOV == 0 {
+		opt.MaxOOV = metrics.DefaultMaxOOV
+	}
 	type key struct {
 		setting, mode string
 		eps           float64
@@ -50,30 +67,40 @@ func Table(recs []Record) []Row {
 	}
 	var rows []Row
 	for k, rs := range groups {
-		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN()}
-		var acc, f1, unch []float64
+		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN()}
+		var acc, f1, unch, oov, stop []float64
 		for _, r := range rs {
+			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" {
 				row.Failed++
 				continue
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
-			var tok, kept int64
+			var all metrics.Privatization
 			for _, rep := range r.Privacy {
-				tok += rep.Tokens
-				kept += rep.Unchanged + rep.OOV
+				all.Add(rep)
 			}
-			if tok > 0 {
-				unch = append(unch, float64(kept)/float64(tok))
+			if all.Tokens > 0 {
+				oov = append(oov, all.OOVShare())
+				stop = append(stop, float64(all.Stopwords)/float64(all.Tokens))
+				if all.InVocab() > 0 {
+					unch = append(unch, all.UnchangedShare())
+				}
+			}
+			for _, f := range metrics.Flags(r.Privacy, opt.MaxOOV) {
+				if !slices.Contains(row.Flags, f.Short()) {
+					row.Flags = append(row.Flags, f.Short())
+				}
 			}
 		}
 		row.Seeds = len(acc)
 		row.Accuracy, row.AccSD = meanSD(acc)
 		row.MacroF1, row.MacroF1SD = meanSD(f1)
-		if len(unch) > 0 {
-			row.Unchanged, _ = meanSD(unch)
-		}
+		row.Unchanged, _ = meanSD(unch)
+		row.OOV, _ = meanSD(oov)
+		row.Stopwords, _ = meanSD(stop)
+		slices.Sort(row.Flags)
 		rows = append(rows, row)
 	}
 	slices.SortFunc(rows, func(a, b Row) int {
@@ -134,7 +161,11 @@ func Frame(rows []Row) dataframe.DataFrame {
 		col("accuracy_sd", func(r Row) float64 { return r.AccSD }),
 		col("macro_f1", func(r Row) float64 { return r.MacroF1 }),
 		col("macro_f1_sd", func(r Row) float64 { return r.MacroF1SD }),
-		col("unchanged", func(r Row) float64 { return r.Unchanged }),
+		str("notion", func(r Row) string { return string(r.Notion) }),
+		col("unchanged_in_vocab", func(r Row) float64 { return r.Unchanged }),
+		col("oov", func(r Row) float64 { return r.OOV }),
+		col("kept_stopwords", func(r Row) float64 { return r.Stopwords }),
+		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
 	)
 }
 
@@ -148,27 +179,34 @@ func WriteCSV(w io.Writer, rows []Row) error {
 }
 
 // Markdown renders the table: accuracy and macro-F1 as mean ± sd over
-// seeds, the unchanged-token share in percent.
+// seeds; the share of in-vocabulary tokens the mechanism left unchanged
+// and the share of tokens without a vector (passed through unprivatized),
+// in percent; the privacy notion ε belongs to; warnings.
 func Markdown(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| mechanism | mode | ε | seeds | accuracy | macro-F1 | unchanged tokens |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | OOV | flags |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rows {
-		eps := "—"
+		eps, notion := "—", "—"
 		if r.Mode != "none" {
 			eps = strconv.FormatFloat(r.Epsilon, 'g', -1, 64)
+			notion = cmp.Or(string(r.Notion), "?")
 		}
 		seeds := strconv.Itoa(r.Seeds)
 		if r.Failed > 0 {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
-		unch := "—"
-		if !math.IsNaN(r.Unchanged) {
-			unch = fmt.Sprintf("%.1f%%", 100*r.Unchanged)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, r.Mode, eps, seeds, pm(r.Accuracy, r.AccSD, r.Seeds), pm(r.MacroF1, r.MacroF1SD, r.Seeds), unch)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, notion, r.Mode, eps, seeds,
+			pm(r.Accuracy, r.AccSD, r.Seeds), pm(r.MacroF1, r.MacroF1SD, r.Seeds), percent(r.Unchanged), percent(r.OOV), strings.Join(r.Flags, "; "))
 	}
 	return b.String()
+}
+
+func percent(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
 }
 
 func pm(m, sd float64, n int) string {
@@ -185,7 +223,7 @@ func pm(m, sd float64, n int) string {
 // (atomically) and returns their paths.
 func WriteTables(dir string, rows []Row) ([]string, error) {
 	td := filepath.Join(dir, "tables")
-	if err := os.MkdirAll(td, 0o755); err != nil {
+	if err := os.MkdirAll(td, 0o777); err != nil {
 		return nil, err
 	}
 	var csv strings.Builder

@@ -4,30 +4,33 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/mech"
-	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
 )
 
 func rec(mode string, eps float64, seed uint64, acc float64, status string) Record {
 	c := experiments.Cell{Mode: mode, Seed: seed}
-	r := Record{Key: fmt.Sprintf("%s-%v-%d", mode, eps, seed), Cell: c, Status: status, Test: models.Metrics{Accuracy: acc, MacroF1: acc / 2}}
+	r := Record{Key: fmt.Sprintf("%s-%v-%d", mode, eps, seed), Cell: c, Status: status, Test: metrics.Classification{Accuracy: acc, MacroF1: acc / 2}}
 	if mode != "none" {
-		r.Cell.Mechanism, r.Cell.Epsilon = "laplace", eps
-		r.Privacy = map[string]mech.Report{"test": {Tokens: 100, Unchanged: 20, OOV: 5}}
+		r.Cell.Mechanism, r.Cell.Epsilon, r.Notion = "laplace", eps, spec.MetricDP
+		r.Privacy = map[string]metrics.Privatization{"test": {Tokens: 100, Unchanged: 20, OOV: 5, Epsilon: eps}}
 	}
 	return r
 }
 
 func TestTable(t *testing.T) {
+	high := rec("test", 1, 1, 0.55, "ok")
+	high.Privacy = map[string]metrics.Privatization{"test": {Tokens: 100, Unchanged: 0, OOV: 40, Epsilon: 1}}
 	rows := Table([]Record{
 		rec("test", 10, 1, 0.6, "ok"), rec("test", 10, 2, 0.8, "ok"), rec("test", 10, 3, 0, "failed"),
-		rec("none", 0, 1, 0.9, "ok"), rec("train", 1, 1, 0.5, "ok"), rec("test", 1, 1, 0.55, "ok"),
-	})
+		rec("none", 0, 1, 0.9, "ok"), rec("train", 1, 1, 0.5, "ok"), high,
+	}, TableOptions{})
 	want := []struct {
 		mode string
 		eps  float64
@@ -41,11 +44,19 @@ func TestTable(t *testing.T) {
 		}
 	}
 	r := rows[3]
-	if r.Seeds != 2 || r.Failed != 1 || math.Abs(r.Accuracy-0.7) > 1e-12 || math.Abs(r.AccSD-math.Sqrt(0.02)) > 1e-12 || math.Abs(r.Unchanged-0.25) > 1e-12 {
+	// Unchanged is over in-vocabulary tokens only: 20 of 95, not (20+5)/100.
+	if r.Seeds != 2 || r.Failed != 1 || math.Abs(r.Accuracy-0.7) > 1e-12 || math.Abs(r.AccSD-math.Sqrt(0.02)) > 1e-12 ||
+		math.Abs(r.Unchanged-20.0/95) > 1e-12 || math.Abs(r.OOV-0.05) > 1e-12 || r.Notion != spec.MetricDP || len(r.Flags) != 0 {
 		t.Errorf("aggregate: %+v", r)
 	}
+	if f := rows[2].Flags; len(f) != 1 || f[0] != "test 40% OOV" {
+		t.Errorf("flags of a 40%% OOV cell: %q", f)
+	}
+	if f := Table([]Record{high}, TableOptions{MaxOOV: 0.5})[0].Flags; len(f) != 0 {
+		t.Errorf("flags with a 50%% threshold: %q", f)
+	}
 	md := Markdown(rows)
-	for _, s := range []string{"| none | none | — | 1 | 0.9000 |", "| laplace | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 |", "25.0%"} {
+	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | 0.3500 ± 0.0707 | 21.1% | 5.0% |  |", "| test 40% OOV |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
@@ -54,7 +65,7 @@ func TestTable(t *testing.T) {
 	if err := WriteCSV(&csv, rows); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") {
+	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,flags") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	dir := t.TempDir()
@@ -67,12 +78,26 @@ func TestTable(t *testing.T) {
 			t.Errorf("plot %s: %v", p, err)
 		}
 	}
-	if len(paths) != 2 || filepath.Ext(paths[0]) != ".png" || filepath.Ext(paths[1]) != ".svg" {
-		t.Errorf("plots %v", paths)
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if strings.Join(names, " ") != "accuracy.png accuracy.svg privacy.png privacy.svg" {
+		t.Errorf("plots %v", names)
+	}
+	// A plot that cannot be written is an error, not a silent success.
+	blocked := t.TempDir()
+	os.WriteFile(filepath.Join(blocked, "plots"), nil, 0o666)
+	if _, err := Plot(blocked, "t", rows); err == nil {
+		t.Error("writing plots where a file blocks the folder succeeded")
 	}
 }
 
-func TestStoreAtomicAndClean(t *testing.T) {
+// TestStoreShared: opening a store never deletes another live process's
+// temporary (a shard of the same sweep writing a record); damaged and
+// foreign records do not block reading, and are reported; files xp did
+// not write are left alone.
+func TestStoreShared(t *testing.T) {
 	dir := t.TempDir()
 	s, err := OpenStore(dir)
 	if err != nil {
@@ -81,18 +106,53 @@ func TestStoreAtomicAndClean(t *testing.T) {
 	if err := s.Put(rec("none", 0, 1, 0.9, "ok")); err != nil {
 		t.Fatal(err)
 	}
-	// A leftover of an interrupted write is removed on open.
-	os.WriteFile(filepath.Join(s.Dir(), ".tmp-123"), []byte("{trunc"), 0o644)
-	s, _ = OpenStore(dir)
+	host, _ := os.Hostname()
+	host = strings.ReplaceAll(host, ".", "_")
+	other := exec.Command("sleep", "30") // another live writer on this machine
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Process.Kill()
+	dead := exec.Command("true")
+	dead.Run()
+	liveTemp := fmt.Sprintf(".k1.json.%s.%d.ab12.tmp", host, other.Process.Pid)
+	deadTemp := fmt.Sprintf(".k2.json.%s.%d.cd34.tmp", host, dead.Process.Pid)
+	for name, body := range map[string]string{
+		liveTemp: "{half", deadTemp: "{half", "notes.txt": "mine",
+		"damaged.json": `{"key": "damaged", "status": "o`, "foreign.json": `{"key": "someone-else", "status": "ok"}`,
+	} {
+		os.WriteFile(filepath.Join(s.Dir(), name), []byte(body), 0o666)
+	}
+	s, err = OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, kept := range map[string]bool{liveTemp: true, deadTemp: false, "notes.txt": true, "damaged.json": true} {
+		if _, err := os.Stat(filepath.Join(s.Dir(), name)); (err == nil) != kept {
+			t.Errorf("%s: kept=%v, want %v", name, err == nil, kept)
+		}
+	}
 	all, err := s.All()
 	if err != nil || len(all) != 1 {
-		t.Fatalf("%d records, %v", len(all), err)
+		t.Fatalf("%d records, %v: a damaged or foreign record blocks reading", len(all), err)
 	}
-	if ents, _ := os.ReadDir(s.Dir()); len(ents) != 1 {
-		t.Errorf("%d files in the store, want 1", len(ents))
+	if done, err := s.Done("damaged"); done || err != nil {
+		t.Errorf("a damaged record counts as done (%v)", err)
 	}
-	if done, _ := s.Done("none-0-1"); !done {
-		t.Error("record not found as done")
+	problems := strings.Join(s.Problems(), "\n")
+	for _, want := range []string{"damaged.json: damaged record", "foreign.json: holds the record of another key", "notes.txt: not written by xp; left alone"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems lack %q:\n%s", want, problems)
+		}
+	}
+	// Running the cell again replaces the damaged record.
+	r := rec("none", 0, 1, 0.9, "ok")
+	r.Key = "damaged"
+	if err := s.Put(r); err != nil {
+		t.Fatal(err)
+	}
+	if done, _ := s.Done("damaged"); !done || strings.Contains(strings.Join(s.Problems(), "\n"), "damaged.json") {
+		t.Error("the replaced record is not done, or still reported")
 	}
 	if err := s.Put(rec("test", 1, 1, 0, "failed")); err != nil {
 		t.Fatal(err)
@@ -104,13 +164,15 @@ func TestStoreAtomicAndClean(t *testing.T) {
 
 func ExampleMarkdown() {
 	rows := Table([]Record{
-		{Key: "a", Cell: experiments.Cell{Mode: "none", Seed: 1}, Status: "ok", Test: models.Metrics{Accuracy: 0.9, MacroF1: 0.89}},
-		{Key: "b", Cell: experiments.Cell{Mechanism: "laplace", Epsilon: 10, Mode: "test", Seed: 1}, Status: "ok", Test: models.Metrics{Accuracy: 0.7, MacroF1: 0.68}},
-	})
+		{Key: "a", Cell: experiments.Cell{Mode: "none", Seed: 1}, Status: "ok", Test: metrics.Classification{Accuracy: 0.9, MacroF1: 0.89}},
+		{Key: "b", Cell: experiments.Cell{Mechanism: "laplace", Epsilon: 10, Mode: "test", Seed: 1}, Notion: spec.MetricDP, Status: "ok",
+			Test:    metrics.Classification{Accuracy: 0.7, MacroF1: 0.68},
+			Privacy: map[string]metrics.Privatization{"test": {Tokens: 1000, OOV: 100, Unchanged: 450, Epsilon: 10}}},
+	}, TableOptions{})
 	fmt.Print(Markdown(rows))
 	// Output:
-	// | mechanism | mode | ε | seeds | accuracy | macro-F1 | unchanged tokens |
-	// |---|---|---:|---:|---:|---:|---:|
-	// | none | none | — | 1 | 0.9000 | 0.8900 | — |
-	// | laplace | test | 10 | 1 | 0.7000 | 0.6800 | — |
+	// | mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | OOV | flags |
+	// |---|---|---|---:|---:|---:|---:|---:|---:|---|
+	// | none | — | none | — | 1 | 0.9000 | 0.8900 | — | — |  |
+	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | 0.6800 | 50.0% | 10.0% |  |
 }

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,21 +21,19 @@ import (
 )
 
 // newProvenance describes this process and the config for every record
-// it writes.
-func newProvenance(c *experiments.Config, sums experiments.Inputs, threads int) (results.Provenance, error) {
-	p := results.Provenance{Config: c.File(), Resolved: *c, Inputs: sums, GoVersion: runtime.Version(), Device: c.Device, RNG: mech.RNG}
-	if c.File() != "" {
-		sum, err := xio.SHA256File(c.File())
-		if err != nil {
-			return p, err
-		}
-		p.ConfigSHA256 = sum
-	}
+// it writes. The config's checksum is of the bytes read when the run
+// started (editing the file during the run changes nothing), the resolved
+// checksum of the resolved config the run executes.
+func newProvenance(s *Session, resolved []byte) results.Provenance {
+	file, sum := s.c.Source()
+	rs := sha256.Sum256(resolved)
+	p := results.Provenance{Config: file, ConfigSHA256: sum, ResolvedSHA256: hex.EncodeToString(rs[:]), Resolved: *s.c,
+		Inputs: s.in.sums, DataRoot: s.c.Data, GoVersion: runtime.Version(), Device: s.c.Device, RNG: mech.RNG}
 	info := torchrt.Collect()
 	p.Gotch, p.Libtorch, p.Threads = info.GotchVersion, info.TorchVersion, torchrt.Threads()
 	p.Git, p.GitDirty = gitState()
 	p.Host, _ = os.Hostname()
-	return p, nil
+	return p
 }
 
 // gitState is the commit xp was built from (stamped by go build) or, for
@@ -69,29 +70,28 @@ type Manifest struct {
 	Summary    Summary            `json:"summary"`
 }
 
-// writeOutputs writes manifest.json, the tables and the plots from every
-// record in the store.
+// writeOutputs writes manifest.json, the tables and the plots from the
+// records of this config's cells.
 func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, prov results.Provenance, took time.Duration) error {
-	recs, err := store.All()
-	if err != nil {
-		return err
-	}
-	keys := map[string]bool{}
+	var mine []results.Record
 	for _, cs := range sum.Cells {
-		keys[cs.Key] = true
-	}
-	var mine []results.Record // records of this config's cells only
-	for _, r := range recs {
-		if keys[r.Key] {
+		r, ok, err := store.Get(cs.Key)
+		if err != nil {
+			return err
+		}
+		if ok {
 			mine = append(mine, r)
 		}
 	}
-	rows := results.Table(mine)
+	rows := results.Table(mine, results.TableOptions{MaxOOV: c.Checks.MaxOOV})
+	var err error
 	if sum.Tables, err = results.WriteTables(c.Output, rows); err != nil {
-		return err
+		return fmt.Errorf("tables: %w", err)
 	}
-	if plots, err := results.Plot(c.Output, c.Name, rows); err == nil {
-		sum.Plots = plots
+	if hasPrivatized(sum) {
+		if sum.Plots, err = results.Plot(c.Output, c.Name, rows); err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
 	}
 	m := Manifest{Provenance: prov, Finished: time.Now().UTC().Format(time.RFC3339), Seconds: took.Seconds(), Summary: *sum}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -99,4 +99,15 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		return err
 	}
 	return xio.WriteFileAtomic(filepath.Join(c.Output, "manifest.json"), append(b, '\n'))
+}
+
+// hasPrivatized reports whether the sweep has a privatized cell (a
+// baseline-only sweep has nothing to plot against ε).
+func hasPrivatized(sum *Summary) bool {
+	for _, cs := range sum.Cells {
+		if cs.Cell.Mode != "none" {
+			return true
+		}
+	}
+	return false
 }

@@ -22,7 +22,7 @@ func TestRealQuickstartSubset(t *testing.T) {
 	dir := t.TempDir()
 	sets := []string{"data=" + root, "dataset.train_limit=600", "dataset.test_limit=200", "train.epochs=1", "model.hidden=16",
 		"mechanisms.0.epsilon=[25]", "output=" + filepath.Join(dir, "out"), "cache=" + filepath.Join(dir, "cache"), "threads=0"}
-	c, err := experiments.Load("../configs/sst2_quickstart.yaml", sets)
+	c, err := experiments.Load("../configs/sst2_quickstart.yaml", experiments.Options{Set: sets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestRealQuickstartSubset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := results.Table(recs)
+	rows := results.Table(recs, results.TableOptions{})
 	if len(rows) != 3 || rows[0].Setting != "none" {
 		t.Fatalf("table: %+v", rows)
 	}
@@ -48,7 +48,7 @@ func TestRealQuickstartSubset(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", results.Markdown(rows))
-	c2, _ := experiments.Load("../configs/sst2_quickstart.yaml", sets)
+	c2, _ := experiments.Load("../configs/sst2_quickstart.yaml", experiments.Options{Set: sets})
 	second, err := Run(context.Background(), c2, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestRunCachesAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func(sets ...string) *experiments.Config {
-		c, err := experiments.Load(path, sets)
+		c, err := experiments.Load(path, experiments.Options{Set: sets})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,11 +56,11 @@ func TestRunCachesAndResumes(t *testing.T) {
 			t.Errorf("record %s: no privacy report", r.Cell)
 		}
 	}
-	rows := results.Table(recs)
+	rows := results.Table(recs, results.TableOptions{})
 	if rows[0].Setting != "none" || rows[0].Seeds != 2 || len(rows) != 5 {
 		t.Errorf("table: %+v", rows)
 	}
-	for _, f := range []string{"manifest.json", "tables/results.csv", "tables/results.md", "plots/accuracy.png", "plots/accuracy.svg"} {
+	for _, f := range []string{"manifest.json", "config.yaml", "tables/results.csv", "tables/results.md", "plots/accuracy.png", "plots/accuracy.svg", "plots/privacy.png", "plots/privacy.svg"} {
 		if st, err := os.Stat(filepath.Join(dir, "out", f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -110,7 +110,7 @@ func TestRunIsReproducible(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := experiments.Load(path, nil)
+		c, err := experiments.Load(path, experiments.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestRunReportsMissingFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := experiments.Load(path, []string{"embedding.path=missing.txt"})
+	c, err := experiments.Load(path, experiments.Options{Set: []string{"embedding.path=missing.txt"}})
 	if err != nil {
 		t.Fatal(err)
 	}

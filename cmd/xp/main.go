@@ -3,10 +3,11 @@
 //	xp doctor            describe the libtorch installation xp is linked against
 //	xp smoke [flags]     train a tiny BiLSTM on a synthetic problem (checks the binding)
 //	xp data list|get|show  the data root: what is there, fetch what is not
-//	xp privatize [flags] write a privatized copy of a dataset split
+//	xp privatize CONFIG  write the tokens one cell of a config trains or is tested on
 //	xp run CONFIG        run an experiment sweep (resumable; see docs/config.md)
 //	xp results OUTDIR    print a run's table
 //	xp plot OUTDIR       redraw a run's plots
+//	xp help [mechanisms|models]  usage, or the mechanisms' and models' parameters
 //
 // xp only parses flags and wires packages together; see README.md.
 package main
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -46,10 +48,12 @@ commands:
   doctor   describe the libtorch installation xp is linked against
   smoke    train a tiny BiLSTM on a synthetic problem (checks the binding end to end)
   data     list, get (download or mirror) and show datasets and embeddings
-  privatize  write a privatized copy of a dataset split (TSV) to read what a mechanism does
+  privatize  write the tokens one cell of a config trains or is tested on (TSV):
+           xp privatize [--set k=v]... [--setting S] [--eps E] [--seed N] [--split train|valid|test] CONFIG.yaml
   run      run an experiment: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml
   results  print the table of a run: xp results [--csv] OUTDIR
   plot     redraw the plots of a run: xp plot OUTDIR
+  help     this text; xp help mechanisms, xp help models: their parameters, defaults and ranges
 `
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -73,10 +77,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "plot":
 		return plotCmd(args[1:], out)
 	case "help", "-h", "--help":
-		fmt.Fprint(out, usage)
-		return nil
+		return help(args[1:], out)
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+// help prints the usage, or the descriptors of the mechanisms or models
+// (the same tables docs/config.md shows).
+func help(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		_, err := fmt.Fprint(out, usage)
+		return err
+	}
+	kinds := map[string]spec.Kind{"mechanisms": spec.Mechanism, "models": spec.Model}
+	k, ok := kinds[args[0]]
+	if !ok {
+		return fmt.Errorf("help %q: want mechanisms or models", args[0])
+	}
+	_, err := fmt.Fprint(out, spec.Help(k))
+	return err
 }
 
 func doctor(args []string, out io.Writer) error {

@@ -2,41 +2,97 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/gob"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/runner"
 )
 
-func TestPrivatizeCommand(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "sst2"), 0o755)
-	os.WriteFile(filepath.Join(root, "sst2/dev.tsv"), []byte("sentence\tlabel\ngood film , zzz\t1\nbad film\t0\n"), 0o644)
-	emb := filepath.Join(root, "vec.txt")
-	os.WriteFile(emb, []byte("good 1 0\nbad -1 0\nfilm 0 1\n, 0 -1\n"), 0o644)
-	for _, c := range []struct{ mech, p string }{{"laplace", ""}, {"vickrey", "t=0.5"}, {"custext", "k=2"}, {"santext+", "p=0.3"}} {
-		args := []string{"privatize", "-data", root, "-dataset", "sst2", "-split", "dev", "-embedding", emb, "-cache", "", "-mech", c.mech, "-eps", "5"}
-		if c.p != "" {
-			args = append(args, "-p", c.p)
+// TestPrivatizeMatchesRun: `xp privatize` writes byte for byte the tokens
+// the runner cached for the cell — computed afresh (another cache folder),
+// through the same path — for each split.
+func TestPrivatizeMatchesRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 30, Test: 10, Epochs: 1, Epsilon: []float64{2, 8}, Seeds: []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"run", "-q", cfg}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := experiments.Load(cfg, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := runner.Open(context.Background(), c, runner.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, split := range []string{"train", "valid", "test"} {
+		sel := experiments.Selector{Setting: "laplace", Epsilon: 8, Seed: 2, Role: "train"}
+		if split == "test" {
+			sel.Role = "test"
 		}
+		cell, err := c.Select(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached := readCachedCorpus(t, filepath.Join(dir, "cache", "corpora", c.CorpusKey(cell, split, s.Inputs())+".gob.gz"))
 		var out bytes.Buffer
+		args := []string{"privatize", "--set", "cache=" + filepath.Join(dir, "fresh-cache"), "--eps", "8", "--seed", "2", "--split", split, cfg}
 		if err := run(context.Background(), args, &out); err != nil {
-			t.Fatalf("%s: %v", c.mech, err)
+			t.Fatalf("%s: %v", split, err)
 		}
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 3 || lines[0] != "id\tlabel\ttext" || !strings.HasPrefix(lines[1], "dev.tsv:2\tpositive\t") ||
-			len(strings.Fields(strings.Split(lines[1], "\t")[2])) != 4 || !strings.HasSuffix(lines[1], " zzz") {
-			t.Errorf("%s output:\n%s", c.mech, out.String())
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if lines[0] != "id\tlabel\ttext" || len(lines)-1 != len(cached) || len(cached) == 0 {
+			t.Fatalf("%s: %d rows written, %d cached:\n%s", split, len(lines)-1, len(cached), out.String())
+		}
+		for i, line := range lines[1:] {
+			f := strings.Split(line, "\t")
+			if want := strings.Join(cached[i], " "); f[2] != want {
+				t.Errorf("%s row %d: %q, the runner trained on %q", split, i, f[2], want)
+			}
 		}
 	}
-	for _, args := range [][]string{
-		{"privatize", "-data", root, "-embedding", emb, "-cache", "", "-mech", "nope"},
-		{"privatize", "-data", root, "-embedding", emb, "-cache", "", "-eps", "0"},
-		{"privatize", "-data", root, "-embedding", emb, "-cache", "", "-p", "t"},
+	// Selection errors say what there is.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"privatize", "--eps", "3", cfg}, "no cell matches (the cells that privatize test have settings \"laplace\"; ε 2, 8; seeds 1, 2)"},
+		{[]string{"privatize", "--eps", "2", cfg}, "several cells match"},
+		{[]string{"privatize", "--split", "dev", cfg}, `--split "dev": want train, valid or test`},
 	} {
-		if err := run(context.Background(), args, &bytes.Buffer{}); err == nil {
-			t.Errorf("xp %v: no error", args)
+		err := run(context.Background(), c.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v\nwant %q", c.args, err, c.want)
 		}
 	}
+}
+
+// readCachedCorpus decodes a runner corpus cache entry's tokens.
+func readCachedCorpus(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf struct{ Docs [][]string }
+	if err := gob.NewDecoder(zr).Decode(&cf); err != nil {
+		t.Fatal(err)
+	}
+	return cf.Docs
 }

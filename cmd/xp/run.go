@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
@@ -35,22 +36,26 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var sets setFlags
 	fs.Var(&sets, "set", "override a config key: path.to.key=value (repeatable), e.g. --set train.epochs=1")
+	data := fs.String("data", datasets.RootFromEnv(), "data root when the config has no data key (default $"+datasets.EnvRoot+")")
 	dry := fs.Bool("dry-run", false, "list the cells and what is cached; run nothing")
 	workers := fs.Int("workers", 0, "worker processes over cells (0: the config's workers)")
+	threads := fs.Int("threads", 0, "libtorch threads of this process (0: the config's threads)")
 	shard := fs.String("shard", "", "run only shard I of N (I/N), e.g. one per node or GPU over a shared output folder")
 	quiet := fs.Bool("q", false, "no progress bars")
-	if err := fs.Parse(reorder(args)); err != nil {
+	if err := fs.Parse(reorder(args, fs)); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml")
 	}
-	path := fs.Arg(0)
-	c, err := experiments.Load(path, sets)
+	if *workers < 0 || *threads < 0 {
+		return fmt.Errorf("--workers %d, --threads %d: want ≥ 0 (0: the config's)", *workers, *threads)
+	}
+	c, err := experiments.Load(fs.Arg(0), experiments.Options{Set: sets, DataRoot: *data})
 	if err != nil {
 		return err
 	}
-	opt := runner.Options{Workers: *workers, DryRun: *dry, Log: os.Stderr, Progress: os.Stderr}
+	opt := runner.Options{Workers: *workers, Threads: *threads, DryRun: *dry, Log: os.Stderr, Progress: os.Stderr}
 	if *quiet {
 		opt.Progress = nil
 	}
@@ -64,12 +69,8 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		opt.Shard, opt.Shards = a, b
 	}
 	if exe, err := os.Executable(); err == nil {
-		opt.Spawn = func(ctx context.Context, shard, shards, threads int) *exec.Cmd {
-			args := []string{"run", "-q", "--shard", fmt.Sprintf("%d/%d", shard, shards), "--set", "threads=" + strconv.Itoa(threads)}
-			for _, s := range sets {
-				args = append(args, "--set", s)
-			}
-			return exec.CommandContext(ctx, exe, append(args, path)...)
+		opt.Spawn = func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, "run", "-q", "--shard", fmt.Sprintf("%d/%d", shard, shards), "--threads", strconv.Itoa(threads), config)
 		}
 	}
 	sum, err := runner.Run(ctx, c, opt)
@@ -84,7 +85,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	if opt.Shards == 0 {
-		rows, err := loadRows(c.Output, sum)
+		rows, err := loadRows(c.Output, sum, c.Checks.MaxOOV)
 		if err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // loadRows rebuilds the table of a run's cells from its records.
-func loadRows(dir string, sum runner.Summary) ([]results.Row, error) {
+func loadRows(dir string, sum runner.Summary, maxOOV float64) ([]results.Row, error) {
 	store, err := results.OpenStore(dir)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func loadRows(dir string, sum runner.Summary) ([]results.Row, error) {
 			recs = append(recs, r)
 		}
 	}
-	return results.Table(recs), nil
+	return results.Table(recs, results.TableOptions{MaxOOV: maxOOV}), nil
 }
 
 // lastRun reads the manifest of the last run in dir and the table of its
@@ -130,7 +131,7 @@ func lastRun(dir string) (runner.Manifest, []results.Row, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
 	}
-	rows, err := loadRows(dir, m.Summary)
+	rows, err := loadRows(dir, m.Summary, m.Provenance.Resolved.Checks.MaxOOV)
 	return m, rows, err
 }
 
@@ -179,21 +180,31 @@ func plotCmd(args []string, out io.Writer) error {
 }
 
 // reorder moves flags before positional arguments so that
-// "xp run CONFIG --set k=v" works as well as "xp run --set k=v CONFIG".
-func reorder(args []string) []string {
+// "xp run CONFIG --set k=v" works as well as "xp run --set k=v CONFIG":
+// a flag of fs that is not boolean takes the next argument as its value.
+func reorder(args []string, fs *flag.FlagSet) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && (name == "set" || name == "workers" || name == "shard") && i+1 < len(args) {
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && i+1 < len(args) {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
 				flags = append(flags, args[i+1])
 				i++
 			}
-			continue
 		}
-		pos = append(pos, a)
 	}
 	return append(flags, pos...)
 }

@@ -153,9 +153,9 @@ func TestRunConfigErrors(t *testing.T) {
 	for _, c := range []struct {
 		set, want string
 	}{
-		{"mechanisms.0.epsilon=[0]", "xp.yaml:"},
-		{"model.kind=transformer", "xp.yaml:"},
-		{"train.epochs=many", "--set"},
+		{"mechanisms.0.epsilon=[0]", "xp.yaml: --set mechanisms.0.epsilon=[0]: laplace: ε = 0, want a finite value > 0"},
+		{"model.kind=transformer", `xp.yaml: --set model.kind=transformer: unknown model "transformer" (known: baseline, bilstm)`},
+		{"train.epochs=many", "xp.yaml: --set train.epochs=many: train.epochs: many is not an integer"},
 	} {
 		err := run(context.Background(), []string{"run", "--set", c.set, cfg}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -84,7 +84,7 @@ func fetchFile(ctx context.Context, a Artifact, f File, root string, opt FetchOp
 		opt.logf("%s: present, %s", dest, verdict(f.Sum))
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o777); err != nil {
 		return err
 	}
 	part := dest + ".part"
@@ -169,7 +169,7 @@ func download(ctx context.Context, client *http.Client, url, part string, progre
 	default:
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	out, err := os.OpenFile(part, flags, 0o644)
+	out, err := os.OpenFile(part, flags, 0o666)
 	if err != nil {
 		return err
 	}
@@ -306,9 +306,9 @@ func copyTree(src, dst string) error {
 		rel, _ := filepath.Rel(src, p)
 		target := filepath.Join(tmp, rel)
 		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
+			return os.MkdirAll(target, 0o777)
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(target), 0o777); err != nil {
 			return err
 		}
 		return copyFile(context.Background(), p, target, nil)
@@ -343,11 +343,11 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 			return err
 		}
 		target := filepath.Join(dir, clean)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(target), 0o777); err != nil {
 			return err
 		}
 		tmp := target + ".part"
-		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm()|0o600)
+		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm()|0o666)
 		if err != nil {
 			return err
 		}
@@ -372,7 +372,7 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(marker, []byte(a.Files[0].Sum+"\n"), 0o644)
+	return os.WriteFile(marker, []byte(a.Files[0].Sum+"\n"), 0o666)
 }
 
 func unzip(path string, write func(string, fs.FileMode, io.Reader) error) error {

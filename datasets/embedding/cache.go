@@ -115,7 +115,7 @@ func readCache(dir, source string, st fs.FileInfo) (*Embedding, error) {
 }
 
 func writeCache(dir, source string, st fs.FileInfo, e *Embedding) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
 	var words bytes.Buffer

@@ -1,20 +1,28 @@
-// Package xio owns how xp opens an input file whatever its packaging:
-// plain, gzip (.gz) or a member of a zip archive (.zip), and how it reads
-// such a file line by line with the line number at hand for error messages.
+// Package xio owns how xp reads and writes files: opening an input
+// whatever its packaging (plain, gzip, a member of a zip archive), reading
+// it line by line with the line number at hand for error messages (a
+// byte-order mark dropped), and writing outputs and caches atomically
+// through temporaries that honour the umask, name their owner, and are
+// cleaned up only once that owner is gone (CleanTemps).
 package xio
 
 import (
 	"archive/zip"
 	"bufio"
 	"compress/gzip"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
 )
@@ -107,9 +115,10 @@ type Lines struct {
 // a review can be tens of KB).
 const MaxLine = 64 << 20
 
-// NewLines returns a line reader over r; name is used in errors.
+// NewLines returns a line reader over r; name is used in errors. A UTF-8
+// byte-order mark at the start is dropped.
 func NewLines(r io.Reader, name string) *Lines {
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(SkipBOM(r))
 	sc.Buffer(make([]byte, 0, 1<<16), MaxLine)
 	return &Lines{sc: sc, name: name}
 }
@@ -179,11 +188,126 @@ func SHA256File(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Temporary files and folders that xp writes next to their final place
+// are named ".<base>.<host>.<pid>.<random>.tmp": CleanTemps can then tell
+// a temporary of a process that is gone (removed) from one of a live
+// process, here or on another machine sharing the folder (left alone).
+// They are created with mode 0666 (files) or 0777 (folders) less the
+// umask, like any other file: group-shared folders stay shared.
+
+var host = func() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return strings.ReplaceAll(h, ".", "_")
+}()
+
+func tempName(base string) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf(".%s.%s.%d.%s.tmp", base, host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// CreateTemp creates a new temporary file in dir for the final name base.
+func CreateTemp(dir, base string) (*os.File, error) {
+	for {
+		f, err := os.OpenFile(filepath.Join(dir, tempName(base)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+}
+
+// MkdirTemp creates a new temporary folder in dir (created if missing).
+func MkdirTemp(dir, base string) (string, error) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, tempName(base))
+		err := os.Mkdir(p, 0o777)
+		if !errors.Is(err, fs.ErrExist) {
+			return p, err
+		}
+	}
+}
+
+// IsTemp reports whether name is one of xp's temporaries.
+func IsTemp(name string) bool {
+	_, _, ok := tempOwner(name)
+	return ok
+}
+
+// tempOwner parses a temporary's name: the host and process that made it.
+func tempOwner(name string) (h string, pid int, ok bool) {
+	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") {
+		return "", 0, false
+	}
+	f := strings.Split(strings.TrimSuffix(name, ".tmp"), ".")
+	if len(f) < 5 {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(f[len(f)-2])
+	if err != nil || pid <= 0 {
+		return "", 0, false
+	}
+	return f[len(f)-3], pid, true
+}
+
+// StaleAfter is the age after which another machine's temporary in a
+// shared folder is taken for the leftover of a crashed process: writing
+// one file never takes that long.
+const StaleAfter = 24 * time.Hour
+
+// CleanTemps removes the temporaries in dir left by processes that are
+// gone: this machine's whose process no longer exists, and other
+// machines' older than StaleAfter. Live processes' temporaries and files
+// xp did not write are left alone. It returns the names removed.
+func CleanTemps(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range ents {
+		h, pid, ok := tempOwner(e.Name())
+		if !ok {
+			continue
+		}
+		stale := false
+		if h == host {
+			stale = !alive(pid)
+		} else if info, err := e.Info(); err == nil {
+			stale = time.Since(info.ModTime()) > StaleAfter
+		}
+		if stale {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return removed, err
+			}
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed, nil
+}
+
+// alive reports whether a process with this id exists on this machine.
+func alive(pid int) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // WriteFileAtomic writes data to path through a temporary file in the same
 // folder, synced and renamed, so a reader (or a run killed midway) never
-// sees a partial file.
+// sees a partial file. The file's mode is 0666 less the umask.
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	tmp, err := CreateTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
@@ -200,4 +324,28 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// CheckWritable makes sure dir exists (creating it) and that a file can
+// be created in it: the error names the path, before any work is done.
+func CheckWritable(what, dir string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("%s %s is not a writable folder: %w", what, dir, err)
+	}
+	f, err := CreateTemp(dir, "write-check")
+	if err != nil {
+		return fmt.Errorf("%s %s is not writable: %w", what, dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// SkipBOM drops a UTF-8 byte-order mark at the start of r (spreadsheets
+// write one at the start of CSV and TSV files).
+func SkipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\uFEFF" {
+		br.Discard(3)
+	}
+	return br
 }

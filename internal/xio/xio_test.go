@@ -4,12 +4,16 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestOpenFormats(t *testing.T) {
@@ -81,5 +85,106 @@ func TestTruncatedGzipLine(t *testing.T) {
 	}
 	if l.Err() == nil || !strings.HasPrefix(l.Err().Error(), f+":") || !strings.Contains(l.Err().Error(), "unexpected EOF") {
 		t.Errorf("truncated gzip: %v", l.Err())
+	}
+}
+
+// TestCleanTemps: only temporaries of processes that are gone are
+// removed; another live process's, other files and another machine's
+// recent ones stay.
+func TestCleanTemps(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer live.Process.Kill()
+	files := map[string]bool{ // name → removed
+		fmt.Sprintf(".rec.json.%s.%d.aa.tmp", host, dead.Process.Pid): true,
+		fmt.Sprintf(".rec.json.%s.%d.bb.tmp", host, live.Process.Pid): false,
+		fmt.Sprintf(".rec.json.%s.%d.cc.tmp", host, os.Getpid()):      false,
+		".rec.json.otherhost.1.dd.tmp":                                false,
+		".rec.json.oldhost.1.ee.tmp":                                  true,
+		"notes.txt":                                                   false,
+		"rec.json":                                                    false,
+		".hidden":                                                     false,
+	}
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * StaleAfter)
+	os.Chtimes(filepath.Join(dir, ".rec.json.oldhost.1.ee.tmp"), old, old)
+	// A folder (a cell's checkpoints) of a dead process goes too.
+	deadDir := filepath.Join(dir, fmt.Sprintf(".cell.%s.%d.ff.tmp", host, dead.Process.Pid))
+	os.MkdirAll(filepath.Join(deadDir, "x"), 0o777)
+	files[filepath.Base(deadDir)] = true
+	removed, err := CleanTemps(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, gone := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if exists := err == nil; exists == gone {
+			t.Errorf("%s: exists=%v, want removed=%v", name, exists, gone)
+		}
+	}
+	if len(removed) != 3 {
+		t.Errorf("removed %v", removed)
+	}
+}
+
+// TestModesHonourUmask: xp's files are 0666 less the umask (group-shared
+// folders on clusters need group write), not 0600.
+func TestModesHonourUmask(t *testing.T) {
+	old := syscall.Umask(0o002)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.json")
+	if err := WriteFileAtomic(p, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := MkdirTemp(filepath.Join(dir, "sub"), "cell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{p: 0o664, d: 0o775 | os.ModeDir} {
+		if st, err := os.Stat(path); err != nil || st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", path, st.Mode(), want, err)
+		}
+	}
+}
+
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckWritable("output", filepath.Join(dir, "a", "b")); err != nil {
+		t.Errorf("a creatable folder: %v", err)
+	}
+	// A file where the folder should be (tests run as root: permissions
+	// would not stop them).
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o666)
+	err := CheckWritable("cache", filepath.Join(blocker, "sub"))
+	if err == nil || !strings.Contains(err.Error(), "cache "+filepath.Join(blocker, "sub")+" is not a writable folder") {
+		t.Errorf("got %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("the check left files: %v", ents)
+	}
+}
+
+func TestLinesSkipBOM(t *testing.T) {
+	l := NewLines(strings.NewReader("\uFEFFsentence\tlabel\nok\t1\n"), "x.tsv")
+	if !l.Next() || l.Text() != "sentence\tlabel" {
+		t.Errorf("first line %q", l.Text())
+	}
+	r := SkipBOM(strings.NewReader("plain"))
+	b, _ := io.ReadAll(r)
+	if string(b) != "plain" {
+		t.Errorf("%q", b)
 	}
 }

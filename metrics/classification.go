@@ -1,9 +1,9 @@
-package models
+package metrics
 
 import "fmt"
 
-// Metrics summarise predictions against gold labels.
-type Metrics struct {
+// Classification summarises predictions against gold labels.
+type Classification struct {
 	N        int          `json:"n"`
 	Accuracy float64      `json:"accuracy"`
 	MacroF1  float64      `json:"macro_f1"`
@@ -21,19 +21,19 @@ type ClassScore struct {
 
 // Score computes accuracy, per-class scores and their unweighted mean F1
 // over classes labels 0 … classes−1.
-func Score(gold, pred []int64, classes int) (Metrics, error) {
+func Score(gold, pred []int64, classes int) (Classification, error) {
 	if len(gold) != len(pred) {
-		return Metrics{}, fmt.Errorf("metrics: %d gold labels, %d predictions", len(gold), len(pred))
+		return Classification{}, fmt.Errorf("metrics: %d gold labels, %d predictions", len(gold), len(pred))
 	}
 	tp := make([]int, classes)
 	fp := make([]int, classes)
 	fn := make([]int, classes)
-	m := Metrics{N: len(gold), PerClass: make([]ClassScore, classes)}
+	m := Classification{N: len(gold), PerClass: make([]ClassScore, classes)}
 	right := 0
 	for i, g := range gold {
 		p := pred[i]
 		if g < 0 || int(g) >= classes || p < 0 || int(p) >= classes {
-			return Metrics{}, fmt.Errorf("metrics: label %d or prediction %d outside 0 … %d", g, p, classes-1)
+			return Classification{}, fmt.Errorf("metrics: label %d or prediction %d outside 0 … %d", g, p, classes-1)
 		}
 		m.PerClass[g].Support++
 		if g == p {
@@ -61,4 +61,12 @@ func Score(gold, pred []int64, classes int) (Metrics, error) {
 		m.MacroF1 += s.F1 / float64(classes)
 	}
 	return m, nil
+}
+
+// Epoch describes one training epoch.
+type Epoch struct {
+	Epoch          int            `json:"epoch"`
+	Loss           float64        `json:"loss"` // mean training loss
+	Valid          Classification `json:"valid"`
+	ExamplesPerSec float64        `json:"examples_per_sec"`
 }

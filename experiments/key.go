@@ -1,0 +1,121 @@
+package experiments
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/xp-nlp/xp/spec"
+)
+
+// Version names how xp computes a cell from its inputs. It is part of
+// every key, so records computed by an earlier definition are not reused:
+// change it when a change to xp alters the numbers of an unchanged config
+// (xp-cell-2: the classifier's vocabulary covers every evaluated token
+// with a vector; SanText+'s sensitive set is drawn from the task
+// vocabulary; resolved parameters name the noise streams).
+const Version = "xp-cell-2"
+
+// Inputs are the checksums of what every cell reads: the loaded and
+// subsampled splits, and the embedding (with its restriction).
+type Inputs struct {
+	Data      string `json:"data"`
+	Embedding string `json:"embedding"`
+}
+
+// cellKey is everything a cell's numbers depend on, and nothing else: the
+// one list of the key's inputs. Config keys that change no number are
+// listed in Unkeyed; TestKeyInputs fails when a config key is in neither.
+type cellKey struct {
+	Version   string          `json:"version"`
+	Mechanism string          `json:"mechanism,omitempty"`
+	Params    spec.Values     `json:"params,omitempty"` // resolved: a default given explicitly is the default
+	Epsilon   float64         `json:"epsilon,omitempty"`
+	Mode      string          `json:"mode"`
+	Seed      uint64          `json:"seed"`
+	Dataset   DatasetConfig   `json:"dataset"`
+	Tokenizer string          `json:"tokenizer"`
+	Embedding EmbeddingConfig `json:"embedding"`
+	Model     modelKey        `json:"model"`
+	Train     TrainConfig     `json:"train"`
+	Device    string          `json:"device"` // cpu or cuda: the index does not change results
+	Inputs    Inputs          `json:"inputs"`
+}
+
+type modelKey struct {
+	Kind   string      `json:"kind"`
+	Params spec.Values `json:"params"`
+}
+
+// corpusKey is everything a privatized split depends on: the cell's
+// mechanism setting, ε and seed, the split, and the data and vectors.
+// Training settings and the mode (train and both share the privatized
+// training split) are not in it.
+type corpusKey struct {
+	Version   string          `json:"version"`
+	Mechanism string          `json:"mechanism"`
+	Params    spec.Values     `json:"params,omitempty"`
+	Epsilon   float64         `json:"epsilon"`
+	Seed      uint64          `json:"seed"`
+	Split     string          `json:"split"`
+	Dataset   DatasetConfig   `json:"dataset"`
+	Tokenizer string          `json:"tokenizer"`
+	Embedding EmbeddingConfig `json:"embedding"`
+	Device    string          `json:"device"`
+	Inputs    Inputs          `json:"inputs"`
+}
+
+// Unkeyed are the config keys that never change a cell's numbers, so
+// they stay out of every key: where things are read from and written to,
+// how the work is spread, and warnings. The thread count is here: it can
+// change the last bits of libtorch's sums, so records carry the count
+// used, but a rerun with other threads reuses the records.
+// Mechanisms, apply and seeds choose which cells exist; each cell's key
+// holds its own mechanism, parameters, ε, mode and seed.
+var Unkeyed = []string{"name", "data", "threads", "workers", "output", "cache", "checks", "origin"}
+
+// Key is the content hash naming the cell's result (see cellKey). The
+// config's device must be resolved (not "auto").
+func (c *Config) Key(cell Cell, in Inputs) string {
+	return hash(cellKey{
+		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
+		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, Model: c.modelKey(), Train: c.Train,
+		Device: deviceKind(c.Device), Inputs: in,
+	})
+}
+
+// CorpusKey names a privatized split (see corpusKey). Cells that
+// privatize the same split alike (modes train and both) share it.
+func (c *Config) CorpusKey(cell Cell, split string, in Inputs) string {
+	return hash(corpusKey{
+		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Split: split,
+		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in,
+	})
+}
+
+func (c *Config) modelKey() modelKey {
+	k := modelKey{Kind: c.Model.Kind}
+	if d, err := spec.Lookup(spec.Model, c.Model.Kind); err == nil {
+		k.Params, _ = d.Resolve(c.Model.Params)
+	}
+	return k
+}
+
+// deviceKind is cpu or cuda: the device's index does not change results.
+func deviceKind(d string) string {
+	if strings.HasPrefix(d, "cuda") {
+		return "cuda"
+	}
+	return d
+}
+
+func hash(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("experiments: hash of %T: %v", v, err)) // only plain data is hashed
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,56 @@
+package experiments
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Resolved returns the config as it runs — every default filled in, the
+// overrides applied, the data root, output and cache folders absolute —
+// as a YAML config that Load reads back to the same cells and keys. Its
+// origin key names the file and overrides it was resolved from (kept
+// when the config is itself a resolved one). Worker processes and
+// cluster tasks run from it, so editing the source file during a run
+// changes nothing.
+func (c *Config) Resolved() ([]byte, error) {
+	r := c.Clone()
+	for _, p := range []*string{&r.Data, &r.Output, &r.Cache} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return nil, err
+			}
+			*p = abs
+		}
+	}
+	if r.Origin == nil {
+		file, err := filepath.Abs(c.file)
+		if err != nil {
+			file = c.file
+		}
+		r.Origin = &Origin{File: file, SHA256: c.sum, Set: c.sets}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# The resolved config of this run, written by xp: every default filled in.\n# Edit the source (origin.file) and run it again rather than this file.\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("resolved config: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Source is the file and checksum a run's provenance names: the original
+// config of a resolved one.
+func (c *Config) Source() (file, sha256 string) {
+	if c.Origin != nil {
+		return c.Origin.File, c.Origin.SHA256
+	}
+	return c.file, c.sum
+}

@@ -1,0 +1,286 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/xp-nlp/xp/internal/srcerr"
+)
+
+// checkTree checks the config's document against the Config type before
+// it is decoded, so that every error has a position: unknown keys, keys
+// without a value, a list where a mapping belongs (or the reverse), a
+// non-integer for an integer key (YAML would truncate 1.9 to 1), and NaN
+// or an infinity in any number.
+func (c *Config) checkTree() error {
+	return c.walk(c.root, reflect.TypeOf(Config{}), nil)
+}
+
+func (c *Config) walk(n *yaml.Node, t reflect.Type, path []string) error {
+	key := strings.Join(path, ".")
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Tag == "!!null" {
+		return c.errNode(n, "%s has no value", key)
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return c.walk(n, t.Elem(), path)
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return c.errNode(n, "%s: want a mapping of keys, got %s", key, describe(n))
+		}
+		fields, inline := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			sub := append(slices.Clip(path), k.Value)
+			f, ok := fields[k.Value]
+			switch {
+			case ok:
+				if err := c.walk(v, f.Type, sub); err != nil {
+					return err
+				}
+			case inline != nil:
+				if err := c.walk(v, inline.Type.Elem(), sub); err != nil {
+					return err
+				}
+			default:
+				known := make([]string, 0, len(fields))
+				for name := range fields {
+					if name != "origin" {
+						known = append(known, name)
+					}
+				}
+				slices.Sort(known)
+				where := "the config"
+				if key != "" {
+					where = key
+				}
+				return c.errNode(k, "unknown key %q in %s (known: %s)", k.Value, where, strings.Join(known, ", "))
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return c.errNode(n, "%s: want a list, got %s", key, describe(n))
+		}
+		for i, e := range n.Content {
+			if err := c.walk(e, t.Elem(), append(slices.Clip(path), strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return c.errNode(n, "%s: want a mapping, got %s", key, describe(n))
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := c.walk(n.Content[i+1], t.Elem(), append(slices.Clip(path), n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Interface:
+		return c.walkAny(n, path)
+	default:
+		return c.scalar(n, t.Kind(), key)
+	}
+	return nil
+}
+
+// walkAny checks a free-form value (mechanism and model parameters): any
+// shape, but numbers must be finite. Their names and types are spec's to
+// check.
+func (c *Config) walkAny(n *yaml.Node, path []string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	for i, e := range n.Content {
+		sub := path
+		if n.Kind == yaml.MappingNode {
+			if i%2 == 0 {
+				continue
+			}
+			sub = append(slices.Clip(path), n.Content[i-1].Value)
+		} else {
+			sub = append(slices.Clip(path), strconv.Itoa(i))
+		}
+		if err := c.walkAny(e, sub); err != nil {
+			return err
+		}
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
+		return c.finite(n, strings.Join(path, "."))
+	}
+	return nil
+}
+
+func (c *Config) scalar(n *yaml.Node, k reflect.Kind, key string) error {
+	if n.Kind != yaml.ScalarNode {
+		return c.errNode(n, "%s: want a single value, got %s", key, describe(n))
+	}
+	switch k {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		if n.Tag != "!!int" {
+			return c.errNode(n, "%s: %s is not an integer", key, n.Value)
+		}
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		if n.Tag != "!!int" || strings.HasPrefix(strings.TrimSpace(n.Value), "-") {
+			return c.errNode(n, "%s: %s is not a non-negative integer", key, n.Value)
+		}
+	case reflect.Float64, reflect.Float32:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			return c.errNode(n, "%s: %q is not a number", key, n.Value)
+		}
+		return c.finite(n, key)
+	case reflect.Bool:
+		if n.Tag != "!!bool" {
+			return c.errNode(n, "%s: %q is not true or false", key, n.Value)
+		}
+	}
+	return nil
+}
+
+func (c *Config) finite(n *yaml.Node, key string) error {
+	var f float64
+	if err := n.Decode(&f); err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return c.errNode(n, "%s: %s is not a finite number", key, n.Value)
+	}
+	return nil
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// yamlFields maps a struct's YAML keys to its fields, and returns its
+// inline map field if it has one.
+func yamlFields(t reflect.Type) (map[string]reflect.StructField, *reflect.StructField) {
+	fields := map[string]reflect.StructField{}
+	var inline *reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		if !f.IsExported() || tag == "-" || tag == "" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(opts, "inline") {
+			inline = &f
+			continue
+		}
+		fields[name] = f
+	}
+	return fields, inline
+}
+
+// errNode is an error about node n: at its line in the file, or naming
+// the --set that put it there.
+func (c *Config) errNode(n *yaml.Node, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if s, ok := c.setBy[n]; ok {
+		return fmt.Errorf("%s: --set %s: %s", c.file, s, msg)
+	}
+	if n.Line > 0 {
+		return srcerr.At(c.file, n.Line, "%s", msg)
+	}
+	return fmt.Errorf("%s: %s", c.file, msg)
+}
+
+// locate returns the node an error about the key at path belongs to: the
+// key itself (or its value, when a --set gave it), the list element, or
+// the nearest parent that exists.
+func (c *Config) locate(path ...any) *yaml.Node {
+	n, pos := c.root, c.root
+	for _, p := range path {
+		if n == nil {
+			break
+		}
+		var next *yaml.Node
+		switch k := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == k {
+						next, pos = n.Content[i+1], n.Content[i]
+						if _, set := c.setBy[next]; set {
+							pos = next
+						}
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
+				next, pos = n.Content[k], n.Content[k]
+			}
+		}
+		n = next
+	}
+	return pos
+}
+
+// has reports whether the config gives the key at path.
+func (c *Config) has(path ...string) bool {
+	n := c.root
+	for _, k := range path {
+		var next *yaml.Node
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == k {
+					next = n.Content[i+1]
+				}
+			}
+		case yaml.SequenceNode:
+			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(n.Content) {
+				next = n.Content[i]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// errAt is a validation error about the key at path.
+func (c *Config) errAt(msg string, path ...any) error {
+	return c.errNode(c.locate(path...), "%s", msg)
+}
+
+// ErrAt is an error about the value at the key path (for example
+// "embedding", "path"), placed like validation errors: for checks that
+// need the data (missing files), made by the runner.
+func (c *Config) ErrAt(msg string, path ...any) error { return c.errAt(msg, path...) }
+
+// yamlErr turns yaml.v3's "line N: msg" errors into file:line errors.
+func yamlErr(path string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		return lineMsg(path, te.Errors[0])
+	}
+	return lineMsg(path, strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+func lineMsg(path, msg string) error {
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, m, ok := strings.Cut(rest, ": "); ok {
+			if line, err := strconv.Atoi(n); err == nil {
+				return srcerr.At(path, line, "%s", m)
+			}
+		}
+	}
+	return fmt.Errorf("%s: %s", path, msg)
+}

@@ -1,0 +1,218 @@
+package experiments
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// validate checks ranges and references, each error at its key. Files are
+// checked by the runner (it needs the data root); mechanism and model
+// parameters by their descriptors in spec; everything else is here.
+func (c *Config) validate() error {
+	for _, check := range []func() error{c.validateData, c.validateMechanisms, c.validateModel, c.validateRun} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateData() error {
+	d := c.Dataset
+	if _, err := datasets.SpecOf(d.Name); err != nil {
+		return c.errAt(err.Error(), "dataset", "name")
+	}
+	if d.Name == "opinion" {
+		return c.errAt("dataset opinion is word-level: it has no train/test classification task for xp run", "dataset", "name")
+	}
+	switch {
+	case d.Train == "":
+		return c.errAt("dataset.train is empty", "dataset", "train")
+	case d.Test == "":
+		return c.errAt("dataset.test is empty", "dataset", "test")
+	case d.Test == d.Train:
+		return c.errAt(fmt.Sprintf("dataset.test is the training split %q: a model evaluated on its own training data measures nothing", d.Test), "dataset", "test")
+	case !(d.ValidFraction > 0 && d.ValidFraction < 1):
+		return c.errAt(fmt.Sprintf("valid_fraction %v outside (0, 1)", d.ValidFraction), "dataset", "valid_fraction")
+	case d.TrainLimit < 0:
+		return c.errAt("train_limit must be ≥ 0 (0: all)", "dataset", "train_limit")
+	case d.TestLimit < 0:
+		return c.errAt("test_limit must be ≥ 0 (0: all)", "dataset", "test_limit")
+	case c.Tokenizer != "default" && c.Tokenizer != "whitespace":
+		return c.errAt(fmt.Sprintf("tokenizer %q: want default (GloVe-style) or whitespace", c.Tokenizer), "tokenizer")
+	case c.Embedding.Path == "":
+		return c.errAt("embedding.path is required", "embedding")
+	case !slices.Contains([]string{"auto", "glove", "vec", "word2vec-binary"}, c.Embedding.Format):
+		return c.errAt(fmt.Sprintf("embedding format %q: want auto, glove, vec or word2vec-binary", c.Embedding.Format), "embedding", "format")
+	case c.Embedding.Top < 0:
+		return c.errAt("embedding.top must be ≥ 0 (0: all)", "embedding", "top")
+	}
+	return nil
+}
+
+func (c *Config) validateMechanisms() error {
+	if len(c.Apply) == 0 {
+		return c.errAt("apply is empty: give at least one of none, train, test, both", "apply")
+	}
+	for i, a := range c.Apply {
+		if !slices.Contains(Modes, a) {
+			return c.errAt(fmt.Sprintf("apply %q: want none, train, test or both", a), "apply", i)
+		}
+		if slices.Index(c.Apply, a) != i {
+			return c.errAt(fmt.Sprintf("apply lists %s twice", a), "apply", i)
+		}
+	}
+	private := slices.ContainsFunc(c.Apply, func(a string) bool { return a != "none" })
+	switch {
+	case private && len(c.Mechanisms) == 0:
+		return c.errAt("apply lists privatized modes but no mechanisms are given", "apply")
+	case !private && len(c.Mechanisms) > 0:
+		return c.errAt("mechanisms are given but apply has no privatized mode (train, test or both): they would never run", "apply")
+	}
+	for i, m := range c.Mechanisms {
+		if err := c.validateMechanism(i, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateMechanism(i int, m MechConfig) error {
+	d, err := spec.Lookup(spec.Mechanism, m.Name)
+	if err != nil {
+		return c.errAt(err.Error(), "mechanisms", i, "name")
+	}
+	if d.Epsilon && len(m.Epsilon) == 0 {
+		return c.errAt(fmt.Sprintf("mechanism %s: epsilon list is empty", m.Name), "mechanisms", i, "epsilon")
+	}
+	if !d.Epsilon && len(m.Epsilon) > 0 {
+		return c.errAt(fmt.Sprintf("%s takes no ε", m.Name), "mechanisms", i, "epsilon")
+	}
+	for j, e := range m.Epsilon {
+		if err := spec.CheckEpsilon(m.Name, e); err != nil {
+			return c.errAt(err.Error(), "mechanisms", i, "epsilon", j)
+		}
+		if slices.Index(m.Epsilon, e) != j {
+			return c.errAt(fmt.Sprintf("%s: ε = %v repeats", m.Name, e), "mechanisms", i, "epsilon", j)
+		}
+	}
+	if _, err := d.Resolve(m.Params); err != nil {
+		return c.paramErr(err, "mechanisms", i, "params")
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Grid)) {
+		list, ok := m.Grid[k].([]any)
+		if !ok || len(list) == 0 {
+			return c.errAt(fmt.Sprintf("grid %s: want a non-empty list of values", k), "mechanisms", i, "grid", k)
+		}
+		p, known := d.Param(k)
+		switch {
+		case !known:
+			_, err := d.Resolve(map[string]any{k: list[0]})
+			return c.paramErr(err, "mechanisms", i, "grid")
+		case !p.Grid:
+			return c.errAt(fmt.Sprintf("%s: parameter %s cannot be swept in a grid", m.Name, k), "mechanisms", i, "grid", k)
+		}
+		if _, dup := m.Params[k]; dup {
+			return c.errAt(fmt.Sprintf("%s is both a fixed parameter and a grid key", k), "mechanisms", i, "grid", k)
+		}
+		for j, x := range list {
+			if _, err := p.Normalize(x); err != nil {
+				return c.errAt(fmt.Sprintf("%s: grid value %s = %v, want %s", m.Name, k, x, p.Want()), "mechanisms", i, "grid", k, j)
+			}
+		}
+	}
+	for _, point := range gridPoints(m) {
+		if _, err := d.Resolve(point); err != nil {
+			return c.paramErr(err, "mechanisms", i, "grid")
+		}
+	}
+	return nil
+}
+
+// paramErr places a descriptor's error at the parameter it names, under
+// the given parent key (params or grid of a mechanism, or the model).
+func (c *Config) paramErr(err error, parent ...any) error {
+	var se *spec.Error
+	if errors.As(err, &se) && se.Param != "" {
+		path := append(slices.Clip(parent), se.Param)
+		if c.has(pathStrings(path)...) {
+			return c.errAt(err.Error(), path...)
+		}
+		// A grid value clashing with a fixed parameter: say so at the grid.
+		if len(parent) > 0 && parent[len(parent)-1] == "grid" {
+			alt := append(slices.Clip(parent[:len(parent)-1]), "params", se.Param)
+			if c.has(pathStrings(alt)...) {
+				return c.errAt(err.Error(), alt...)
+			}
+		}
+	}
+	return c.errAt(err.Error(), parent...)
+}
+
+func pathStrings(path []any) []string {
+	out := make([]string, len(path))
+	for i, p := range path {
+		out[i] = fmt.Sprint(p)
+	}
+	return out
+}
+
+func (c *Config) validateModel() error {
+	d, err := spec.Lookup(spec.Model, c.Model.Kind)
+	if err != nil {
+		return c.errAt(err.Error(), "model", "kind")
+	}
+	if _, err := d.Resolve(c.Model.Params); err != nil {
+		return c.paramErr(err, "model")
+	}
+	t := c.Train
+	switch {
+	case t.Epochs < 1:
+		return c.errAt(fmt.Sprintf("train.epochs = %d, want ≥ 1", t.Epochs), "train", "epochs")
+	case t.Batch < 1:
+		return c.errAt(fmt.Sprintf("train.batch = %d, want ≥ 1", t.Batch), "train", "batch")
+	case t.MaxLen < 1:
+		return c.errAt(fmt.Sprintf("train.max_len = %d, want ≥ 1", t.MaxLen), "train", "max_len")
+	case t.Patience < 0:
+		return c.errAt(fmt.Sprintf("train.patience = %d, want ≥ 0 (0: never stop early)", t.Patience), "train", "patience")
+	}
+	return nil
+}
+
+var deviceRE = regexp.MustCompile(`^(cpu|auto|cuda(:[0-9]+)?)$`)
+
+func (c *Config) validateRun() error {
+	if len(c.Seeds) == 0 {
+		return c.errAt("seeds is empty: give at least one seed", "seeds")
+	}
+	for i, s := range c.Seeds {
+		if slices.Index(c.Seeds, s) != i {
+			return c.errAt(fmt.Sprintf("seed %d repeats", s), "seeds", i)
+		}
+	}
+	switch {
+	case !deviceRE.MatchString(c.Device):
+		return c.errAt(fmt.Sprintf("device %q: want cpu, cuda, cuda:N or auto", c.Device), "device")
+	case c.Threads < 0:
+		return c.errAt(fmt.Sprintf("threads = %d, want ≥ 0 (0: one per core)", c.Threads), "threads")
+	case c.Workers < 1:
+		return c.errAt(fmt.Sprintf("workers = %d, want ≥ 1", c.Workers), "workers")
+	case c.Output == "":
+		return c.errAt("output is empty", "output")
+	case c.Cache == "":
+		return c.errAt("cache is empty", "cache")
+	case !(c.Checks.MaxOOV >= 0 && c.Checks.MaxOOV <= 1):
+		return c.errAt(fmt.Sprintf("checks.max_oov = %v, want a share in [0, 1]", c.Checks.MaxOOV), "checks", "max_oov")
+	}
+	if strings.ContainsAny(c.Name, "/\\") {
+		return c.errAt(fmt.Sprintf("name %q: no slashes (it names the output folder)", c.Name), "name")
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/xp-nlp/xp/spec"
+)
+
+// Privatization reports what privatizing one split did. Every token is in
+// exactly one of three groups: out of vocabulary (no vector: passed
+// through unchanged under the OOV policy "keep"), a stopword kept by the
+// mechanism's rule (CusText+), or in vocabulary (given to the mechanism,
+// which may return it unchanged).
+type Privatization struct {
+	Mechanism  string      `json:"mechanism"`
+	Notion     spec.Notion `json:"notion"`
+	Epsilon    float64     `json:"epsilon"`
+	Candidates string      `json:"candidates"` // the candidate vocabulary
+	OOVPolicy  string      `json:"oov_policy"`
+	Tokens     int64       `json:"tokens"`
+	OOV        int64       `json:"oov"`                      // tokens without a vector, passed through
+	Stopwords  int64       `json:"kept_stopwords,omitempty"` // tokens kept by the mechanism's stopword rule
+	Unchanged  int64       `json:"unchanged"`                // in-vocabulary tokens whose output equals the input
+	Fallbacks  int64       `json:"knn_fallbacks"`
+	RNG        string      `json:"rng"`
+}
+
+// InVocab is the number of tokens given to the mechanism.
+func (p Privatization) InVocab() int64 { return p.Tokens - p.OOV - p.Stopwords }
+
+// UnchangedShare is the share of in-vocabulary tokens the mechanism
+// returned unchanged (NaN when there were none).
+func (p Privatization) UnchangedShare() float64 { return ratio(p.Unchanged, p.InVocab()) }
+
+// OOVShare is the share of all tokens that had no vector (NaN for no tokens).
+func (p Privatization) OOVShare() float64 { return ratio(p.OOV, p.Tokens) }
+
+// OriginalProportion is the share of all tokens that are the same after
+// privatization, whatever the reason (CusText's Table 6 measure).
+func (p Privatization) OriginalProportion() float64 {
+	return ratio(p.Unchanged+p.OOV+p.Stopwords, p.Tokens)
+}
+
+// Add sums the counts of q into p (a cell's privatized splits together).
+func (p *Privatization) Add(q Privatization) {
+	p.Tokens += q.Tokens
+	p.OOV += q.OOV
+	p.Stopwords += q.Stopwords
+	p.Unchanged += q.Unchanged
+	p.Fallbacks += q.Fallbacks
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+// DefaultMaxOOV is the share of out-of-vocabulary tokens above which a
+// privatized split is flagged: so much text passes through unprotected
+// that the cell mostly measures the unprivatized text.
+const DefaultMaxOOV = 0.2
+
+// Flag is a warning about one privatized split of a cell.
+type Flag struct {
+	Split string  `json:"split"`
+	Kind  string  `json:"kind"`  // "oov" or "unchanged"
+	Share float64 `json:"share"` // the OOV share (oov)
+	Limit float64 `json:"limit"` // the threshold it is above (oov)
+	Eps   float64 `json:"epsilon"`
+}
+
+// Short is the flag for a table cell.
+func (f Flag) Short() string {
+	if f.Kind == "oov" {
+		return fmt.Sprintf("%s %.0f%% OOV", f.Split, 100*f.Share)
+	}
+	return f.Split + " unchanged"
+}
+
+func (f Flag) String() string {
+	if f.Kind == "oov" {
+		return fmt.Sprintf("%s: %.1f%% of tokens out of vocabulary (above %.0f%%) passed through unprivatized", f.Split, 100*f.Share, 100*f.Limit)
+	}
+	return fmt.Sprintf("%s: privatization at ε = %g changed no in-vocabulary token", f.Split, f.Eps)
+}
+
+// Flags are the warnings a cell's privatized splits raise, by split: an
+// out-of-vocabulary share above maxOOV (so much text passes through
+// unprotected that the cell mostly measures unprivatized text), and a
+// privatization that changed no in-vocabulary token (legitimate at a
+// very large ε or with rank 1, hence a warning and not an error).
+func Flags(reports map[string]Privatization, maxOOV float64) []Flag {
+	var out []Flag
+	for _, split := range slices.Sorted(maps.Keys(reports)) {
+		r := reports[split]
+		if s := r.OOVShare(); s > maxOOV {
+			out = append(out, Flag{Split: split, Kind: "oov", Share: s, Limit: maxOOV, Eps: r.Epsilon})
+		}
+		if r.InVocab() > 0 && r.Unchanged == r.InVocab() {
+			out = append(out, Flag{Split: split, Kind: "unchanged", Eps: r.Epsilon})
+		}
+	}
+	return out
+}

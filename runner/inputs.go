@@ -1,0 +1,172 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/experiments"
+)
+
+// Split is one tokenized split as a cell sees it: original or privatized
+// tokens, the second texts of sentence pairs, and labels.
+type Split struct {
+	IDs    []string
+	Docs   [][]string
+	Docs2  [][]string // nil unless the dataset is of pairs
+	Labels []int64
+}
+
+// Splits names the three splits a cell reads: train, the validation split
+// carved from it, and the evaluated split.
+var Splits = []string{"train", "valid", "test"}
+
+// role is the part of a cell a split belongs to: privatizing "train"
+// covers the training and validation splits.
+func role(split string) string {
+	if split == "test" {
+		return "test"
+	}
+	return "train"
+}
+
+// inputs are what every cell of a run reads, loaded once.
+type inputs struct {
+	dataset *datasets.Dataset
+	splits  map[string]Split // train, valid, test (original tokens)
+	emb     *embedding.Embedding
+	counts  map[string]int64 // word counts over every split: the task vocabulary
+	sums    experiments.Inputs
+}
+
+// load reads the dataset and embedding the config names, carves the
+// validation split, subsamples, tokenizes and checksums. Missing files
+// are reported at the config's key before anything is read.
+func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (*inputs, error) {
+	if err := checkFiles(c); err != nil {
+		return nil, err
+	}
+	d, ex, err := loadSplits(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	in := tokenize(c, d, ex)
+	format := c.Embedding.Format
+	if format == "auto" {
+		format = ""
+	}
+	e, err := embedding.Load(ctx, c.Path(c.Embedding.Path), embedding.Options{Format: format, CacheDir: filepath.Join(c.Cache, "embeddings"), Progress: progress, Log: log})
+	if err != nil {
+		return nil, c.ErrAt(err.Error(), "embedding", "path")
+	}
+	if c.Embedding.Top > 0 && c.Embedding.Top < e.Len() {
+		e = e.Top(c.Embedding.Top)
+	}
+	in.emb = e
+	in.sums.Embedding = e.SourceSHA256 + " " + e.Restriction
+	return in, nil
+}
+
+// checkFiles reports a missing embedding or dataset at its config key.
+func checkFiles(c *experiments.Config) error {
+	emb := c.Path(c.Embedding.Path)
+	if _, err := os.Stat(strings.SplitN(emb, "#", 2)[0]); err != nil {
+		return c.ErrAt(fmt.Sprintf("embedding %s: %v (data root %q; set data: or %s)", c.Embedding.Path, err, c.Data, datasets.EnvRoot), "embedding", "path")
+	}
+	if c.Dataset.Path != "" {
+		if _, err := os.Stat(c.Path(c.Dataset.Path)); err != nil {
+			return c.ErrAt(fmt.Sprintf("dataset path: %v", err), "dataset", "path")
+		}
+	}
+	if _, err := datasets.Locate(c.Data, c.Dataset.Name, datasets.Options{Path: c.Path(c.Dataset.Path)}); err != nil {
+		return c.ErrAt(err.Error(), "dataset", "name")
+	}
+	return nil
+}
+
+// loadSplits loads the corpus, carves the validation split from the
+// training split and subsamples: the examples of train, valid and test.
+func loadSplits(ctx context.Context, c *experiments.Config) (*datasets.Dataset, map[string][]datasets.Example, error) {
+	dc := c.Dataset
+	d, err := datasets.Load(ctx, c.Data, dc.Name, datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path)})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range []struct{ key, name string }{{"train", dc.Train}, {"test", dc.Test}} {
+		ex, err := d.Split(s.name)
+		if err != nil {
+			return nil, nil, c.ErrAt(err.Error(), "dataset", s.key)
+		}
+		if len(ex) == 0 || !d.Labelled(s.name) {
+			return nil, nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty or unlabelled", s.name, d.Name), "dataset", s.key)
+		}
+	}
+	if err := d.Carve(dc.Train, "valid", dc.ValidFraction, dc.SplitSeed); err != nil {
+		return nil, nil, err
+	}
+	train, _ := d.Split(dc.Train)
+	valid, _ := d.Split("valid")
+	test, _ := d.Split(dc.Test)
+	ex := map[string][]datasets.Example{
+		"train": datasets.Sample(train, dc.TrainLimit, dc.SplitSeed, "train"),
+		"valid": valid,
+		"test":  datasets.Sample(test, dc.TestLimit, dc.SplitSeed, "test"),
+	}
+	if dc.TrainLimit > 0 {
+		ex["valid"] = datasets.Sample(valid, max(1, dc.TrainLimit/9), dc.SplitSeed, "valid")
+	}
+	return d, ex, nil
+}
+
+// tokenize turns the examples into Splits, counts the task vocabulary and
+// checksums everything a cell reads of the data.
+func tokenize(c *experiments.Config, d *datasets.Dataset, ex map[string][]datasets.Example) *inputs {
+	tok := tokenizer(c.Tokenizer)
+	in := &inputs{dataset: d, splits: map[string]Split{}, counts: map[string]int64{}}
+	h := sha256.New()
+	for _, name := range Splits {
+		var sp Split
+		for _, x := range ex[name] {
+			w := tok(x.Text)
+			sp.IDs = append(sp.IDs, x.ID)
+			sp.Docs = append(sp.Docs, w)
+			sp.Labels = append(sp.Labels, int64(x.Label))
+			for _, t := range w {
+				in.counts[t]++
+			}
+			var w2 []string
+			if d.Pair {
+				w2 = tok(x.Text2)
+				sp.Docs2 = append(sp.Docs2, w2)
+				for _, t := range w2 {
+					in.counts[t]++
+				}
+			}
+			hashExample(h, name, x, w, w2)
+		}
+		in.splits[name] = sp
+	}
+	in.sums.Data = hex.EncodeToString(h.Sum(nil))
+	return in
+}
+
+// hashExample feeds one example to the data checksum.
+func hashExample(h hash.Hash, split string, x datasets.Example, w, w2 []string) {
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%s\n", split, x.ID, x.Label, strings.Join(w, " "), strings.Join(w2, " "))
+}
+
+func tokenizer(name string) func(string) []string {
+	if name == "whitespace" {
+		return strings.Fields
+	}
+	t := datasets.DefaultTokenizer()
+	return t.Tokens
+}

@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/metrics"
+)
+
+// Privatized is a split as a cell sees it.
+type Privatized struct {
+	Split
+	// Report describes the privatization; nil when the cell does not
+	// privatize this split (the original tokens).
+	Report *metrics.Privatization
+	// Seconds is the privatization's time; 0 when served from the cache.
+	Seconds float64
+}
+
+// Split returns split ("train", "valid" or "test") as the cell trains or
+// is tested on it: the original tokens where the cell does not privatize
+// it, otherwise the mechanism's output — from the corpus cache when a
+// whole, verified entry is there, else privatized (the cell's mechanism,
+// ε, parameters, seed and the split name determine every random draw)
+// and cached. This is the one place a split is privatized: `xp run` and
+// `xp privatize` both call it.
+func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string, progress io.Writer) (Privatized, error) {
+	orig, ok := s.in.splits[split]
+	if !ok {
+		return Privatized{}, fmt.Errorf("no split %q (want train, valid or test)", split)
+	}
+	if !cell.Privatizes(role(split)) {
+		return Privatized{Split: orig}, nil
+	}
+	key := s.c.CorpusKey(cell, split, s.in.sums)
+	path := filepath.Join(s.c.Cache, "corpora", key+".gob.gz")
+	cf, err := readCorpus(path, key, len(orig.Docs))
+	switch {
+	case err == nil:
+		return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Report: &cf.Report}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		s.logf("corpus cache %s: %v: privatizing %s again", path, err, split)
+	}
+	m, err := s.mechanism(cell, progress)
+	if err != nil {
+		return Privatized{}, err
+	}
+	docs := append(append([][]string{}, orig.Docs...), orig.Docs2...) // pairs: both texts, one stream each
+	start := time.Now()
+	out, rep, err := m.Privatize(ctx, docs, mech.Source{Seed: cell.Seed, Cell: cell.Stream(), Split: split})
+	if err != nil {
+		return Privatized{}, fmt.Errorf("privatize %s: %w", split, err)
+	}
+	secs := time.Since(start).Seconds()
+	cf = corpusFile{Key: key, Docs: out[:len(orig.Docs)], Report: rep}
+	if orig.Docs2 != nil {
+		cf.Docs2 = out[len(orig.Docs):]
+	}
+	if err := writeCorpus(path, cf); err != nil {
+		return Privatized{}, fmt.Errorf("corpus cache: %w", err)
+	}
+	return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Report: &cf.Report, Seconds: secs}, nil
+}
+
+// with is the split with other tokens (same examples and labels).
+func (sp Split) with(docs, docs2 [][]string) Split {
+	sp.Docs, sp.Docs2 = docs, docs2
+	return sp
+}
+
+// corpusFile is a privatized split as cached on disk: gob in gzip, named
+// by its corpus key.
+type corpusFile struct {
+	Key         string
+	Docs, Docs2 [][]string
+	Report      metrics.Privatization
+}
+
+// readCorpus reads a cache entry and verifies it: the whole gzip stream
+// is read to its trailer (its CRC-32 catches damaged bytes and
+// truncation), and the entry must be of this key and this many examples.
+// Anything else is an error, and the caller privatizes again.
+func readCorpus(path, key string, n int) (corpusFile, error) {
+	var cf corpusFile
+	f, err := os.Open(path)
+	if err != nil {
+		return cf, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return cf, fmt.Errorf("damaged: %w", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return cf, fmt.Errorf("damaged: %w", err)
+	}
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&cf); err != nil {
+		return cf, fmt.Errorf("damaged: %w", err)
+	}
+	if cf.Key != key || len(cf.Docs) != n {
+		return cf, fmt.Errorf("holds another corpus (key %.12s, %d examples)", cf.Key, len(cf.Docs))
+	}
+	return cf, nil
+}
+
+// writeCorpus caches a privatized split atomically: concurrent writers of
+// one entry (shards sharing a cache) waste work at worst.
+func writeCorpus(path string, cf corpusFile) error {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := gob.NewEncoder(zw).Encode(cf); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	return xio.WriteFileAtomic(path, buf.Bytes())
+}

@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// Session holds what the cells of one config share in one process: the
+// config with its device resolved, the loaded inputs, the device and,
+// once a cell privatizes, the mechanisms' candidate space. `xp run` runs
+// cells through it; `xp privatize` asks it for one cell's split.
+type Session struct {
+	c     *experiments.Config // the caller's config, cloned, device resolved
+	in    *inputs
+	dev   gotch.Device
+	space *mech.Space
+	// Log receives one line per event, Progress progress bars (drawn on
+	// terminals only); either may be nil.
+	log, progress io.Writer
+}
+
+// SessionOptions tune Open without changing any result.
+type SessionOptions struct {
+	Log, Progress io.Writer
+	// ReadOnly skips creating the cache folder (a dry run).
+	ReadOnly bool
+}
+
+// Open resolves the config's device (in a copy: c is not changed),
+// checks that the cache folder is writable, removes temporaries that
+// processes which are gone left in it, and loads the inputs every cell
+// reads.
+func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Session, error) {
+	c = c.Clone()
+	dev, err := torchrt.ParseDevice(c.Device)
+	if err != nil {
+		return nil, c.ErrAt(err.Error(), "device")
+	}
+	c.Device = torchrt.DeviceString(dev) // auto resolved before any key is computed
+	if !opt.ReadOnly {
+		if err := xio.CheckWritable("cache", c.Cache); err != nil {
+			return nil, c.ErrAt(err.Error(), "cache")
+		}
+		for _, sub := range []string{"corpora", "mech", "embeddings", "tmp"} {
+			if _, err := xio.CleanTemps(filepath.Join(c.Cache, sub)); err != nil {
+				return nil, fmt.Errorf("cache: %w", err)
+			}
+		}
+	}
+	in, err := load(ctx, c, opt.Log, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress}, nil
+}
+
+// Close frees the candidate space.
+func (s *Session) Close() {
+	if s.space != nil {
+		s.space.Close()
+		s.space = nil
+	}
+}
+
+// Config is the session's config (device resolved).
+func (s *Session) Config() *experiments.Config { return s.c }
+
+// Inputs are the checksums of the data and vectors every cell reads.
+func (s *Session) Inputs() experiments.Inputs { return s.in.sums }
+
+// Labels are the dataset's label names (Split.Labels index them).
+func (s *Session) Labels() []string { return s.in.dataset.Labels }
+
+// Key is the cell's record key.
+func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.in.sums) }
+
+func (s *Session) logf(format string, args ...any) {
+	if s.log != nil {
+		fmt.Fprintf(s.log, format+"\n", args...)
+	}
+}
+
+// mechanism builds the cell's mechanism over the session's space.
+func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mechanism, error) {
+	if s.space == nil {
+		sp, err := mech.NewSpace(s.in.emb, s.dev, 0)
+		if err != nil {
+			return nil, err
+		}
+		sp.CacheDir = filepath.Join(s.c.Cache, "mech")
+		s.space = sp
+	}
+	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
+}

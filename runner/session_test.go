@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/results"
+)
+
+func fixtureConfig(t *testing.T, o fixture.Options, sets ...string) (*experiments.Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path, err := fixture.Write(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := experiments.Load(path, experiments.Options{Set: sets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, dir
+}
+
+// TestRunDoesNotMutateConfig: Run resolves the device and threads in its
+// own copy.
+func TestRunDoesNotMutateConfig(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "device=auto", "apply=[none]", "mechanisms=[]")
+	before := c.Clone()
+	if _, err := Run(context.Background(), c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, before) || c.Device != "auto" {
+		t.Errorf("Run changed its config: device %q", c.Device)
+	}
+}
+
+// TestCorpusCacheVerified: a damaged or truncated corpus cache entry is a
+// miss — reported, privatized again to the same tokens — never trusted.
+func TestCorpusCacheVerified(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 30, Test: 10, Epochs: 1, Epsilon: []float64{3}, Seeds: []int{1}}, "apply=[test]")
+	var log bytes.Buffer
+	s, err := Open(context.Background(), c, SessionOptions{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cell := c.Cells()[0]
+	first, err := s.Split(context.Background(), cell, "test", nil)
+	if err != nil || first.Report == nil || first.Seconds == 0 {
+		t.Fatalf("first privatization: %v %+v", err, first.Report)
+	}
+	path := filepath.Join(c.Cache, "corpora", c.CorpusKey(cell, "test", s.Inputs())+".gob.gz")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Split(context.Background(), cell, "test", nil); again.Seconds != 0 || !reflect.DeepEqual(again.Docs, first.Docs) {
+		t.Fatal("an intact entry was not served from the cache")
+	}
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)/2] ^= 0xff
+	for name, bad := range map[string][]byte{"flipped byte": flipped, "truncated": good[:len(good)-9], "empty": nil} {
+		log.Reset()
+		if err := os.WriteFile(path, bad, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Split(context.Background(), cell, "test", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.Seconds == 0 || !reflect.DeepEqual(p.Docs, first.Docs) || *p.Report != *first.Report {
+			t.Errorf("%s: the entry was trusted, or privatizing again gave other tokens", name)
+		}
+		if !strings.Contains(log.String(), "corpus cache "+path) || !strings.Contains(log.String(), "privatizing test again") {
+			t.Errorf("%s: not reported: %q", name, log.String())
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
+			t.Errorf("%s: the rewritten entry differs from the first", name)
+		}
+	}
+}
+
+// TestModelVocabulary: with frozen vectors, every evaluated token that has
+// a vector reaches the model with it; only words with neither a vector
+// nor a training occurrence are <unk>.
+func TestModelVocabulary(t *testing.T) {
+	emb := &embedding.Embedding{Dim: 1, Words: []string{"good", "bad", "great", "awful"}, Data: []float32{1, 2, 3, 4}}
+	emb = emb.Top(4) // builds the index
+	splits := map[string]Split{
+		"train": {Docs: [][]string{{"good", "bad", "trainonly"}}},
+		"valid": {Docs: [][]string{{"good", "great"}}},
+		"test":  {Docs: [][]string{{"awful", "great", "unseen", "trainonly"}}},
+	}
+	v := modelVocab(splits, emb)
+	for _, w := range []string{"good", "bad", "trainonly", "great", "awful"} {
+		if _, ok := v.ID(w); !ok {
+			t.Errorf("%q is not in the model's vocabulary", w)
+		}
+	}
+	if _, ok := v.ID("unseen"); ok {
+		t.Error("a test word with no vector and no training occurrence got an id")
+	}
+	d, cov := modelData(splits["test"], v, emb)
+	if cov != (results.Coverage{Tokens: 4, Vectors: 2, Unknown: 1}) || d.Seqs[0][2] != unkID {
+		t.Errorf("test coverage %+v, ids %v", cov, d.Seqs[0])
+	}
+}
+
+// TestUnwritableFolders: an output or cache folder that cannot be created
+// is an error naming the path and the config key, before any work.
+func TestUnwritableFolders(t *testing.T) {
+	for _, key := range []string{"output", "cache"} {
+		c, dir := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+		blocker := filepath.Join(dir, "blocker")
+		os.WriteFile(blocker, []byte("a file where the folder should be"), 0o666)
+		c2, err := experiments.Load(c.File(), experiments.Options{Set: []string{key + "=" + filepath.Join(blocker, "sub")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(context.Background(), c2, Options{})
+		want := fmt.Sprintf("--set %s=%s: %s %s is not a writable folder", key, filepath.Join(blocker, "sub"), key, filepath.Join(blocker, "sub"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v\nwant %q", key, err, want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "cache", "embeddings")); err == nil {
+			t.Errorf("%s: work started before the check", key)
+		}
+	}
+}
+
+// TestStaleTemporariesRemoved: temporaries of a process that is gone (a
+// run killed mid-write) are removed when the next run starts; a live
+// process's are left alone.
+func TestStaleTemporariesRemoved(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none]", "mechanisms=[]")
+	dead := exec.Command("true")
+	dead.Run()
+	live := exec.Command("sleep", "30")
+	live.Start()
+	defer live.Process.Kill()
+	host, _ := os.Hostname()
+	host = strings.ReplaceAll(host, ".", "_")
+	var stale, kept []string
+	for _, dir := range []string{filepath.Join(c.Cache, "corpora"), filepath.Join(c.Cache, "tmp"), filepath.Join(c.Output, "cells")} {
+		os.MkdirAll(dir, 0o777)
+		s := filepath.Join(dir, fmt.Sprintf(".x.%s.%d.aa.tmp", host, dead.Process.Pid))
+		k := filepath.Join(dir, fmt.Sprintf(".x.%s.%d.bb.tmp", host, live.Process.Pid))
+		os.WriteFile(s, nil, 0o666)
+		os.WriteFile(k, nil, 0o666)
+		stale, kept = append(stale, s), append(kept, k)
+	}
+	if _, err := Run(context.Background(), c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("stale %s left", p)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("live process's %s removed", p)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(c.Cache, "tmp")); len(ents) != 1 {
+		t.Errorf("checkpoint folders left in the cache: %v", ents)
+	}
+}
