@@ -339,7 +339,7 @@ func (m *CusText) Name() string {
 }
 
 func (m *CusText) Notion() spec.Notion { return spec.SetDP }
-func (m *CusText) Epsilon() float64 { return m.eps }
+func (m *CusText) Epsilon() float64    { return m.eps }
 
 func (m *CusText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)

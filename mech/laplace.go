@@ -24,9 +24,9 @@ func NewLaplace(space *Space, eps float64, batch int) (*Laplace, error) {
 	return &Laplace{eps: eps, nn: noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest}}, nil
 }
 
-func (m *Laplace) Name() string     { return "laplace" }
+func (m *Laplace) Name() string        { return "laplace" }
 func (m *Laplace) Notion() spec.Notion { return spec.MetricDP }
-func (m *Laplace) Epsilon() float64 { return m.eps }
+func (m *Laplace) Epsilon() float64    { return m.eps }
 
 func (m *Laplace) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.nn.space)

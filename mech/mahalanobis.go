@@ -130,7 +130,7 @@ func (m *Mahalanobis) Name() string {
 	return "mahalanobis(lambda=" + strconv.FormatFloat(m.lambda, 'g', -1, 64) + ")"
 }
 func (m *Mahalanobis) Notion() spec.Notion { return spec.MetricDP }
-func (m *Mahalanobis) Epsilon() float64 { return m.eps }
+func (m *Mahalanobis) Epsilon() float64    { return m.eps }
 
 func (m *Mahalanobis) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.nn.space)
