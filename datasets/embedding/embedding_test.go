@@ -125,6 +125,24 @@ func TestRules(t *testing.T) {
 	}
 }
 
+// shortFirstRow is a GloVe-format file of 300-d vectors whose first row
+// lost a value.
+var shortFirstRow = func() string {
+	var b strings.Builder
+	for i := 0; i <= 40; i++ {
+		b.WriteString("w" + itoa(i))
+		n := 300
+		if i == 0 {
+			n = 299
+		}
+		for j := 0; j < n; j++ {
+			b.WriteString(" 0.1")
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}()
+
 func TestBadInput(t *testing.T) {
 	long := strings.Repeat("word 0.1 0.2 0.3\n", 50000)
 	trunc := gzipped([]byte("50000 3\n" + long))
@@ -134,8 +152,13 @@ func TestBadInput(t *testing.T) {
 		line       int
 		msg        string
 	}{
-		{"too few numbers", "a.txt", []byte("a 1 2 3\nb 1 2\nc 1 2 3\n"), 2, "row has 2 numbers after the word, want 3"},
-		{"too few numbers vec", "a.vec", []byte("2 3\na 1 2 3\n1 2\n"), 3, "row has 1 numbers after the word, want 3"},
+		{"too few numbers", "a.txt", []byte("a 1 2 3\nb 1 2\nc 1 2 3\n"), 2, "row has 3 fields, want at least 4: a word and 3 numbers (dimension 3: 2 of the first 3 rows have 4 fields)"},
+		{"too few numbers vec", "a.vec", []byte("2 3\na 1 2 3\n1 2\n"), 3, "row has 2 fields, want at least 4: a word and 3 numbers (dimension 3: from the header)"},
+		// A short first row must not set the dimension: every later row
+		// would parse as a vector one shorter whose word is glued to a
+		// number, and every token of a run would be out of vocabulary.
+		{"short first row", "g.txt", []byte(shortFirstRow), 1, "row has 300 fields, want at least 301: a word and 300 numbers (dimension 300: 40 of the first 41 rows have 301 fields)"},
+		{"no word", "a.txt", []byte("a 1 2 3\n4 5 6\nc 1 2 3\n"), 2, "row has 3 fields, want at least 4"},
 		{"not a number", "a.txt", []byte("a 1 2 3\nb 1 x 3\n"), 2, `"x" is not a finite number`},
 		{"NaN", "a.txt", []byte("a 1 NaN 3\n"), 1, "not a finite number"},
 		{"empty", "e.txt", nil, 1, "empty file"},

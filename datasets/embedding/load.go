@@ -3,6 +3,7 @@ package embedding
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -108,8 +109,10 @@ func parse(ctx context.Context, path string, size int64, opt Options) (*Embeddin
 		return nil, err
 	}
 	// Drain what the parser did not read (gzip trailer, zip remainder) so
-	// the hash covers the whole file.
-	io.Copy(io.Discard, rc)
+	// the hash covers the whole file; a damaged trailer is an error.
+	if _, err := io.Copy(io.Discard, rc); err != nil {
+		return nil, srcerr.Wrap(name, 0, fmt.Errorf("reading to the end: %w", err))
+	}
 	e.Source = path
 	e.SourceSHA256 = hex.EncodeToString(h.Sum(nil))
 	if strings.HasSuffix(file, ".zip") {
@@ -181,49 +184,120 @@ type chunk struct {
 
 const chunkSize = 1 << 20
 
+// SniffRows is how many rows of a file without a header decide its
+// dimension: D is one less than the field count most of them have.
+const SniffRows = 1000
+
+// layout is what the start of a text file says about the rest.
+type layout struct {
+	format string
+	dim    int
+	want   int    // vectors announced by a header, −1 without one
+	line   int    // number of the first data line
+	why    string // how dim was decided, for error messages
+}
+
 func parseText(ctx context.Context, r io.Reader, name, format string, workers int, size int64) (*Embedding, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
-	first, err := br.ReadBytes('\n')
-	if err != nil && err != io.EOF {
-		return nil, srcerr.Wrap(name, 1, err)
+	lay, pending, err := sniff(br, name, format)
+	if err != nil {
+		return nil, err
 	}
-	first = bytes.TrimRight(first, "\r\n")
-	if len(bytes.TrimSpace(first)) == 0 {
-		return nil, srcerr.At(name, 1, "empty file or empty first line")
-	}
-	e := &Embedding{Format: format}
-	want := -1 // vectors announced by a header
-	line := 1
-	var pending []byte
-	if f := strings.Fields(string(first)); len(f) == 2 && isInt(f[0]) && isInt(f[1]) {
-		if format == "glove" {
-			return nil, srcerr.At(name, 1, "GloVe files have no header, this one starts %q", first)
-		}
-		want, _ = strconv.Atoi(f[0])
-		e.Dim, _ = strconv.Atoi(f[1])
-		e.Format = "vec"
-		line = 2
-	} else {
-		if format == "vec" {
-			return nil, srcerr.At(name, 1, `want a "<count> <dimension>" header, got %q`, clip(first))
-		}
-		e.Format = "glove"
-		e.Dim = len(splitFields(first)) - 1
-		pending = append(first, '\n')
-	}
-	if e.Dim <= 0 || e.Dim > 1<<16 {
-		return nil, srcerr.At(name, 1, "implausible dimension %d", e.Dim)
-	}
-	capHint := want
-	if want < 0 && size > 0 {
-		// No header: estimate the rows from the first one so the matrix
-		// is allocated once instead of regrown (and copied) ~20 times.
-		capHint = int(float64(size)/float64(len(first)+1)*1.05) + 16
+	e := &Embedding{Format: lay.format, Dim: lay.dim}
+	capHint := lay.want
+	if lay.want < 0 && size > 0 && len(pending) > 0 {
+		// No header: estimate the rows from those sniffed so the matrix is
+		// allocated once instead of regrown (and copied) ~20 times.
+		rows := max(1, bytes.Count(pending, []byte{'\n'}))
+		capHint = int(float64(size)/float64(len(pending))*float64(rows)*1.05) + 16
 	}
 	if capHint > 0 {
 		e.Words = make([]string, 0, capHint)
 		e.Data = make([]float32, 0, capHint*e.Dim)
 	}
+	last, err := parseChunks(ctx, br, pending, name, lay, workers, e, max(capHint, 1024))
+	if err != nil {
+		return nil, err
+	}
+	if len(e.Words) == 0 {
+		return nil, srcerr.At(name, 0, "no vectors")
+	}
+	if rows := len(e.Words) + e.Skipped.Duplicates + e.Skipped.InvalidUTF8; lay.want >= 0 && rows != lay.want {
+		return nil, srcerr.At(name, last, "header announces %d vectors, file has %d (truncated download?)", lay.want, rows)
+	}
+	return e, nil
+}
+
+// sniff decides the file's layout: a "<count> <dimension>" first line is
+// a header (.vec, word2vec text); otherwise (GloVe) the dimension is one
+// less than the dominant field count of the first SniffRows rows, so a
+// damaged first row cannot set it. It returns the bytes read that are
+// still to be parsed.
+func sniff(br *bufio.Reader, name, format string) (layout, []byte, error) {
+	first, err := br.ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return layout{}, nil, srcerr.Wrap(name, 1, err)
+	}
+	if len(bytes.TrimSpace(first)) == 0 {
+		return layout{}, nil, srcerr.At(name, 1, "empty file or empty first line")
+	}
+	if f := strings.Fields(string(first)); len(f) == 2 && isInt(f[0]) && isInt(f[1]) {
+		if format == "glove" {
+			return layout{}, nil, srcerr.At(name, 1, "GloVe files have no header, this one starts %q", bytes.TrimRight(first, "\r\n"))
+		}
+		lay := layout{format: "vec", want: atoi(f[0]), dim: atoi(f[1]), line: 2, why: "from the header"}
+		return lay, nil, checkDim(name, lay)
+	}
+	if format == "vec" {
+		return layout{}, nil, srcerr.At(name, 1, `want a "<count> <dimension>" header, got %q`, clip(bytes.TrimRight(first, "\r\n")))
+	}
+	pending := first
+	counts := map[int]int{len(splitFields(bytes.TrimRight(first, " \t\r\n"))): 1}
+	for rows := 1; rows < SniffRows; rows++ {
+		line, err := br.ReadBytes('\n')
+		pending = append(pending, line...)
+		if row := bytes.TrimRight(line, " \t\r\n"); len(row) > 0 {
+			counts[len(splitFields(row))]++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return layout{}, nil, srcerr.Wrap(name, rows+1, err)
+		}
+	}
+	fields, seen := 0, 0
+	for f, n := range counts {
+		if n > seen || (n == seen && f < fields) {
+			fields, seen = f, n
+		}
+	}
+	lay := layout{format: "glove", dim: fields - 1, want: -1, line: 1,
+		why: fmt.Sprintf("%d of the first %d rows have %d fields", seen, sum(counts), fields)}
+	return lay, pending, checkDim(name, lay)
+}
+
+func checkDim(name string, lay layout) error {
+	if lay.dim <= 0 || lay.dim > 1<<16 {
+		return srcerr.At(name, 1, "implausible dimension %d (%s)", lay.dim, lay.why)
+	}
+	return nil
+}
+
+func sum(m map[int]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// parseChunks parses the rest of the file in parallel: one goroutine cuts
+// it into chunks of whole lines (pending first), workers parse them, and
+// the rows are added in file order. It returns the last line's number.
+func parseChunks(ctx context.Context, br *bufio.Reader, pending []byte, name string, lay layout, workers int, e *Embedding, seenHint int) (int, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -237,59 +311,20 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 		go func() {
 			defer wg.Done()
 			for c := range jobs {
-				parseChunk(c, name, e.Dim)
+				parseChunk(c, name, lay)
 				done <- c
 			}
 		}()
 	}
 	var readErr error
+	last := lay.line
 	go func() {
 		defer func() { close(jobs); wg.Wait(); close(done) }()
-		seq := 0
-		for {
-			buf := make([]byte, len(pending), chunkSize+len(pending)+1024)
-			copy(buf, pending)
-			n, err := fill(br, buf[len(buf):chunkSize+len(pending)])
-			buf = buf[:len(buf)+n]
-			pending = nil
-			eof := err == io.EOF
-			if err != nil && !eof {
-				readErr = srcerr.Wrap(name, line+bytes.Count(buf, []byte{'\n'})+1, err)
-				return
-			}
-			if !eof {
-				if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-					pending = append([]byte(nil), buf[i+1:]...)
-					buf = buf[:i+1]
-				} else {
-					// A line longer than the chunk: read it whole.
-					rest, err := br.ReadBytes('\n')
-					buf = append(buf, rest...)
-					eof = err == io.EOF
-					if err != nil && !eof {
-						readErr = srcerr.Wrap(name, line, err)
-						return
-					}
-				}
-			}
-			if len(buf) > 0 {
-				select {
-				case jobs <- &chunk{seq: seq, line: line, data: buf}:
-				case <-ctx.Done():
-					return
-				}
-				seq++
-				line += bytes.Count(buf, []byte{'\n'})
-			}
-			if eof {
-				return
-			}
-		}
+		last, readErr = readChunks(ctx, br, pending, name, lay.line, jobs)
 	}()
-	// Assemble in order.
 	waiting := map[int]*chunk{}
 	next := 0
-	seen := make(map[string]bool, max(capHint, 1024))
+	seen := make(map[string]bool, seenHint)
 	var firstErr error
 	for c := range done {
 		if firstErr != nil {
@@ -308,26 +343,51 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 				e.add(seen, w, c.vecs[i*e.Dim:(i+1)*e.Dim])
 			}
 		}
-		if err := ctx.Err(); err != nil && firstErr == nil {
-			firstErr = err
+	}
+	return last, cmp.Or(firstErr, readErr, ctx.Err())
+}
+
+// readChunks cuts the input into chunks of whole lines, pending first,
+// numbering their first lines from line; it returns the number of the
+// line after the last.
+func readChunks(ctx context.Context, br *bufio.Reader, pending []byte, name string, line int, jobs chan<- *chunk) (int, error) {
+	for seq := 0; ; {
+		buf := make([]byte, len(pending), chunkSize+len(pending)+1024)
+		copy(buf, pending)
+		n, err := fill(br, buf[len(buf):chunkSize+len(pending)])
+		buf = buf[:len(buf)+n]
+		pending = nil
+		eof := err == io.EOF
+		if err != nil && !eof {
+			return line, srcerr.Wrap(name, line+bytes.Count(buf, []byte{'\n'})+1, err)
+		}
+		if !eof {
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+				pending = append([]byte(nil), buf[i+1:]...)
+				buf = buf[:i+1]
+			} else {
+				// A line longer than the chunk: read it whole.
+				rest, err := br.ReadBytes('\n')
+				buf = append(buf, rest...)
+				eof = err == io.EOF
+				if err != nil && !eof {
+					return line, srcerr.Wrap(name, line, err)
+				}
+			}
+		}
+		if len(buf) > 0 {
+			select {
+			case jobs <- &chunk{seq: seq, line: line, data: buf}:
+			case <-ctx.Done():
+				return line, ctx.Err()
+			}
+			seq++
+			line += bytes.Count(buf, []byte{'\n'})
+		}
+		if eof {
+			return line, nil
 		}
 	}
-	if firstErr == nil {
-		firstErr = readErr
-	}
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if len(e.Words) == 0 {
-		return nil, srcerr.At(name, 0, "no vectors")
-	}
-	if rows := len(e.Words) + e.Skipped.Duplicates + e.Skipped.InvalidUTF8; want >= 0 && rows != want {
-		return nil, srcerr.At(name, line, "header announces %d vectors, file has %d (truncated download?)", want, rows)
-	}
-	return e, nil
 }
 
 // fill reads into p until it is full or the reader fails; unlike
@@ -364,9 +424,11 @@ func splitFields(b []byte) [][]byte {
 }
 
 // parseChunk parses whole lines: the last dim fields are numbers, the rest
-// is the word.
-func parseChunk(c *chunk, name string, dim int) {
-	data := c.data
+// (one field or more: GloVe 840B has words with spaces) is the word. A row
+// with fewer than dim+1 fields, or a non-number among its last dim fields,
+// is an error at its line.
+func parseChunk(c *chunk, name string, lay layout) {
+	data, dim := c.data, lay.dim
 	line := c.line - 1
 	rows := bytes.Count(data, []byte{'\n'}) + 1
 	c.words = make([]string, 0, rows)
@@ -384,29 +446,49 @@ func parseChunk(c *chunk, name string, dim int) {
 		if len(row) == 0 {
 			continue
 		}
-		for k := dim - 1; k >= 0; k-- {
+		whole := row
+		for k := dim - 1; k >= 0 && c.err == nil; k-- {
 			i := bytes.LastIndexAny(row, " \t")
-			if i < 0 {
-				c.err = srcerr.At(name, line, "row has %d numbers after the word, want %d", dim-1-k, dim)
-				return
-			}
 			field := row[i+1:]
 			f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(field), len(field)), 32)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				c.err = srcerr.At(name, line, "field %q is not a finite number (want a word then %d numbers; found %d)", clip(field), dim, dim-1-k)
-				return
+			if i < 0 || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				c.err = rowError(name, line, whole, field, lay)
 			}
 			vec[k] = float32(f)
-			row = bytes.TrimRight(row[:i], " \t")
+			row = bytes.TrimRight(row[:max(i, 0)], " \t")
 		}
-		if len(row) == 0 {
-			c.err = srcerr.At(name, line, "row has no word before its %d numbers", dim)
+		if c.err == nil && len(row) == 0 {
+			c.err = rowError(name, line, whole, nil, lay)
+		}
+		if c.err != nil {
 			return
 		}
 		c.words = append(c.words, string(row))
 		c.vecs = append(c.vecs, vec...)
 	}
 	c.data = nil
+}
+
+// rowError says what is wrong with a row that did not parse: too few
+// fields for a word and dim numbers, or a field that is not a number.
+func rowError(name string, line int, row, field []byte, lay layout) error {
+	if n := countFields(row); n < lay.dim+1 {
+		return srcerr.At(name, line, "row has %d fields, want at least %d: a word and %d numbers (dimension %d: %s)", n, lay.dim+1, lay.dim, lay.dim, lay.why)
+	}
+	return srcerr.At(name, line, "field %q is not a finite number (want a word then %d numbers)", clip(field), lay.dim)
+}
+
+// countFields counts the space- or tab-separated fields of a row.
+func countFields(row []byte) int {
+	n, in := 0, false
+	for _, b := range row {
+		sep := b == ' ' || b == '\t'
+		if !sep && !in {
+			n++
+		}
+		in = !sep
+	}
+	return n
 }
 
 // parseBinary reads word2vec's binary format: a text header "N D\n", then
