@@ -152,10 +152,15 @@ func (s *scope) keep(t *ts.Tensor, err error) (*ts.Tensor, error) {
 	return t, err
 }
 
-func (s scope) drop() {
-	for _, t := range s {
+// drop frees the collected tensors. It has a pointer receiver so that
+// "defer s.drop()" sees the tensors kept after the defer statement (with
+// a value receiver the deferred call would copy the still-empty slice and
+// leave every tensor to Go's finalizers).
+func (s *scope) drop() {
+	for _, t := range *s {
 		t.Drop()
 	}
+	*s = nil
 }
 
 // logits runs the model on a batch and returns rows × classes scores

@@ -2,10 +2,13 @@ package knn
 
 import (
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"testing"
 
 	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/torchrt"
 )
 
 func randMatrix(r *rand.Rand, n, dim int, scale float64) []float32 {
@@ -101,5 +104,31 @@ func TestBadArgs(t *testing.T) {
 	ix.Close()
 	if _, _, err := ix.Search(make([]float32, 3), 1); err == nil {
 		t.Error("closed index searched")
+	}
+}
+
+// TestSearchFreesTensors: a search leaves no tensor behind for the
+// garbage collector's finalizers (the score block, the top-k results and
+// their CPU copies are dropped when the search returns), so memory stays
+// at the budget however many blocks a sweep searches.
+func TestSearchFreesTensors(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n, dim := 500, 16
+	ix, err := New(randMatrix(r, n, dim, 1), n, dim, gotch.CPU, Options{Budget: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	q := randMatrix(r, 300, dim, 1) // 300 queries in blocks of 32: ten blocks
+	if _, _, err := ix.Search(q, 3); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no finalizer may free a leaked tensor meanwhile
+	before := torchrt.LiveTensors()
+	if _, _, err := ix.Search(q, 3); err != nil {
+		t.Fatal(err)
+	}
+	if after := torchrt.LiveTensors(); after != before {
+		t.Errorf("%d live tensors before a search, %d after: the search leaks %d", before, after, after-before)
 	}
 }
