@@ -308,3 +308,21 @@ func TestSample(t *testing.T) {
 		t.Error("salt or seed does not change the sample")
 	}
 }
+
+// TestByteOrderMark: a UTF-8 byte-order mark at the start of a TSV or CSV
+// file (spreadsheets write one) is not part of the first column's name.
+func TestByteOrderMark(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"sst2/dev.tsv":      "\uFEFFsentence\tlabel\ngood film\t1\n",
+		"twitter/train.csv": "\uFEFF\"id\",keyword,location,text,target\n1,,,fire downtown,1\n2,,,nice day,0\n",
+	})
+	d, err := Load(context.Background(), root, "sst2", Options{})
+	if err != nil || len(d.Splits["dev"]) != 1 || d.Splits["dev"][0].Text != "good film" {
+		t.Errorf("sst2 with a BOM: %v", err)
+	}
+	d, err = Load(context.Background(), root, "twitter", Options{Carve: []Carving{}})
+	if err != nil || len(d.Splits["train"]) != 2 || d.Splits["train"][0].ID != "train.csv:1" {
+		t.Errorf("twitter with a BOM: %v %+v", err, d)
+	}
+}

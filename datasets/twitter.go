@@ -49,7 +49,7 @@ func readTweets(ctx context.Context, path string, labelled bool) ([]Example, err
 		return nil, err
 	}
 	defer rc.Close()
-	r := csv.NewReader(rc)
+	r := csv.NewReader(xio.SkipBOM(rc))
 	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {

@@ -27,7 +27,11 @@ type Artifact struct {
 	// Dataset is the datasets name this artifact provides, if any: a
 	// mirror holding that dataset in any layout the loader reads counts.
 	Dataset string
-	Note    string
+	// Layout are the files of the extracted layout (what Unpack makes of
+	// the published archive) with their sha256: a copy from a mirror's
+	// extracted layout is verified against them.
+	Layout []File
+	Note   string
 }
 
 // All returns every artifact in the catalog.
@@ -37,10 +41,24 @@ func All() []Artifact {
 			Files: []File{{URL: "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz", Path: "imdb/aclImdb_v1.tar.gz", Sum: "md5:7c2ac02c03563afcf9b574c7e56c153a"}}, Dataset: "imdb",
 			Note: "read straight from the .tar.gz; no extraction needed"},
 		{Name: "sst2", Kind: "dataset", Title: "GLUE SST-2",
-			Files: []File{{URL: "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", Path: "sst2/SST-2.zip", Sum: "md5:9f81648d4199384278b86e315dac217c"}}, Unpack: true, Dir: "sst2", StripPrefix: "SST-2/", Dataset: "sst2"},
+			Files: []File{{URL: "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip", Path: "sst2/SST-2.zip", Sum: "md5:9f81648d4199384278b86e315dac217c"}}, Unpack: true, Dir: "sst2", StripPrefix: "SST-2/", Dataset: "sst2",
+			Layout: []File{
+				{Path: "sst2/train.tsv", Sum: "sha256:48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1"},
+				{Path: "sst2/dev.tsv", Sum: "sha256:54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0"},
+				{Path: "sst2/test.tsv", Sum: "sha256:69a938605609b3e6663b4487918fe1565eb293734e6e520d0366d1d412fd2a13"},
+			}},
 		{Name: "qnli", Kind: "dataset", Title: "GLUE QNLI (v2)",
-			Files: []File{{URL: "https://dl.fbaipublicfiles.com/glue/data/QNLIv2.zip", Path: "qnli/QNLIv2.zip", Sum: "md5:b4efd6554440de1712e9b54e14760e82"}}, Unpack: true, Dir: "qnli", StripPrefix: "QNLI/", Dataset: "qnli"},
-		{Name: "twitter", Kind: "dataset", Title: "NLP with Disaster Tweets (Kaggle)", Files: []File{{Path: "twitter/train.csv"}}, Dataset: "twitter",
+			Files: []File{{URL: "https://dl.fbaipublicfiles.com/glue/data/QNLIv2.zip", Path: "qnli/QNLIv2.zip", Sum: "md5:b4efd6554440de1712e9b54e14760e82"}}, Unpack: true, Dir: "qnli", StripPrefix: "QNLI/", Dataset: "qnli",
+			Layout: []File{
+				{Path: "qnli/train.tsv", Sum: "sha256:3bb7026735a0d4cd439dc1ca6ea162e0c1cc8f962f52df9cc50ee8f8278e0c0e"},
+				{Path: "qnli/dev.tsv", Sum: "sha256:ac19409dcb04631eaaa094bdebdcf621086bc352503dfb6a1a648b614986f4fd"},
+				{Path: "qnli/test.tsv", Sum: "sha256:6d856264e292fa7a7bc7b8e182efa1454ffd9532733c12ad813017dd5b377a5a"},
+			}},
+		{Name: "twitter", Kind: "dataset", Title: "NLP with Disaster Tweets (Kaggle)", Files: []File{{Path: "twitter/train.csv", Sum: "sha256:61111c6dc31eaffa34d1e1fa62e2395325c9bc3b38bba1941a5f1ed9b3fa60df"}}, Dataset: "twitter",
+			Layout: []File{
+				{Path: "twitter/train.csv", Sum: "sha256:61111c6dc31eaffa34d1e1fa62e2395325c9bc3b38bba1941a5f1ed9b3fa60df"},
+				{Path: "twitter/test.csv", Sum: "sha256:33375dc852696331c5ad30d078ea4d20e357b74052be6225fecc2a2b0f468bd2"},
+			},
 			Note: "no public URL: Kaggle requires a login (`kaggle competitions download -c nlp-getting-started`); unzip into twitter/ or use --mirror"},
 		{Name: "opinion", Kind: "dataset", Title: "Hu & Liu opinion lexicon (product-review opinion words)",
 			Files: []File{
@@ -79,8 +97,10 @@ type File struct {
 	URL string
 	// Path is where the file is stored, relative to the data root.
 	Path string
-	// Sum is the published checksum, "md5:HEX" or "sha256:HEX"; "" when
-	// none is published (the computed sha256 is then reported).
+	// Sum is "md5:HEX" or "sha256:HEX": the publisher's checksum, or
+	// (twitter, the extracted GLUE files) the sha256 of the publisher's
+	// file as corroborated by independent copies (docs/data.md); "" when
+	// there is neither (the computed sha256 is then reported).
 	Sum string
 }
 

@@ -184,13 +184,20 @@ func TestMirror(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "sst2/train.tsv")); err != nil {
 		t.Error("mirrored archive not unpacked")
 	}
-	// A mirror that holds the extracted layout only (like ../shared/data).
+	// A mirror that holds the extracted layout only (like ../shared/data),
+	// verified against the catalog's checksums of that layout.
+	dev := []byte("sentence\tlabel\nok\t1\n")
 	m2 := t.TempDir()
 	os.MkdirAll(filepath.Join(m2, "sst2"), 0o755)
-	os.WriteFile(filepath.Join(m2, "sst2/dev.tsv"), []byte("sentence\tlabel\nok\t1\n"), 0o644)
+	os.WriteFile(filepath.Join(m2, "sst2/dev.tsv"), dev, 0o644)
 	root2 := t.TempDir()
-	if err := Fetch(context.Background(), a, root2, FetchOptions{Mirror: m2}); err != nil {
+	a.Layout = []File{{Path: "sst2/dev.tsv", Sum: sha256sum(dev)}, {Path: "sst2/train.tsv", Sum: sha256sum([]byte("absent from the mirror"))}}
+	var log bytes.Buffer
+	if err := Fetch(context.Background(), a, root2, FetchOptions{Mirror: m2, Log: &log}); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "1 files verified against the catalog's checksums") {
+		t.Errorf("log: %s", log.String())
 	}
 	if d, err := datasets.Load(context.Background(), root2, "sst2", datasets.Options{}); err != nil || len(d.Splits["dev"]) != 1 {
 		t.Errorf("extracted-layout mirror: %v %v", d, err)
@@ -199,6 +206,143 @@ func TestMirror(t *testing.T) {
 	e, _ := Find("glove.840B")
 	if err := Fetch(context.Background(), e, root2, FetchOptions{Mirror: m2}); err == nil || !strings.Contains(err.Error(), "glove.840B.300d.zip") {
 		t.Errorf("missing in mirror: %v", err)
+	}
+}
+
+// TestMirrorLayoutChecked: a mirror's extracted layout whose files do not
+// match the catalog's checksums is not copied (nor trusted when already
+// in place), and a symbolic link that leads out of the mirror is not
+// followed; one inside the mirror is.
+func TestMirrorLayoutChecked(t *testing.T) {
+	a := artifact("http://127.0.0.1:1/never-used", "")
+	good, bad := []byte("sentence\tlabel\nok\t1\n"), []byte("sentence\tlabel\ntampered\t0\n")
+	a.Layout = []File{{Path: "sst2/dev.tsv", Sum: sha256sum(good)}}
+	mirror := func(files map[string][]byte) string {
+		m := t.TempDir()
+		os.MkdirAll(filepath.Join(m, "sst2"), 0o755)
+		for name, b := range files {
+			os.WriteFile(filepath.Join(m, "sst2", name), b, 0o644)
+		}
+		return m
+	}
+	root := t.TempDir()
+	err := Fetch(context.Background(), a, root, FetchOptions{Mirror: mirror(map[string][]byte{"dev.tsv": bad})})
+	if err == nil || !strings.Contains(err.Error(), "sst2/dev.tsv: sha256") || !strings.Contains(err.Error(), "the copy was removed") {
+		t.Errorf("tampered mirror: %v", err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("a rejected copy left %v", ents)
+	}
+	// Already in place but tampered: refused, not reported present.
+	os.MkdirAll(filepath.Join(root, "sst2"), 0o755)
+	os.WriteFile(filepath.Join(root, "sst2/dev.tsv"), bad, 0o644)
+	if err := Fetch(context.Background(), a, root, FetchOptions{Mirror: mirror(map[string][]byte{"dev.tsv": good})}); err == nil || !strings.Contains(err.Error(), "exists but") {
+		t.Errorf("tampered copy in place: %v", err)
+	}
+	// A link out of the mirror (to a secret elsewhere) is refused.
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	os.WriteFile(outside, []byte("not the mirror's"), 0o644)
+	m := mirror(map[string][]byte{"dev.tsv": good})
+	os.Symlink(outside, filepath.Join(m, "sst2", "train.tsv"))
+	root2 := t.TempDir()
+	err = Fetch(context.Background(), a, root2, FetchOptions{Mirror: m})
+	if err == nil || !strings.Contains(err.Error(), "leads outside the mirror") {
+		t.Errorf("link out of the mirror: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root2, "sst2", "train.tsv")); err == nil {
+		t.Error("the linked file was copied")
+	}
+	// A link within the mirror, and a loop, are fine.
+	m = mirror(map[string][]byte{"dev.tsv": good})
+	os.WriteFile(filepath.Join(m, "test-data.tsv"), []byte("index\tsentence\n0\tok\n"), 0o644)
+	os.Symlink(filepath.Join(m, "test-data.tsv"), filepath.Join(m, "sst2", "test.tsv"))
+	os.Symlink(filepath.Join(m, "sst2"), filepath.Join(m, "sst2", "loop"))
+	root3 := t.TempDir()
+	if err := Fetch(context.Background(), a, root3, FetchOptions{Mirror: m}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root3, "sst2", "test.tsv")); err != nil || !strings.Contains(string(b), "ok") {
+		t.Errorf("link within the mirror: %q %v", b, err)
+	}
+}
+
+// TestFetchNotFound: a 404 is reported as not found at once, not retried
+// as an interrupted download.
+func TestFetchNotFound(t *testing.T) {
+	var requests int
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	var log bytes.Buffer
+	err := Fetch(context.Background(), artifact(ts.URL+"/gone.zip", ""), t.TempDir(), FetchOptions{Retries: 3, Log: &log})
+	if err == nil || !strings.Contains(err.Error(), "not found (404 Not Found)") || strings.Contains(err.Error()+log.String(), "resum") || requests != 1 {
+		t.Errorf("404: %v (%d requests)\n%s", err, requests, log.String())
+	}
+}
+
+// TestFetchNoChecksumResume: without a published checksum a partial file
+// is resumed only with a validator the server confirms (If-Range);
+// without one, or when the file changed, the download starts again.
+func TestFetchNoChecksumResume(t *testing.T) {
+	v1, v2 := []byte(strings.Repeat("version one ", 5000)), []byte(strings.Repeat("VERSION TWO ", 5000))
+	body, etag := v1, `"v1"`
+	var ranges, ifRanges []string
+	var cut int
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ranges, ifRanges = append(ranges, r.Header.Get("Range")), append(ifRanges, r.Header.Get("If-Range"))
+		w.Header().Set("ETag", etag)
+		b, status := body, http.StatusOK
+		if rg := r.Header.Get("Range"); rg != "" && r.Header.Get("If-Range") == etag {
+			from, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"))
+			w.Header().Set("Content-Range", "bytes "+strconv.Itoa(from)+"-"+strconv.Itoa(len(body)-1)+"/"+strconv.Itoa(len(body)))
+			b, status = body[from:], http.StatusPartialContent
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(status)
+		if cut > 0 {
+			w.Write(b[:cut])
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			cut = 0
+			return
+		}
+		w.Write(b)
+	}))
+	defer ts.Close()
+	a := artifact(ts.URL+"/f.zip", "")
+	a.Unpack = false
+	get := func(root string) []byte {
+		err := Fetch(context.Background(), a, root, FetchOptions{})
+		if err != nil && !strings.Contains(err.Error(), "only if the server confirms the file unchanged") {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(root, "sst2/SST-2.zip"))
+		return b
+	}
+	// Interrupted, then resumed with If-Range: the server confirms it.
+	root := t.TempDir()
+	cut = 1000
+	get(root)
+	if got := get(root); !bytes.Equal(got, v1) || ranges[1] != "bytes=1000-" || ifRanges[1] != `"v1"` {
+		t.Errorf("resume with a validator: %d bytes, requests %q %q", len(got), ranges, ifRanges)
+	}
+	// Interrupted, then the file changes: the server sends it whole.
+	root, ranges, ifRanges = t.TempDir(), nil, nil
+	cut = 1000
+	get(root)
+	body, etag = v2, `"v2"`
+	if got := get(root); !bytes.Equal(got, v2) {
+		t.Errorf("a changed file was spliced onto the old partial bytes (%d bytes)", len(got))
+	}
+	// A partial file without any validator is not resumed blindly.
+	root, ranges = t.TempDir(), nil
+	os.MkdirAll(filepath.Join(root, "sst2"), 0o755)
+	os.WriteFile(filepath.Join(root, "sst2/SST-2.zip.part"), []byte("stale bytes of unknown origin"), 0o644)
+	if got := get(root); !bytes.Equal(got, v2) || ranges[0] != "" {
+		t.Errorf("unvalidated partial file resumed: ranges %q, %d bytes", ranges, len(got))
 	}
 }
 
@@ -264,5 +408,26 @@ func TestRealSums(t *testing.T) {
 	t.Logf("%d files verified against the catalog", n)
 	if n == 0 {
 		t.Skip("SKIP: no catalogued file with a checksum under the data root")
+	}
+}
+
+// TestRealMirrorLayout: the data root's extracted SST-2, QNLI and tweets
+// copy from it as from a mirror, every file verified against the
+// catalog's checksums of the published files.
+func TestRealMirrorLayout(t *testing.T) {
+	mirror := datasets.RootFromEnv()
+	if mirror == "" {
+		t.Skip("SKIP: XP_DATA is not set; real-data test not run")
+	}
+	for name, want := range map[string]string{"sst2": "3 files verified", "qnli": "2 files verified", "twitter": "checksum verified (sha256)"} {
+		a, _ := Find(name)
+		var log bytes.Buffer
+		if err := Fetch(context.Background(), a, t.TempDir(), FetchOptions{Mirror: mirror, Log: &log}); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("%s: %s", name, log.String())
+		}
 	}
 }

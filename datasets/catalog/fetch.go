@@ -7,6 +7,7 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -104,22 +105,30 @@ func fetchFile(ctx context.Context, a Artifact, f File, root string, opt FetchOp
 		opt.logf("%s: downloading %s", dest, f.URL)
 		var err error
 		for try := 0; try <= opt.Retries; try++ {
-			if err = download(ctx, opt.client(), f.URL, part, opt.Progress); err == nil || ctx.Err() != nil {
+			err = download(ctx, opt.client(), f.URL, part, f.Sum != "", opt)
+			var perm permanent
+			if err == nil || ctx.Err() != nil || errors.As(err, &perm) {
 				break
 			}
-			opt.logf("%s: %v; resuming", dest, err)
+			opt.logf("%s: %v; retrying", dest, err)
 		}
-		if err != nil {
-			return fmt.Errorf("%w (the partial file %s is kept: run again to resume)", err, part)
+		var perm permanent
+		switch {
+		case errors.As(err, &perm):
+			return err
+		case err != nil:
+			return fmt.Errorf("%w (the partial file %s is kept: run again to resume%s)", err, part, unlessChanged(f.Sum))
 		}
 	}
 	if err := Verify(part, f.Sum); err != nil {
 		os.Remove(part)
+		os.Remove(part + ".meta")
 		return fmt.Errorf("%s: %w; the download was removed", f.Path, err)
 	}
 	if err := os.Rename(part, dest); err != nil {
 		return err
 	}
+	os.Remove(part + ".meta")
 	opt.logf("%s: done, %s", dest, verdict(f.Sum))
 	return nil
 }
@@ -138,12 +147,56 @@ func verdict(sum string) string {
 	return "checksum verified (" + sum[:strings.IndexByte(sum, ':')] + ")"
 }
 
+// permanent is a download failure that retrying cannot mend (the file
+// is not there, or access is refused).
+type permanent struct{ error }
+
+func unlessChanged(sum string) string {
+	if sum != "" {
+		return ""
+	}
+	return "; with no published checksum, only if the server confirms the file unchanged"
+}
+
+// partMeta is what the server said of a file when its download started:
+// the validators that let a later request check that the rest belongs to
+// the same file.
+type partMeta struct {
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+	Total        int64  `json:"total"` // −1 unknown
+}
+
+func (m partMeta) validator() string {
+	if m.ETag != "" && !strings.HasPrefix(m.ETag, "W/") {
+		return m.ETag // a weak ETag may not validate a range (RFC 9110 §13.1.5)
+	}
+	return m.LastModified
+}
+
+func readMeta(path string) partMeta {
+	m := partMeta{Total: -1}
+	if b, err := os.ReadFile(path); err == nil {
+		json.Unmarshal(b, &m)
+	}
+	return m
+}
+
 // download appends to part from where it stops, asking the server for the
-// rest with a Range request; a server that ignores ranges restarts it.
-func download(ctx context.Context, client *http.Client, url, part string, progressW io.Writer) error {
+// rest with a Range request. A partial file is resumed only when the
+// result can be trusted: the file has a published checksum (verified
+// once complete), or the server confirms through If-Range that the file
+// is the one the partial download began (else it sends the whole file
+// and the download restarts). A server that ignores ranges restarts it.
+func download(ctx context.Context, client *http.Client, url, part string, checksum bool, opt FetchOptions) error {
 	var off int64
 	if st, err := os.Stat(part); err == nil {
 		off = st.Size()
+	}
+	meta := readMeta(part + ".meta")
+	if off > 0 && !checksum && meta.validator() == "" {
+		opt.logf("%s: no published checksum and no validator from the server to check %d partial bytes against: starting again", part, off)
+		off = 0
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -151,6 +204,9 @@ func download(ctx context.Context, client *http.Client, url, part string, progre
 	}
 	if off > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
+		if v := meta.validator(); v != "" {
+			req.Header.Set("If-Range", v)
+		}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -161,11 +217,21 @@ func download(ctx context.Context, client *http.Client, url, part string, progre
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && off > 0 && strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(off, 10)+"-"):
 		flags |= os.O_APPEND
-	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && off > 0:
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && off > 0 && (checksum || meta.Total == off):
 		return nil // already complete; Verify decides
 	case resp.StatusCode == http.StatusOK:
 		flags |= os.O_TRUNC
 		off = 0
+		meta = partMeta{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Total: resp.ContentLength}
+		if b, err := json.Marshal(meta); err == nil {
+			if err := xio.WriteFileAtomic(part+".meta", b); err != nil {
+				return err
+			}
+		}
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return permanent{fmt.Errorf("GET %s: not found (%s)", url, resp.Status)}
+	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
+		return permanent{fmt.Errorf("GET %s: %s", url, resp.Status)}
 	default:
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
@@ -177,7 +243,7 @@ func download(ctx context.Context, client *http.Client, url, part string, progre
 	if resp.ContentLength >= 0 {
 		total = off + resp.ContentLength
 	}
-	bar := progress.New(progressW, total, filepath.Base(strings.TrimSuffix(part, ".part")), true)
+	bar := progress.New(opt.Progress, total, filepath.Base(strings.TrimSuffix(part, ".part")), true)
 	bar.Add(off)
 	n, err := io.Copy(out, bar.Reader(resp.Body))
 	bar.Finish()
@@ -236,6 +302,10 @@ func findInMirror(mirror, rel string) (string, error) {
 // fromMirrorLayout copies a dataset that the mirror holds in a layout the
 // loaders read (an extracted folder rather than the published archive),
 // keeping its path relative to the mirror. It reports whether it did.
+// Nothing outside the mirror is read: the dataset's folder and every file
+// in it, symbolic links resolved, must lie inside the mirror. Files the
+// catalog has checksums for (Layout) are verified before the copy is put
+// in place; a copy already in place is verified too.
 func fromMirrorLayout(a Artifact, root string, opt FetchOptions) (bool, error) {
 	if a.Dataset == "" {
 		return false, nil
@@ -253,13 +323,65 @@ func fromMirrorLayout(a Artifact, root string, opt FetchOptions) (bool, error) {
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return false, nil
 	}
+	mirror, err := filepath.EvalSymlinks(opt.Mirror)
+	if err != nil {
+		return false, err
+	}
 	dest := filepath.Join(root, rel)
 	if _, err := os.Stat(dest); err == nil {
-		opt.logf("%s: present", dest)
+		n, err := verifyLayout(a, filepath.ToSlash(rel), dest)
+		if err != nil {
+			return true, fmt.Errorf("%s exists but %w; remove it to fetch again", dest, err)
+		}
+		opt.logf("%s: present, %s", dest, layoutVerdict(n))
 		return true, nil
 	}
 	opt.logf("%s: copying from mirror %s (extracted layout)", dest, src)
-	return true, copyTree(src, dest)
+	tmp := dest + ".part"
+	os.RemoveAll(tmp)
+	if err := copyTree(mirror, src, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return true, err
+	}
+	n, err := verifyLayout(a, filepath.ToSlash(rel), tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return true, fmt.Errorf("mirror %s: %w; the copy was removed", src, err)
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return true, err
+	}
+	opt.logf("%s: done, %s", dest, layoutVerdict(n))
+	return true, nil
+}
+
+// verifyLayout checks the files of a.Layout under the dataset folder rel
+// (copied to dir) against their checksums; absent ones are skipped. It
+// returns how many it verified.
+func verifyLayout(a Artifact, rel, dir string) (int, error) {
+	n := 0
+	for _, f := range a.Layout {
+		sub, ok := strings.CutPrefix(f.Path, rel+"/")
+		if !ok {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(sub))
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := Verify(p, f.Sum); err != nil {
+			return n, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func layoutVerdict(n int) string {
+	if n == 0 {
+		return "no checksum in the catalog for these files: not verified"
+	}
+	return fmt.Sprintf("%d files verified against the catalog's checksums", n)
 }
 
 func copyFile(ctx context.Context, src, dst string, progressW io.Writer) error {
@@ -294,30 +416,47 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// copyTree copies a file or folder to dst through a temporary name, so an
-// interrupted copy never looks complete.
-func copyTree(src, dst string) error {
-	tmp := dst + ".part"
-	os.RemoveAll(tmp)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+// copyTree copies the file or folder src into dst. Symbolic links are
+// followed only to files and folders inside mirror (one that leads
+// outside is an error), and a folder is copied once however many links
+// lead to it.
+func copyTree(mirror, src, dst string) error {
+	seen := map[string]bool{}
+	var walk func(src, dst string) error
+	walk = func(src, dst string) error {
+		real, err := filepath.EvalSymlinks(src)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(tmp, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o777)
+		if r, err := filepath.Rel(mirror, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("mirror: %s leads outside the mirror (to %s); not copied", src, real)
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o777); err != nil {
+		st, err := os.Stat(real)
+		if err != nil {
 			return err
 		}
-		return copyFile(context.Background(), p, target, nil)
-	})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return err
+		if !st.IsDir() {
+			return copyFile(context.Background(), real, dst, nil)
+		}
+		if seen[real] {
+			return nil
+		}
+		seen[real] = true
+		ents, err := os.ReadDir(real)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dst, 0o777); err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := walk(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return os.Rename(tmp, dst)
+	return walk(src, dst)
 }
 
 // unpack extracts the artifact's archive into its Dir, once: a marker file
