@@ -186,28 +186,12 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	var s scope
 	defer s.drop()
-	size, err := b.Tokens.Size()
+	rows, T, err := batchShape(b)
 	if err != nil {
 		return nil, err
-	}
-	if len(size) != 2 || int(size[0]) != len(b.Lengths) {
-		return nil, fmt.Errorf("bilstm: tokens of shape %v for %d lengths", size, len(b.Lengths))
-	}
-	rows, T := size[0], size[1]
-	for _, l := range b.Lengths {
-		if l < 1 || l > T {
-			return nil, fmt.Errorf("bilstm: lengths %v must lie within [1, %d]", b.Lengths, T)
-		}
 	}
 	ix := newRowIndex(b.Lengths, T)
-	index := func(v []int64) (*ts.Tensor, error) {
-		return s.keep(toDevice(v, []int64{int64(len(v))}, m.device))
-	}
-	rev, err := index(ix.reverse)
-	if err != nil {
-		return nil, err
-	}
-	last, err := index(ix.last)
+	rev, err := s.keep(toDevice(ix.reverse, []int64{int64(len(ix.reverse))}, m.device))
 	if err != nil {
 		return nil, err
 	}
@@ -215,93 +199,124 @@ func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	H := m.cfg.Hidden
-	h0, err := s.keep(ts.Zeros([]int64{1, rows, H}, gotch.Float, m.device))
+	out, fwd, bwdRev, err := m.layers(&s, x, rows, T, rev, train)
 	if err != nil {
 		return nil, err
 	}
-	// run is one direction of one layer over a batch-first input:
-	// rows × T × H outputs.
-	run := func(in *ts.Tensor, params []*ts.Tensor) (*ts.Tensor, error) {
-		out, h, c, err := ts.Lstm(in, []*ts.Tensor{h0, h0}, params, true, 1, 0, train, false, true)
-		if err != nil {
-			return nil, fmt.Errorf("bilstm: lstm: %w", err)
-		}
-		h.Drop()
-		c.Drop()
-		return s.keep(out, nil)
-	}
-	// reverse flips each row within its length: rows × T × F in and out.
-	reverse := func(v *ts.Tensor, F int64) (*ts.Tensor, error) {
-		flat, err := s.keep(v.Reshape([]int64{rows * T, F}, false))
-		if err != nil {
-			return nil, err
-		}
-		r, err := s.keep(flat.IndexSelect(0, rev, false))
-		if err != nil {
-			return nil, err
-		}
-		return s.keep(r.Reshape([]int64{rows, T, F}, false))
-	}
-	in, inDim := x, m.cfg.EmbedDim
-	var fwd, bwdRev *ts.Tensor
-	for l := int64(0); l < m.cfg.Layers; l++ {
-		if l > 0 && train && m.cfg.Dropout > 0 {
-			if in, err = s.keep(ts.Dropout(in, m.cfg.Dropout, true)); err != nil {
-				return nil, err
-			}
-		}
-		p := m.lstm[8*l : 8*l+8]
-		if fwd, err = run(in, p[:4]); err != nil {
-			return nil, err
-		}
-		inRev, err := reverse(in, inDim)
-		if err != nil {
-			return nil, err
-		}
-		if bwdRev, err = run(inRev, p[4:]); err != nil {
-			return nil, err
-		}
-		bwd, err := reverse(bwdRev, H)
-		if err != nil {
-			return nil, err
-		}
-		if in, err = s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 2)); err != nil {
-			return nil, err
-		}
-		inDim = 2 * H
-	}
 	if m.cfg.Pooling == "max" {
-		valid, err := index(ix.valid)
+		valid, err := s.keep(toDevice(ix.valid, []int64{int64(len(ix.valid))}, m.device))
 		if err != nil {
 			return nil, err
 		}
-		flat, err := s.keep(in.Reshape([]int64{rows * T, 2 * H}, false))
-		if err != nil {
-			return nil, err
-		}
-		vals, err := s.keep(flat.IndexSelect(0, valid, false))
-		if err != nil {
-			return nil, err
-		}
-		return maxPool(vals, valid, rows, T, 2*H, m.device)
+		return gather(&s, out, valid, rows*T, 2*m.cfg.Hidden, func(vals *ts.Tensor) (*ts.Tensor, error) {
+			return maxPool(vals, valid, rows, T, 2*m.cfg.Hidden, m.device)
+		})
 	}
 	// The forward direction's final state is its output at the last true
 	// position; the backward direction's is the reversed run's output at
 	// the same position (it has then read the row's first token).
+	last, err := s.keep(toDevice(ix.last, []int64{int64(len(ix.last))}, m.device))
+	if err != nil {
+		return nil, err
+	}
 	var finals []*ts.Tensor
 	for _, v := range []*ts.Tensor{fwd, bwdRev} {
-		flat, err := s.keep(v.Reshape([]int64{rows * T, H}, false))
-		if err != nil {
-			return nil, err
-		}
-		f, err := s.keep(flat.IndexSelect(0, last, false))
+		f, err := gather(&s, v, last, rows*T, m.cfg.Hidden, func(f *ts.Tensor) (*ts.Tensor, error) { return s.keep(f, nil) })
 		if err != nil {
 			return nil, err
 		}
 		finals = append(finals, f)
 	}
 	return ts.Cat(finals, 1)
+}
+
+// batchShape checks a batch of single texts and returns its rows and
+// padded length.
+func batchShape(b *Batch) (rows, T int64, err error) {
+	size, err := b.Tokens.Size()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(size) != 2 || int(size[0]) != len(b.Lengths) {
+		return 0, 0, fmt.Errorf("bilstm: tokens of shape %v for %d lengths", size, len(b.Lengths))
+	}
+	for _, l := range b.Lengths {
+		if l < 1 || l > size[1] {
+			return 0, 0, fmt.Errorf("bilstm: lengths %v must lie within [1, %d]", b.Lengths, size[1])
+		}
+	}
+	return size[0], size[1], nil
+}
+
+// layers runs the stacked bidirectional LSTM over the embedded batch x
+// (rows × T × E): each layer's input is the previous layer's
+// concatenated directions, with dropout between layers in training. It
+// returns the last layer's rows × T × 2H outputs and its forward outputs
+// and reversed backward outputs (rows × T × H each), all kept in s.
+func (m *BiLSTM) layers(s *scope, x *ts.Tensor, rows, T int64, rev *ts.Tensor, train bool) (out, fwd, bwdRev *ts.Tensor, err error) {
+	H := m.cfg.Hidden
+	h0, err := s.keep(ts.Zeros([]int64{1, rows, H}, gotch.Float, m.device))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// run is one direction of one layer over a batch-first input.
+	run := func(in *ts.Tensor, params []*ts.Tensor) (*ts.Tensor, error) {
+		o, h, c, err := ts.Lstm(in, []*ts.Tensor{h0, h0}, params, true, 1, 0, train, false, true)
+		if err != nil {
+			return nil, fmt.Errorf("bilstm: lstm: %w", err)
+		}
+		h.Drop()
+		c.Drop()
+		return s.keep(o, nil)
+	}
+	// reverse flips each row within its length: rows × T × F in and out.
+	reverse := func(v *ts.Tensor, F int64) (*ts.Tensor, error) {
+		return gather(s, v, rev, rows*T, F, func(r *ts.Tensor) (*ts.Tensor, error) {
+			return s.keep(r.Reshape([]int64{rows, T, F}, false))
+		})
+	}
+	in, inDim := x, m.cfg.EmbedDim
+	for l := int64(0); l < m.cfg.Layers; l++ {
+		if l > 0 && train && m.cfg.Dropout > 0 {
+			if in, err = s.keep(ts.Dropout(in, m.cfg.Dropout, true)); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		p := m.lstm[8*l : 8*l+8]
+		if fwd, err = run(in, p[:4]); err != nil {
+			return nil, nil, nil, err
+		}
+		inRev, err := reverse(in, inDim)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if bwdRev, err = run(inRev, p[4:]); err != nil {
+			return nil, nil, nil, err
+		}
+		bwd, err := reverse(bwdRev, H)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if in, err = s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 2)); err != nil {
+			return nil, nil, nil, err
+		}
+		inDim = 2 * H
+	}
+	return in, fwd, bwdRev, nil
+}
+
+// gather selects the rows index of v seen as n × F (flat positions of a
+// padded batch) and hands them to then.
+func gather(s *scope, v, index *ts.Tensor, n, F int64, then func(*ts.Tensor) (*ts.Tensor, error)) (*ts.Tensor, error) {
+	flat, err := s.keep(v.Reshape([]int64{n, F}, false))
+	if err != nil {
+		return nil, err
+	}
+	sel, err := s.keep(flat.IndexSelect(0, index, false))
+	if err != nil {
+		return nil, err
+	}
+	return then(sel)
 }
 
 // rowIndex holds flat (row·T + t) positions of a padded batch.
