@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Markdown renders the descriptors of a kind as the parameter tables of
@@ -12,7 +14,7 @@ import (
 func Markdown(k Kind) string {
 	var b strings.Builder
 	for _, d := range table(k) {
-		fmt.Fprintf(&b, "#### `%s`\n\n%s.", d.Name, d.Doc)
+		fmt.Fprintf(&b, "#### `%s`\n\n%s.", d.Name, capital(d.Doc))
 		if d.Notion != "" {
 			fmt.Fprintf(&b, " Privacy notion: %s", d.Notion)
 			if d.Unguarded != "" {
@@ -88,4 +90,10 @@ func allowed(p Param, sep string) string {
 		return "true" + sep + "false"
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(p.Want(), "a "), "an ")
+}
+
+// capital upper-cases the first letter of a sentence.
+func capital(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -133,4 +134,35 @@ func ExampleDescriptor_Resolve() {
 	// Output:
 	// 50 aggressive euclidean token <nil>
 	// custext: parameter k = 1.5, want an integer in [1, ∞)
+}
+
+// TestDocsMatchDescriptors keeps docs/config.md's parameter tables equal
+// to the descriptors (XP_UPDATE_DOCS=1 rewrites them).
+func TestDocsMatchDescriptors(t *testing.T) {
+	const path = "../docs/config.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, k := range []Kind{Mechanism, Model} {
+		begin, end := "<!-- spec:"+string(k)+" -->\n", "<!-- /spec:"+string(k)+" -->"
+		i, j := strings.Index(doc, begin), strings.Index(doc, end)
+		if i < 0 || j < i {
+			t.Fatalf("%s has no %s … %s section", path, begin, end)
+		}
+		want := "\n" + Markdown(k)
+		if doc[i+len(begin):j] != want {
+			if os.Getenv("XP_UPDATE_DOCS") == "1" {
+				doc = doc[:i+len(begin)] + want + doc[j:]
+				continue
+			}
+			t.Errorf("%s: the %s section differs from spec's descriptors; run XP_UPDATE_DOCS=1 go test ./spec", path, k)
+		}
+	}
+	if os.Getenv("XP_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(path, []byte(doc), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
