@@ -7,15 +7,32 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xp-nlp/xp/datasets"
 )
 
 func TestDataGetFromMirrorThenList(t *testing.T) {
-	mirror, root := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(mirror, "sst2"), 0o755)
-	os.WriteFile(filepath.Join(mirror, "sst2/train.tsv"), []byte("sentence\tlabel\ngood\t1\nbad\t0\n"), 0o644)
+	// A mirror whose SST-2 is not GLUE's: refused, nothing copied.
+	fake, root := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(fake, "sst2"), 0o755)
+	os.WriteFile(filepath.Join(fake, "sst2/train.tsv"), []byte("sentence\tlabel\ngood\t1\nbad\t0\n"), 0o644)
+	err := run(context.Background(), []string{"data", "get", "-data", root, "-mirror", fake, "sst2"}, &bytes.Buffer{})
+	if err == nil {
+		t.Error("a mirror with another train.tsv than GLUE's was copied")
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("the refused copy left %v", ents)
+	}
+	mirror := datasets.RootFromEnv()
+	if mirror == "" {
+		t.Skip("SKIP: XP_DATA not set: the copy from a real mirror is not tried")
+	}
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"data", "get", "-data", root, "-mirror", mirror, "sst2"}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "3 files verified against the catalog's checksums") {
+		t.Errorf("get:\n%s", out.String())
 	}
 	out.Reset()
 	if err := run(context.Background(), []string{"data", "list", "-data", root}, &out); err != nil {
@@ -28,11 +45,11 @@ func TestDataGetFromMirrorThenList(t *testing.T) {
 	if err := run(context.Background(), []string{"data", "show", "-data", root, "sst2"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !regexpLine(out.String(), "train", "positive", "1") {
+	if !regexpLine(out.String(), "train", "positive", "37569") {
 		t.Errorf("show:\n%s", out.String())
 	}
 	// Unknown names and a missing mirror entry fail with a message.
-	for _, args := range [][]string{{"data", "get", "-data", root, "nope"}, {"data", "get", "-data", root, "-mirror", mirror, "glove.6B"}, {"data"}, {"data", "show", "-data", root, "qnli"}} {
+	for _, args := range [][]string{{"data", "get", "-data", root, "nope"}, {"data", "get", "-data", root, "-mirror", fake, "glove.6B"}, {"data"}, {"data", "show", "-data", root, "qnli"}} {
 		if err := run(context.Background(), args, &bytes.Buffer{}); err == nil {
 			t.Errorf("xp %v: no error", args)
 		}
