@@ -62,6 +62,9 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
 			}
+			if fig.name == "privacy" {
+				p.Y.Min, p.Y.Max = 0, 1 // shares
+			}
 			panels = append(panels, p)
 		}
 		written, err := writeFigure(filepath.Join(pd, fig.name), panels)

@@ -80,6 +80,11 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		if err := xio.CheckWritable("output", c.Output); err != nil {
 			return sum, c.ErrAt(err.Error(), "output")
 		}
+		for _, sub := range []string{"", "tables", "plots"} {
+			if _, err := xio.CleanTemps(filepath.Join(c.Output, sub)); err != nil {
+				return sum, fmt.Errorf("output: %w", err)
+			}
+		}
 	}
 	threads, workers := runShape(c, opt)
 	if err := torchrt.SetThreads(threads); err != nil {

@@ -151,7 +151,7 @@ func TestStaleTemporariesRemoved(t *testing.T) {
 	host, _ := os.Hostname()
 	host = strings.ReplaceAll(host, ".", "_")
 	var stale, kept []string
-	for _, dir := range []string{filepath.Join(c.Cache, "corpora"), filepath.Join(c.Cache, "tmp"), filepath.Join(c.Output, "cells")} {
+	for _, dir := range []string{filepath.Join(c.Cache, "corpora"), filepath.Join(c.Cache, "tmp"), filepath.Join(c.Output, "cells"), c.Output, filepath.Join(c.Output, "tables")} {
 		os.MkdirAll(dir, 0o777)
 		s := filepath.Join(dir, fmt.Sprintf(".x.%s.%d.aa.tmp", host, dead.Process.Pid))
 		k := filepath.Join(dir, fmt.Sprintf(".x.%s.%d.bb.tmp", host, live.Process.Pid))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,3 +181,70 @@ func keys(m map[string][]byte) []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestShardsShareAFolder runs three `xp run --shard i/3` processes at once
+// on one output folder and one cache, kills one with SIGKILL mid-sweep,
+// runs the config again without --shard, and requires every record to be
+// whole and the table to equal a single process's run of the same config
+// at the same thread count.
+func TestShardsShareAFolder(t *testing.T) {
+	opt := fixture.Options{Train: 40, Test: 20, Epochs: 2, Epsilon: []float64{1, 5, 20}, Seeds: []int{1, 2}}
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var shards []*exec.Cmd
+	var logs []*bytes.Buffer
+	for i := 0; i < 3; i++ {
+		cmd := xpCommand("run", "-q", "--shard", fmt.Sprintf("%d/3", i), cfg)
+		var b bytes.Buffer
+		cmd.Stderr = &b
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		shards, logs = append(shards, cmd), append(logs, &b)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for len(records(t, out)) < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	shards[1].Process.Kill() // SIGKILL: whatever it was writing stays half done
+	shards[1].Wait()
+	for _, i := range []int{0, 2} {
+		if err := shards[i].Wait(); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, logs[i])
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	again := xpCommand("run", "-q", cfg)
+	again.Stdout, again.Stderr = &stdout, &stderr
+	if err := again.Run(); err != nil {
+		t.Fatalf("merging run: %v\n%s", err, stderr.String())
+	}
+	recs := records(t, out)
+	if len(recs) != 14 {
+		t.Errorf("%d records, want 14", len(recs))
+	}
+	for name, b := range recs {
+		var r results.Record
+		if !strings.HasSuffix(name, ".json") || json.Unmarshal(b, &r) != nil || r.Status != "ok" {
+			t.Errorf("%s is not a whole successful record", name)
+		}
+	}
+	// One process, another folder: the same table.
+	single := t.TempDir()
+	cfg2, err := fixture.Write(single, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xpCommand("run", "-q", cfg2).Run(); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(filepath.Join(out, "tables", "results.csv"))
+	b, _ := os.ReadFile(filepath.Join(single, "out", "tables", "results.csv"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("sharded table:\n%s\nsingle process:\n%s", a, b)
+	}
+}
