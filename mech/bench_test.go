@@ -161,3 +161,28 @@ func BenchmarkMatmul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSanTextBudget privatizes 2,048 random tokens (about 1,900
+// distinct words) with SanText over the 44k fastText vectors at a small
+// memory budget (8 MiB: 23 words per block of distances) and the default
+// (256 MiB): the output matrix is built once per privatization, so the
+// small budget costs little more than the default.
+func BenchmarkSanTextBudget(b *testing.B) {
+	for _, budget := range []int64{8 << 20, 256 << 20} {
+		b.Run(fmt.Sprintf("budget=%dMiB", budget>>20), func(b *testing.B) {
+			s := benchSpace(b, "fasttext300d")
+			m, err := New("santext", s, 3, nil, Options{Budget: budget})
+			if err != nil {
+				b.Fatal(err)
+			}
+			docs := randomDocs(s, 2048)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := m.Privatize(context.Background(), docs, Source{Seed: uint64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(2048*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
