@@ -438,3 +438,17 @@ func TestRulesOnePlace(t *testing.T) {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 }
+
+// TestEveryDescriptorBuilt: each mechanism spec describes is built here,
+// and nothing is built that spec does not describe.
+func TestEveryDescriptorBuilt(t *testing.T) {
+	names := spec.Names(spec.Mechanism)
+	for _, n := range names {
+		if builders[n] == nil {
+			t.Errorf("spec describes %s; mech does not build it", n)
+		}
+	}
+	if len(builders) != len(names) {
+		t.Errorf("%d builders for %d descriptors", len(builders), len(names))
+	}
+}

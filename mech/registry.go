@@ -62,14 +62,7 @@ func custextBuilder(plus bool) func(s *Space, eps float64, v spec.Values, o Opti
 // and values of the wrong type or range are errors, by the rules of the
 // mechanism's descriptor in spec.
 func New(name string, space *Space, eps float64, p Params, opt Options) (Mechanism, error) {
-	d, err := spec.Lookup(spec.Mechanism, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := spec.CheckEpsilon(name, eps); err != nil {
-		return nil, err
-	}
-	v, err := d.Resolve(p)
+	_, v, err := spec.Resolve(spec.Mechanism, name, eps, p)
 	if err != nil {
 		return nil, err
 	}

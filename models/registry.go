@@ -43,11 +43,7 @@ var builders = map[string]func(v spec.Values, env Env) (Model, error){
 // defaults by the kind's descriptor. Seed libtorch's generator first
 // (torchrt.ManualSeed): parameters are drawn from it.
 func New(kind string, params map[string]any, env Env) (Model, error) {
-	d, err := spec.Lookup(spec.Model, kind)
-	if err != nil {
-		return nil, err
-	}
-	v, err := d.Resolve(params)
+	_, v, err := spec.Resolve(spec.Model, kind, 0, params)
 	if err != nil {
 		return nil, err
 	}

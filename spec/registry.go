@@ -105,6 +105,26 @@ func Lookup(k Kind, name string) (*Descriptor, error) {
 	return nil, fmt.Errorf("unknown %s %q (known: %s)", k, name, strings.Join(Names(k), ", "))
 }
 
+// Resolve looks up the named descriptor of kind k, checks ε where the kind
+// takes one, and resolves the raw parameters: what a constructor does
+// before it builds anything.
+func Resolve(k Kind, name string, eps float64, raw map[string]any) (*Descriptor, Values, error) {
+	d, err := Lookup(k, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.Epsilon {
+		if err := CheckEpsilon(name, eps); err != nil {
+			return nil, nil, err
+		}
+	}
+	v, err := d.Resolve(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, v, nil
+}
+
 // Names lists the names of a kind, sorted.
 func Names(k Kind) []string {
 	var n []string

@@ -50,18 +50,27 @@ type server struct {
 	body        []byte
 	cutAfter    int
 	ignoreRange bool
-	mu          sync.Mutex
-	ranges      []string
+	// etag, when set, is sent with every response; a Range request with an
+	// If-Range that does not match it gets the whole body (RFC 9110).
+	etag     string
+	mu       sync.Mutex
+	ranges   []string
+	ifRanges []string
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.ranges = append(s.ranges, r.Header.Get("Range"))
+	s.ifRanges = append(s.ifRanges, r.Header.Get("If-Range"))
 	cut := s.cutAfter
 	s.cutAfter = 0
+	body, etag := s.body, s.etag
 	s.mu.Unlock()
-	body, status := s.body, http.StatusOK
-	if rg := r.Header.Get("Range"); rg != "" && !s.ignoreRange {
+	status := http.StatusOK
+	if etag != "" {
+		w.Header().Set("ETag", etag)
+	}
+	if rg := r.Header.Get("Range"); rg != "" && !s.ignoreRange && (r.Header.Get("If-Range") == "" || r.Header.Get("If-Range") == etag) {
 		from, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"))
 		w.Header().Set("Content-Range", "bytes "+strconv.Itoa(from)+"-"+strconv.Itoa(len(body)-1)+"/"+strconv.Itoa(len(body)))
 		body, status = body[from:], http.StatusPartialContent
@@ -287,30 +296,8 @@ func TestFetchNotFound(t *testing.T) {
 // without one, or when the file changed, the download starts again.
 func TestFetchNoChecksumResume(t *testing.T) {
 	v1, v2 := []byte(strings.Repeat("version one ", 5000)), []byte(strings.Repeat("VERSION TWO ", 5000))
-	body, etag := v1, `"v1"`
-	var ranges, ifRanges []string
-	var cut int
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ranges, ifRanges = append(ranges, r.Header.Get("Range")), append(ifRanges, r.Header.Get("If-Range"))
-		w.Header().Set("ETag", etag)
-		b, status := body, http.StatusOK
-		if rg := r.Header.Get("Range"); rg != "" && r.Header.Get("If-Range") == etag {
-			from, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"))
-			w.Header().Set("Content-Range", "bytes "+strconv.Itoa(from)+"-"+strconv.Itoa(len(body)-1)+"/"+strconv.Itoa(len(body)))
-			b, status = body[from:], http.StatusPartialContent
-		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-		w.WriteHeader(status)
-		if cut > 0 {
-			w.Write(b[:cut])
-			w.(http.Flusher).Flush()
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-			cut = 0
-			return
-		}
-		w.Write(b)
-	}))
+	srv := &server{body: v1, etag: `"v1"`}
+	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	a := artifact(ts.URL+"/f.zip", "")
 	a.Unpack = false
@@ -324,25 +311,28 @@ func TestFetchNoChecksumResume(t *testing.T) {
 	}
 	// Interrupted, then resumed with If-Range: the server confirms it.
 	root := t.TempDir()
-	cut = 1000
+	srv.cutAfter = 1000
 	get(root)
-	if got := get(root); !bytes.Equal(got, v1) || ranges[1] != "bytes=1000-" || ifRanges[1] != `"v1"` {
-		t.Errorf("resume with a validator: %d bytes, requests %q %q", len(got), ranges, ifRanges)
+	if got := get(root); !bytes.Equal(got, v1) || srv.ranges[1] != "bytes=1000-" || srv.ifRanges[1] != `"v1"` {
+		t.Errorf("resume with a validator: %d bytes, requests %q %q", len(got), srv.ranges, srv.ifRanges)
 	}
 	// Interrupted, then the file changes: the server sends it whole.
-	root, ranges, ifRanges = t.TempDir(), nil, nil
-	cut = 1000
+	root = t.TempDir()
+	srv.cutAfter = 1000
 	get(root)
-	body, etag = v2, `"v2"`
+	srv.mu.Lock()
+	srv.body, srv.etag = v2, `"v2"`
+	srv.mu.Unlock()
 	if got := get(root); !bytes.Equal(got, v2) {
 		t.Errorf("a changed file was spliced onto the old partial bytes (%d bytes)", len(got))
 	}
 	// A partial file without any validator is not resumed blindly.
-	root, ranges = t.TempDir(), nil
+	root = t.TempDir()
 	os.MkdirAll(filepath.Join(root, "sst2"), 0o755)
 	os.WriteFile(filepath.Join(root, "sst2/SST-2.zip.part"), []byte("stale bytes of unknown origin"), 0o644)
-	if got := get(root); !bytes.Equal(got, v2) || ranges[0] != "" {
-		t.Errorf("unvalidated partial file resumed: ranges %q, %d bytes", ranges, len(got))
+	n := len(srv.ranges)
+	if got := get(root); !bytes.Equal(got, v2) || srv.ranges[n] != "" {
+		t.Errorf("unvalidated partial file resumed: ranges %q, %d bytes", srv.ranges[n:], len(got))
 	}
 }
 

@@ -1,0 +1,48 @@
+package models
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// TestRegistry: every model kind spec describes is built, from the same
+// parameters a config gives, and the descriptor's rules refuse bad ones.
+func TestRegistry(t *testing.T) {
+	names := spec.Names(spec.Model)
+	if len(builders) != len(names) {
+		t.Errorf("%d builders for %d descriptors", len(builders), len(names))
+	}
+	env := Env{Vocab: 10, EmbedDim: 4, Classes: 2, Pretrained: make([]float32, 40), Device: gotch.CPU}
+	err := torchrt.Do(func() error {
+		for _, n := range names {
+			m, err := New(n, map[string]any{"head_hidden": 3, "clip": 0}, env)
+			if err != nil {
+				t.Errorf("%s: %v", n, err)
+				continue
+			}
+			m.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kind   string
+		params map[string]any
+		want   string
+	}{
+		{"bilstm", map[string]any{"dropout": 1.0}, "bilstm: parameter dropout = 1, want a number in [0, 1)"},
+		{"baseline", map[string]any{"hidden": 8}, `baseline: unknown parameter "hidden"`},
+		{"transformer", nil, `unknown model "transformer" (known: baseline, bilstm)`},
+	} {
+		if _, err := New(c.kind, c.params, env); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: %v", c.kind, c.params, err)
+		}
+	}
+}
