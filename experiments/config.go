@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/metrics"
 )
 
 // Config is one experiment: everything that determines its results, and
@@ -121,7 +122,7 @@ func defaults() Config {
 		Device:    "cpu",
 		Workers:   1,
 		Cache:     "runs/cache",
-		Checks:    ChecksConfig{MaxOOV: 0.2},
+		Checks:    ChecksConfig{MaxOOV: metrics.DefaultMaxOOV},
 	}
 }
 

@@ -45,17 +45,15 @@ type Row struct {
 
 // TableOptions set how a table is judged.
 type TableOptions struct {
-	// MaxOOV is the out-of-vocabulary share above which a cell is flagged
-	// (0: metrics.DefaultMaxOOV).
+	// MaxOOV is the out-of-vocabulary share above which a cell is flagged:
+	// the config's checks.max_oov (metrics.DefaultMaxOOV unless it says
+	// otherwise; 0 flags any out-of-vocabulary token).
 	MaxOOV float64
 }
 
 // Table aggregates records into rows: the baseline first, then by
 // setting, mode and ε.
 func Table(recs []Record, opt TableOptions) []Row {
-	if opt.MaxOOV == 0 {
-		opt.MaxOOV = metrics.DefaultMaxOOV
-	}
 	type key struct {
 		setting, mode string
 		eps           float64

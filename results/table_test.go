@@ -30,7 +30,7 @@ func TestTable(t *testing.T) {
 	rows := Table([]Record{
 		rec("test", 10, 1, 0.6, "ok"), rec("test", 10, 2, 0.8, "ok"), rec("test", 10, 3, 0, "failed"),
 		rec("none", 0, 1, 0.9, "ok"), rec("train", 1, 1, 0.5, "ok"), high,
-	}, TableOptions{})
+	}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	want := []struct {
 		mode string
 		eps  float64
@@ -168,11 +168,22 @@ func ExampleMarkdown() {
 		{Key: "b", Cell: experiments.Cell{Mechanism: "laplace", Epsilon: 10, Mode: "test", Seed: 1}, Notion: spec.MetricDP, Status: "ok",
 			Test:    metrics.Classification{Accuracy: 0.7, MacroF1: 0.68},
 			Privacy: map[string]metrics.Privatization{"test": {Tokens: 1000, OOV: 100, Unchanged: 450, Epsilon: 10}}},
-	}, TableOptions{})
+	}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	fmt.Print(Markdown(rows))
 	// Output:
 	// | mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | OOV | flags |
 	// |---|---|---|---:|---:|---:|---:|---:|---:|---|
 	// | none | — | none | — | 1 | 0.9000 | 0.8900 | — | — |  |
 	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | 0.6800 | 50.0% | 10.0% |  |
+}
+
+// TestTableThreshold: the table judges with the threshold it is given —
+// 0 included, as a config's checks.max_oov: 0 means.
+func TestTableThreshold(t *testing.T) {
+	r := rec("test", 10, 1, 0.6, "ok") // 5% OOV
+	for limit, want := range map[float64]int{0: 1, 0.05: 0, metrics.DefaultMaxOOV: 0} {
+		if got := Table([]Record{r}, TableOptions{MaxOOV: limit})[0].Flags; len(got) != want {
+			t.Errorf("max_oov %v: flags %q", limit, got)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -38,7 +39,7 @@ func TestRealQuickstartSubset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := results.Table(recs, results.TableOptions{})
+	rows := results.Table(recs, results.TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	if len(rows) != 3 || rows[0].Setting != "none" {
 		t.Fatalf("table: %+v", rows)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -56,7 +57,7 @@ func TestRunCachesAndResumes(t *testing.T) {
 			t.Errorf("record %s: no privacy report", r.Cell)
 		}
 	}
-	rows := results.Table(recs, results.TableOptions{})
+	rows := results.Table(recs, results.TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	if rows[0].Setting != "none" || rows[0].Seeds != 2 || len(rows) != 5 {
 		t.Errorf("table: %+v", rows)
 	}
