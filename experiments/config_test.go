@@ -197,3 +197,11 @@ func TestSelect(t *testing.T) {
 		t.Errorf("no test cells: %v", err)
 	}
 }
+
+func TestDevices(t *testing.T) {
+	for d, ok := range map[string]bool{"cpu": true, "auto": true, "cuda": true, "cuda:0": true, "cuda:12": true, "cuda:": false, "cuda:-1": false, "gpu": false, "cuda:x": false} {
+		if _, err := Parse("x.yaml", []byte(good), Options{Set: []string{"device=" + d}}); (err == nil) != ok {
+			t.Errorf("device %q: %v", d, err)
+		}
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xp-nlp/xp/datasets"
@@ -186,7 +186,15 @@ func (c *Config) validateModel() error {
 	return nil
 }
 
-var deviceRE = regexp.MustCompile(`^(cpu|auto|cuda(:[0-9]+)?)$`)
+// validDevice: cpu, auto, cuda or cuda:N.
+func validDevice(d string) bool {
+	if d == "cpu" || d == "auto" || d == "cuda" {
+		return true
+	}
+	n, ok := strings.CutPrefix(d, "cuda:")
+	_, err := strconv.ParseUint(n, 10, 32)
+	return ok && err == nil
+}
 
 func (c *Config) validateRun() error {
 	if len(c.Seeds) == 0 {
@@ -198,7 +206,7 @@ func (c *Config) validateRun() error {
 		}
 	}
 	switch {
-	case !deviceRE.MatchString(c.Device):
+	case !validDevice(c.Device):
 		return c.errAt(fmt.Sprintf("device %q: want cpu, cuda, cuda:N or auto", c.Device), "device")
 	case c.Threads < 0:
 		return c.errAt(fmt.Sprintf("threads = %d, want ≥ 0 (0: one per core)", c.Threads), "threads")
