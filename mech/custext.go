@@ -68,14 +68,7 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	if p.KeepStopwords {
 		name = "custext+"
 	}
-	d, err := spec.Lookup(spec.Mechanism, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := spec.CheckEpsilon(name, eps); err != nil {
-		return nil, err
-	}
-	v, err := d.Resolve(p.raw())
+	v, err := check(name, eps, p.raw())
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ type Laplace struct {
 // NewLaplace returns the mechanism at ε over space; batch is the number of
 // tokens searched at once (0: 1024).
 func NewLaplace(space *Space, eps float64, batch int) (*Laplace, error) {
-	if err := check("laplace", eps, nil); err != nil {
+	if _, err := check("laplace", eps, nil); err != nil {
 		return nil, err
 	}
 	return &Laplace{eps: eps, nn: noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest}}, nil

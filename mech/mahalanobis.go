@@ -30,7 +30,7 @@ type Mahalanobis struct {
 
 // NewMahalanobis returns the mechanism at ε with λ ∈ [0, 1].
 func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis, error) {
-	if err := check("mahalanobis", eps, map[string]any{"lambda": lambda}); err != nil {
+	if _, err := check("mahalanobis", eps, map[string]any{"lambda": lambda}); err != nil {
 		return nil, err
 	}
 	s, err := space.sigmaSqrt(lambda)

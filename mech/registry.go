@@ -88,11 +88,9 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 }
 
 // check validates a typed constructor's arguments by the descriptor of
-// the named mechanism: the one place each rule lives.
-func check(name string, eps float64, raw map[string]any) error {
-	d, err := spec.Lookup(spec.Mechanism, name)
-	if err != nil {
-		return err
-	}
-	return d.Check(eps, raw)
+// the named mechanism (the one place each rule lives) and returns them
+// resolved.
+func check(name string, eps float64, raw map[string]any) (spec.Values, error) {
+	_, v, err := spec.Resolve(spec.Mechanism, name, eps, raw)
+	return v, err
 }

@@ -74,7 +74,7 @@ func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*Sa
 	if plus != nil {
 		name, raw = "santext+", map[string]any{"p": plus.P, "sensitive": plus.SensitiveFraction}
 	}
-	if err := check(name, eps, raw); err != nil {
+	if _, err := check(name, eps, raw); err != nil {
 		return nil, err
 	}
 	m := &SanText{eps: eps, space: space, budget: budget}
@@ -95,7 +95,8 @@ func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*Sa
 		return nil, fmt.Errorf("santext+: needs the task's word counts")
 	}
 	m.plus, m.p, m.frac = true, plus.P, plus.SensitiveFraction
-	for _, w := range SensitiveWords(plus.Counts, plus.SensitiveFraction) {
+	sensitive := SensitiveWords(plus.Counts, plus.SensitiveFraction)
+	for _, w := range sensitive {
 		if r, ok := space.Emb.Index(w); ok {
 			m.sensitive[r] = true
 		}
@@ -106,7 +107,7 @@ func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*Sa
 		}
 	}
 	if len(m.outputs) == 0 {
-		return nil, fmt.Errorf("santext+: none of the %d sensitive task words has a vector", int(plus.SensitiveFraction*float64(len(plus.Counts))))
+		return nil, fmt.Errorf("santext+: none of the %d sensitive task words has a vector", len(sensitive))
 	}
 	return m, nil
 }

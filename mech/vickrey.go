@@ -45,7 +45,7 @@ type Vickrey struct {
 
 // NewVickrey returns the mechanism at ε.
 func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey, error) {
-	if err := check("vickrey", eps, p.raw()); err != nil {
+	if _, err := check("vickrey", eps, p.raw()); err != nil {
 		return nil, err
 	}
 	keep := 2

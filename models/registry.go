@@ -57,9 +57,6 @@ func New(kind string, params map[string]any, env Env) (Model, error) {
 // checkParams validates a typed config's hyperparameters by the kind's
 // descriptor: the one place each rule lives.
 func checkParams(kind string, raw map[string]any) error {
-	d, err := spec.Lookup(spec.Model, kind)
-	if err != nil {
-		return err
-	}
-	return d.Check(0, raw)
+	_, _, err := spec.Resolve(spec.Model, kind, 0, raw)
+	return err
 }

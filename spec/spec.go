@@ -125,17 +125,6 @@ func CheckEpsilon(name string, eps float64) error {
 	return nil
 }
 
-// Check validates ε (when the kind takes one) and the raw parameters.
-func (d *Descriptor) Check(eps float64, raw map[string]any) error {
-	if d.Epsilon {
-		if err := CheckEpsilon(d.Name, eps); err != nil {
-			return err
-		}
-	}
-	_, err := d.Resolve(raw)
-	return err
-}
-
 // Resolve checks raw parameters (as a config or a flag gives them: any
 // Go integer or float type, bool, string, or a list) against d — known
 // names, types, ranges, exclusive groups — and returns them normalised

@@ -47,11 +47,7 @@ func TestCheck(t *testing.T) {
 		{"custext+", 1, map[string]any{"strategy": "record", "score": "cosine", "k": 50}, ""},
 	} {
 		t.Run(fmt.Sprintf("%s %v %v", c.mech, c.eps, c.raw), func(t *testing.T) {
-			d, err := Lookup(Mechanism, c.mech)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = d.Check(c.eps, c.raw)
+			_, _, err := Resolve(Mechanism, c.mech, c.eps, c.raw)
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
