@@ -6,6 +6,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/torchrt"
 )
 
 // BaselineConfig sizes the fast baseline: the mean of a text's word
@@ -71,8 +73,8 @@ func (m *Baseline) logits(b *Batch, train bool) (*ts.Tensor, error) {
 
 // encode is the masked mean of the embeddings over each row's true length.
 func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
-	var s scope
-	defer s.drop()
+	var s torchrt.Scope
+	defer s.Drop()
 	size, err := b.Tokens.Size()
 	if err != nil {
 		return nil, err
@@ -84,15 +86,15 @@ func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
 			mask[int64(r)*T+t] = 1 / float32(l)
 		}
 	}
-	mt, err := s.keep(toDevice(mask, []int64{rows, T, 1}, m.device))
+	mt, err := s.Keep(toDevice(mask, []int64{rows, T, 1}, m.device))
 	if err != nil {
 		return nil, err
 	}
-	x, err := s.keep(ts.Embedding(m.embed, b.Tokens, 0, false, false))
+	x, err := s.Keep(ts.Embedding(m.embed, b.Tokens, 0, false, false))
 	if err != nil {
 		return nil, err
 	}
-	xm, err := s.keep(x.Mul(mt, false))
+	xm, err := s.Keep(x.Mul(mt, false))
 	if err != nil {
 		return nil, err
 	}

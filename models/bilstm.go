@@ -8,6 +8,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/torchrt"
 )
 
 // BiLSTMConfig sizes a BiLSTM text classifier.
@@ -142,27 +144,6 @@ func newEmbedding(root *nn.Path, vocab, dim int64, pretrained []float32, freeze 
 	return root.Add("embedding", src, !freeze)
 }
 
-// scope collects intermediate tensors so that one deferred call frees them.
-type scope []*ts.Tensor
-
-func (s *scope) keep(t *ts.Tensor, err error) (*ts.Tensor, error) {
-	if err == nil {
-		*s = append(*s, t)
-	}
-	return t, err
-}
-
-// drop frees the collected tensors. It has a pointer receiver so that
-// "defer s.drop()" sees the tensors kept after the defer statement (with
-// a value receiver the deferred call would copy the still-empty slice and
-// leave every tensor to Go's finalizers).
-func (s *scope) drop() {
-	for _, t := range *s {
-		t.Drop()
-	}
-	*s = nil
-}
-
 // logits runs the model on a batch and returns rows × classes scores
 // (rows in the batch's order). The caller drops the result.
 func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
@@ -184,18 +165,18 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 // (56 s for one batch of 64 × 256 tokens against 1.3 s padded; see
 // docs/models.md), so packed sequences are not used.
 func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
-	var s scope
-	defer s.drop()
+	var s torchrt.Scope
+	defer s.Drop()
 	rows, T, err := batchShape(b)
 	if err != nil {
 		return nil, err
 	}
 	ix := newRowIndex(b.Lengths, T)
-	rev, err := s.keep(toDevice(ix.reverse, []int64{int64(len(ix.reverse))}, m.device))
+	rev, err := s.Keep(toDevice(ix.reverse, []int64{int64(len(ix.reverse))}, m.device))
 	if err != nil {
 		return nil, err
 	}
-	x, err := s.keep(ts.Embedding(m.embed, b.Tokens, m.cfg.PadIndex, false, false))
+	x, err := s.Keep(ts.Embedding(m.embed, b.Tokens, m.cfg.PadIndex, false, false))
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +185,7 @@ func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 		return nil, err
 	}
 	if m.cfg.Pooling == "max" {
-		valid, err := s.keep(toDevice(ix.valid, []int64{int64(len(ix.valid))}, m.device))
+		valid, err := s.Keep(toDevice(ix.valid, []int64{int64(len(ix.valid))}, m.device))
 		if err != nil {
 			return nil, err
 		}
@@ -215,13 +196,13 @@ func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	// The forward direction's final state is its output at the last true
 	// position; the backward direction's is the reversed run's output at
 	// the same position (it has then read the row's first token).
-	last, err := s.keep(toDevice(ix.last, []int64{int64(len(ix.last))}, m.device))
+	last, err := s.Keep(toDevice(ix.last, []int64{int64(len(ix.last))}, m.device))
 	if err != nil {
 		return nil, err
 	}
 	var finals []*ts.Tensor
 	for _, v := range []*ts.Tensor{fwd, bwdRev} {
-		f, err := gather(&s, v, last, rows*T, m.cfg.Hidden, func(f *ts.Tensor) (*ts.Tensor, error) { return s.keep(f, nil) })
+		f, err := gather(&s, v, last, rows*T, m.cfg.Hidden, func(f *ts.Tensor) (*ts.Tensor, error) { return f, nil }) // gather keeps it
 		if err != nil {
 			return nil, err
 		}
@@ -253,9 +234,9 @@ func batchShape(b *Batch) (rows, T int64, err error) {
 // concatenated directions, with dropout between layers in training. It
 // returns the last layer's rows × T × 2H outputs and its forward outputs
 // and reversed backward outputs (rows × T × H each), all kept in s.
-func (m *BiLSTM) layers(s *scope, x *ts.Tensor, rows, T int64, rev *ts.Tensor, train bool) (out, fwd, bwdRev *ts.Tensor, err error) {
+func (m *BiLSTM) layers(s *torchrt.Scope, x *ts.Tensor, rows, T int64, rev *ts.Tensor, train bool) (out, fwd, bwdRev *ts.Tensor, err error) {
 	H := m.cfg.Hidden
-	h0, err := s.keep(ts.Zeros([]int64{1, rows, H}, gotch.Float, m.device))
+	h0, err := s.Keep(ts.Zeros([]int64{1, rows, H}, gotch.Float, m.device))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -267,18 +248,18 @@ func (m *BiLSTM) layers(s *scope, x *ts.Tensor, rows, T int64, rev *ts.Tensor, t
 		}
 		h.Drop()
 		c.Drop()
-		return s.keep(o, nil)
+		return s.Keep(o, nil)
 	}
 	// reverse flips each row within its length: rows × T × F in and out.
 	reverse := func(v *ts.Tensor, F int64) (*ts.Tensor, error) {
 		return gather(s, v, rev, rows*T, F, func(r *ts.Tensor) (*ts.Tensor, error) {
-			return s.keep(r.Reshape([]int64{rows, T, F}, false))
+			return s.Keep(r.Reshape([]int64{rows, T, F}, false))
 		})
 	}
 	in, inDim := x, m.cfg.EmbedDim
 	for l := int64(0); l < m.cfg.Layers; l++ {
 		if l > 0 && train && m.cfg.Dropout > 0 {
-			if in, err = s.keep(ts.Dropout(in, m.cfg.Dropout, true)); err != nil {
+			if in, err = s.Keep(ts.Dropout(in, m.cfg.Dropout, true)); err != nil {
 				return nil, nil, nil, err
 			}
 		}
@@ -297,7 +278,7 @@ func (m *BiLSTM) layers(s *scope, x *ts.Tensor, rows, T int64, rev *ts.Tensor, t
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if in, err = s.keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 2)); err != nil {
+		if in, err = s.Keep(ts.Cat([]*ts.Tensor{fwd, bwd}, 2)); err != nil {
 			return nil, nil, nil, err
 		}
 		inDim = 2 * H
@@ -307,12 +288,12 @@ func (m *BiLSTM) layers(s *scope, x *ts.Tensor, rows, T int64, rev *ts.Tensor, t
 
 // gather selects the rows index of v seen as n × F (flat positions of a
 // padded batch) and hands them to then.
-func gather(s *scope, v, index *ts.Tensor, n, F int64, then func(*ts.Tensor) (*ts.Tensor, error)) (*ts.Tensor, error) {
-	flat, err := s.keep(v.Reshape([]int64{n, F}, false))
+func gather(s *torchrt.Scope, v, index *ts.Tensor, n, F int64, then func(*ts.Tensor) (*ts.Tensor, error)) (*ts.Tensor, error) {
+	flat, err := s.Keep(v.Reshape([]int64{n, F}, false))
 	if err != nil {
 		return nil, err
 	}
-	sel, err := s.keep(flat.IndexSelect(0, index, false))
+	sel, err := s.Keep(flat.IndexSelect(0, index, false))
 	if err != nil {
 		return nil, err
 	}
@@ -347,19 +328,19 @@ func newRowIndex(lengths []int64, T int64) rowIndex {
 // in index) into a rows × T × F tensor whose padding positions hold −∞,
 // and returns the maximum over time: rows × F.
 func maxPool(vals, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*ts.Tensor, error) {
-	var s scope
-	defer s.drop()
+	var s torchrt.Scope
+	defer s.Drop()
 	inf := ts.FloatScalar(math.Inf(-1))
 	defer inf.Drop()
-	full, err := s.keep(ts.Full([]int64{rows * T, F}, inf, gotch.Float, device))
+	full, err := s.Keep(ts.Full([]int64{rows * T, F}, inf, gotch.Float, device))
 	if err != nil {
 		return nil, err
 	}
-	padded, err := s.keep(full.IndexCopy(0, index, vals, false))
+	padded, err := s.Keep(full.IndexCopy(0, index, vals, false))
 	if err != nil {
 		return nil, err
 	}
-	grid, err := s.keep(padded.View([]int64{rows, T, F}, false))
+	grid, err := s.Keep(padded.View([]int64{rows, T, F}, false))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/torchrt"
 )
 
 // head is the classifier on top of an encoder's features: a linear layer
@@ -43,22 +45,22 @@ func newHead(p *nn.Path, in, hidden, classes int64, dropout float64) (head, erro
 // forward returns the logits of features x (rows × in); the caller drops
 // them. x is not dropped.
 func (h head) forward(x *ts.Tensor, train bool) (*ts.Tensor, error) {
-	var s scope
-	defer s.drop()
+	var s torchrt.Scope
+	defer s.Drop()
 	var err error
 	for i := 0; i < len(h.params); i += 2 {
 		if train && h.dropout > 0 {
-			if x, err = s.keep(ts.Dropout(x, h.dropout, true)); err != nil {
+			if x, err = s.Keep(ts.Dropout(x, h.dropout, true)); err != nil {
 				return nil, err
 			}
 		}
 		if i+2 == len(h.params) {
 			return ts.Linear(x, h.params[i], h.params[i+1])
 		}
-		if x, err = s.keep(ts.Linear(x, h.params[i], h.params[i+1])); err != nil {
+		if x, err = s.Keep(ts.Linear(x, h.params[i], h.params[i+1])); err != nil {
 			return nil, err
 		}
-		if x, err = s.keep(x.Relu(false)); err != nil {
+		if x, err = s.Keep(x.Relu(false)); err != nil {
 			return nil, err
 		}
 	}
@@ -90,32 +92,32 @@ func features(b *Batch, train, pair bool, device gotch.Device, encode func(*Batc
 	if b.Second == nil {
 		return nil, errors.New("models: a single-text batch for a sentence-pair model")
 	}
-	var s scope
-	defer s.drop()
-	u, err := s.keep(encode(b, train))
+	var s torchrt.Scope
+	defer s.Drop()
+	u, err := s.Keep(encode(b, train))
 	if err != nil {
 		return nil, err
 	}
-	v2, err := s.keep(encode(b.Second, train))
+	v2, err := s.Keep(encode(b.Second, train))
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.keep(toDevice(b.SecondRows, []int64{int64(len(b.SecondRows))}, device))
+	rows, err := s.Keep(toDevice(b.SecondRows, []int64{int64(len(b.SecondRows))}, device))
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.keep(v2.IndexSelect(0, rows, false))
+	v, err := s.Keep(v2.IndexSelect(0, rows, false))
 	if err != nil {
 		return nil, err
 	}
-	diff, err := s.keep(u.Sub(v, false))
+	diff, err := s.Keep(u.Sub(v, false))
 	if err != nil {
 		return nil, err
 	}
-	if diff, err = s.keep(diff.Abs(false)); err != nil {
+	if diff, err = s.Keep(diff.Abs(false)); err != nil {
 		return nil, err
 	}
-	prod, err := s.keep(u.Mul(v, false))
+	prod, err := s.Keep(u.Mul(v, false))
 	if err != nil {
 		return nil, err
 	}

@@ -189,18 +189,18 @@ type candidates struct {
 func (ix *Index) topk(q []float32, b, kc int) (candidates, error) {
 	c := candidates{idx: make([]int64, b*kc), score: make([]float32, b*kc)}
 	err := torchrt.Do(func() error {
-		var s scope
-		defer s.drop()
-		qt, err := s.keep(ts.NewTensorFromData(q, []int64{int64(b), int64(ix.dim)}))
+		var s torchrt.Scope
+		defer s.Drop()
+		qt, err := s.Keep(ts.NewTensorFromData(q, []int64{int64(b), int64(ix.dim)}))
 		if err != nil {
 			return err
 		}
 		if ix.device != gotch.CPU {
-			if qt, err = s.keep(qt.To(ix.device, false)); err != nil {
+			if qt, err = s.Keep(qt.To(ix.device, false)); err != nil {
 				return err
 			}
 		}
-		scores, err := s.keep(ix.enorm.Addmm(qt, ix.et2, false)) // ‖e‖² − 2 q·e, b × n
+		scores, err := s.Keep(ix.enorm.Addmm(qt, ix.et2, false)) // ‖e‖² − 2 q·e, b × n
 		if err != nil {
 			return err
 		}
@@ -208,13 +208,13 @@ func (ix *Index) topk(q []float32, b, kc int) (candidates, error) {
 		if err != nil {
 			return err
 		}
-		s.keep(vals, nil)
-		s.keep(idx, nil)
+		s.Keep(vals, nil)
+		s.Keep(idx, nil)
 		if ix.device != gotch.CPU {
-			if vals, err = s.keep(vals.To(gotch.CPU, false)); err != nil {
+			if vals, err = s.Keep(vals.To(gotch.CPU, false)); err != nil {
 				return err
 			}
-			if idx, err = s.keep(idx.To(gotch.CPU, false)); err != nil {
+			if idx, err = s.Keep(idx.To(gotch.CPU, false)); err != nil {
 				return err
 			}
 		}
@@ -227,27 +227,6 @@ func (ix *Index) topk(q []float32, b, kc int) (candidates, error) {
 		return c, fmt.Errorf("knn: search on %v: %w", torchrt.DeviceString(ix.device), torchrt.Clean(err))
 	}
 	return c, nil
-}
-
-// scope collects tensors so that one deferred call frees them all.
-type scope []*ts.Tensor
-
-func (s *scope) keep(t *ts.Tensor, err error) (*ts.Tensor, error) {
-	if err == nil && t != nil {
-		*s = append(*s, t)
-	}
-	return t, err
-}
-
-// drop frees the collected tensors. It has a pointer receiver so that
-// "defer s.drop()" sees the tensors kept after the defer statement (with
-// a value receiver the deferred call would copy the still-empty slice and
-// leave every tensor to Go's finalizers).
-func (s *scope) drop() {
-	for _, t := range *s {
-		t.Drop()
-	}
-	*s = nil
 }
 
 // unit roundoff of float32.
