@@ -198,61 +198,54 @@ func (c *Config) errNode(n *yaml.Node, format string, args ...any) error {
 	return fmt.Errorf("%s: %s", c.file, msg)
 }
 
-// locate returns the node an error about the key at path belongs to: the
-// key itself (or its value, when a --set gave it), the list element, or
-// the nearest parent that exists.
-func (c *Config) locate(path ...any) *yaml.Node {
-	n, pos := c.root, c.root
-	for _, p := range path {
-		if n == nil {
-			break
-		}
-		var next *yaml.Node
-		switch k := p.(type) {
-		case string:
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == k {
-						next, pos = n.Content[i+1], n.Content[i]
-						if _, set := c.setBy[next]; set {
-							pos = next
-						}
-					}
-				}
-			}
-		case int:
-			if n.Kind == yaml.SequenceNode && k < len(n.Content) {
-				next, pos = n.Content[k], n.Content[k]
-			}
-		}
-		n = next
-	}
-	return pos
-}
-
-// has reports whether the config gives the key at path.
-func (c *Config) has(path ...string) bool {
+// find walks path (mapping keys; list indices as ints or digit strings)
+// and returns the node an error about it belongs to — the key itself (or
+// its value, when a --set gave it), the list element, or the nearest
+// parent that exists — and whether the whole path exists.
+func (c *Config) find(path ...any) (pos *yaml.Node, found bool) {
 	n := c.root
-	for _, k := range path {
+	pos = n
+	for _, p := range path {
 		var next *yaml.Node
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == k {
-					next = n.Content[i+1]
+				if n.Content[i].Value == fmt.Sprint(p) {
+					next, pos = n.Content[i+1], n.Content[i]
+					if _, set := c.setBy[next]; set {
+						pos = next
+					}
 				}
 			}
 		case yaml.SequenceNode:
-			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(n.Content) {
-				next = n.Content[i]
+			k, ok := p.(int)
+			if s, isStr := p.(string); isStr {
+				var err error
+				k, err = strconv.Atoi(s)
+				ok = err == nil
+			}
+			if ok && k >= 0 && k < len(n.Content) {
+				next, pos = n.Content[k], n.Content[k]
 			}
 		}
 		if next == nil {
-			return false
+			return pos, false
 		}
 		n = next
 	}
-	return true
+	return pos, true
+}
+
+// locate is where an error about the key at path belongs (see find).
+func (c *Config) locate(path ...any) *yaml.Node {
+	pos, _ := c.find(path...)
+	return pos
+}
+
+// has reports whether the config gives the key at path.
+func (c *Config) has(path ...any) bool {
+	_, found := c.find(path...)
+	return found
 }
 
 // errAt is a validation error about the key at path.

@@ -142,26 +142,18 @@ func (c *Config) paramErr(err error, parent ...any) error {
 	var se *spec.Error
 	if errors.As(err, &se) && se.Param != "" {
 		path := append(slices.Clip(parent), se.Param)
-		if c.has(pathStrings(path)...) {
+		if c.has(path...) {
 			return c.errAt(err.Error(), path...)
 		}
 		// A grid value clashing with a fixed parameter: say so at the grid.
 		if len(parent) > 0 && parent[len(parent)-1] == "grid" {
 			alt := append(slices.Clip(parent[:len(parent)-1]), "params", se.Param)
-			if c.has(pathStrings(alt)...) {
+			if c.has(alt...) {
 				return c.errAt(err.Error(), alt...)
 			}
 		}
 	}
 	return c.errAt(err.Error(), parent...)
-}
-
-func pathStrings(path []any) []string {
-	out := make([]string, len(path))
-	for i, p := range path {
-		out[i] = fmt.Sprint(p)
-	}
-	return out
 }
 
 func (c *Config) validateModel() error {
