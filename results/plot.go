@@ -49,12 +49,13 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 		name, ylabel string
 		series       []quantity
 		baseline     float64
+		shares       bool // the y axis spans [0, 1]
 	}{
-		{"accuracy", "accuracy", []quantity{{"", func(r Row) (float64, float64) { return r.Accuracy, r.AccSD }, nil}}, base},
+		{"accuracy", "accuracy", []quantity{{"", func(r Row) (float64, float64) { return r.Accuracy, r.AccSD }, nil}}, base, false},
 		{"privacy", "share of tokens", []quantity{
 			{"unchanged (in-vocab)", func(r Row) (float64, float64) { return r.Unchanged, 0 }, nil},
 			{"OOV", func(r Row) (float64, float64) { return r.OOV, 0 }, []vg.Length{vg.Points(3), vg.Points(2)}},
-		}, math.NaN()},
+		}, math.NaN(), true},
 	} {
 		var panels []*plot.Plot
 		for _, mode := range modes {
@@ -62,8 +63,8 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
 			}
-			if fig.name == "privacy" {
-				p.Y.Min, p.Y.Max = 0, 1 // shares
+			if fig.shares {
+				p.Y.Min, p.Y.Max = 0, 1
 			}
 			panels = append(panels, p)
 		}

@@ -184,6 +184,22 @@ func (s *Store) Done(key string) (bool, error) {
 	return ok && r.Status == "ok", err
 }
 
+// Records returns the usable records of the given keys, in their order
+// (keys without one are left out).
+func (s *Store) Records(keys []string) ([]Record, error) {
+	var out []Record
+	for _, k := range keys {
+		r, ok, err := s.Get(k)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // All returns every usable record, sorted by key.
 func (s *Store) All() ([]Record, error) {
 	ents, err := os.ReadDir(s.dir)

@@ -73,18 +73,12 @@ type Manifest struct {
 // writeOutputs writes manifest.json, the tables and the plots from the
 // records of this config's cells.
 func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, prov results.Provenance, took time.Duration) error {
-	var mine []results.Record
-	for _, cs := range sum.Cells {
-		r, ok, err := store.Get(cs.Key)
-		if err != nil {
-			return err
-		}
-		if ok {
-			mine = append(mine, r)
-		}
+	mine, err := store.Records(sum.Keys())
+	if err != nil {
+		return err
 	}
 	rows := results.Table(mine, results.TableOptions{MaxOOV: c.Checks.MaxOOV})
-	var err error
+	sum.Rows = rows
 	if sum.Tables, err = results.WriteTables(c.Output, rows); err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
@@ -99,6 +93,15 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		return err
 	}
 	return xio.WriteFileAtomic(filepath.Join(c.Output, "manifest.json"), append(b, '\n'))
+}
+
+// Keys are the record keys of the run's cells, in sweep order.
+func (s *Summary) Keys() []string {
+	keys := make([]string, len(s.Cells))
+	for i, cs := range s.Cells {
+		keys[i] = cs.Key
+	}
+	return keys
 }
 
 // hasPrivatized reports whether the sweep has a privatized cell (a

@@ -58,6 +58,8 @@ type Summary struct {
 	Failed int          `json:"failed"`
 	Tables []string     `json:"tables,omitempty"`
 	Plots  []string     `json:"plots,omitempty"`
+	// Rows is the table written (not in the manifest: the records are).
+	Rows []results.Row `json:"-"`
 }
 
 // ResolvedName is the resolved config's file in a run folder.

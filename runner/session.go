@@ -71,9 +71,6 @@ func (s *Session) Close() {
 	}
 }
 
-// Config is the session's config (device resolved).
-func (s *Session) Config() *experiments.Config { return s.c }
-
 // Inputs are the checksums of the data and vectors every cell reads.
 func (s *Session) Inputs() experiments.Inputs { return s.in.sums }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -59,7 +60,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
-	if err := torchrt.SetThreads(cmpOr(*threads, c.Threads)); err != nil {
+	if err := torchrt.SetThreads(cmp.Or(*threads, c.Threads)); err != nil {
 		return err
 	}
 	s, err := runner.Open(ctx, c, runner.SessionOptions{Log: os.Stderr, Progress: os.Stderr})
@@ -78,13 +79,6 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(os.Stderr, "%s, split %s: %s ε=%g (%s): %d tokens, %d without a vector (kept), %d stopwords kept, %.1f%% of in-vocabulary tokens unchanged; %d exact rescans\ncandidates: %s\n",
 		cell, *split, r.Mechanism, r.Epsilon, r.Notion, r.Tokens, r.OOV, r.Stopwords, 100*r.UnchangedShare(), r.Fallbacks, r.Candidates)
 	return nil
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // writeSplit writes the split as TSV to path (atomically) or to out.

@@ -85,11 +85,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	if opt.Shards == 0 {
-		rows, err := loadRows(c.Output, sum, c.Checks.MaxOOV)
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(out, results.Markdown(rows))
+		fmt.Fprint(out, results.Markdown(sum.Rows))
 		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run, %d failed\n", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Failed)
 		for _, p := range append(sum.Tables, sum.Plots...) {
 			fmt.Fprintln(out, "wrote", p)
@@ -107,15 +103,9 @@ func loadRows(dir string, sum runner.Summary, maxOOV float64) ([]results.Row, er
 	if err != nil {
 		return nil, err
 	}
-	var recs []results.Record
-	for _, cs := range sum.Cells {
-		r, ok, err := store.Get(cs.Key)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			recs = append(recs, r)
-		}
+	recs, err := store.Records(sum.Keys())
+	if err != nil {
+		return nil, err
 	}
 	return results.Table(recs, results.TableOptions{MaxOOV: maxOOV}), nil
 }
