@@ -12,14 +12,16 @@ import (
 
 // Cell is one point of the sweep: a mechanism with one parameter setting
 // and one ε, where it applies, and one seed. Mode "none" is the
-// unprivatized baseline and has no mechanism.
+// unprivatized baseline and has no mechanism. An analysis cell names its
+// analysis and has no mode; an analysis that takes no ε has no mechanism.
 type Cell struct {
+	Analysis  string `json:"analysis,omitempty"`
 	Mechanism string `json:"mechanism,omitempty"`
 	// Params are the setting's parameters as the config gives them (fixed
 	// and grid); Resolved completes them with the descriptor's defaults.
 	Params  map[string]any `json:"params,omitempty"`
 	Epsilon float64        `json:"epsilon,omitempty"`
-	Mode    string         `json:"mode"`
+	Mode    string         `json:"mode,omitempty"`
 	Seed    uint64         `json:"seed"`
 }
 
@@ -38,7 +40,7 @@ func (c Cell) Privatizes(role string) bool {
 // Resolved is the cell's parameters completed with defaults (nil for the
 // baseline). Cells of a validated config always resolve.
 func (c Cell) Resolved() spec.Values {
-	if c.Mode == "none" {
+	if c.Mechanism == "" {
 		return nil
 	}
 	d, err := spec.Lookup(spec.Mechanism, c.Mechanism)
@@ -52,7 +54,7 @@ func (c Cell) Resolved() spec.Values {
 // Notion is the privacy guarantee of the cell's mechanism ("" for the baseline).
 func (c Cell) Notion() spec.Notion {
 	d, err := spec.Lookup(spec.Mechanism, c.Mechanism)
-	if c.Mode == "none" || err != nil {
+	if c.Mechanism == "" || err != nil {
 		return ""
 	}
 	return d.NotionOf(c.Resolved())
@@ -61,7 +63,7 @@ func (c Cell) Notion() spec.Notion {
 // Setting names the mechanism and the parameters the config gives, e.g.
 // "vickrey t=0.5" ("none" for the baseline): one line of a table or plot.
 func (c Cell) Setting() string {
-	if c.Mode == "none" {
+	if c.Mechanism == "" {
 		return "none"
 	}
 	return join(c.Mechanism, c.Params)
@@ -77,7 +79,12 @@ func join(name string, p map[string]any) string {
 
 // String describes the cell in one line.
 func (c Cell) String() string {
-	if c.Mode == "none" {
+	switch {
+	case c.Analysis != "" && c.Mechanism == "":
+		return fmt.Sprintf("%s seed=%d", c.Analysis, c.Seed)
+	case c.Analysis != "":
+		return fmt.Sprintf("%s: %s ε=%s seed=%d", c.Analysis, c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64), c.Seed)
+	case c.Mode == "none":
 		return fmt.Sprintf("baseline seed=%d", c.Seed)
 	}
 	return fmt.Sprintf("%s ε=%s %s seed=%d", c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64), c.Mode, c.Seed)
@@ -96,7 +103,13 @@ func (c Cell) Stream() string {
 // "none" is applied, then for each mechanism, each grid point (keys in
 // sorted order, values in the config's order), each ε, each privatized
 // mode in the config's order, each seed.
+//
+// An analysis config has one cell per mechanism, grid point, ε and seed,
+// or one per seed for an analysis that takes no ε.
 func (c *Config) Cells() []Cell {
+	if c.IsAnalysis() {
+		return c.analysisCells()
+	}
 	var out []Cell
 	if slices.Contains(c.Apply, "none") {
 		for _, s := range c.Seeds {
@@ -145,4 +158,56 @@ func gridPoints(m MechConfig) []map[string]any {
 		}
 	}
 	return points
+}
+
+func (c *Config) analysisCells() []Cell {
+	a := c.Analysis.Kind
+	var out []Cell
+	if d, err := spec.Lookup(spec.Analysis, a); err == nil && !d.Epsilon {
+		for _, s := range c.Seeds {
+			out = append(out, Cell{Analysis: a, Seed: s})
+		}
+		return out
+	}
+	for _, m := range c.Mechanisms {
+		for _, point := range gridPoints(m) {
+			for _, e := range m.Epsilon {
+				for _, s := range c.Seeds {
+					out = append(out, Cell{Analysis: a, Mechanism: m.Name, Params: point, Epsilon: e, Seed: s})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// AnalysisParams are the config's analysis parameters completed with
+// defaults (nil for a utility config). Validated configs always resolve.
+func (c *Config) AnalysisParams() spec.Values {
+	if !c.IsAnalysis() {
+		return nil
+	}
+	_, v, err := spec.Resolve(spec.Analysis, c.Analysis.Kind, 1, c.Analysis.Params)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// ReadsDataset reports whether the config's cells read the dataset: every
+// utility config does; an analysis does when it or one of its mechanisms
+// does (SanText+ and CusText take the task's word counts).
+func (c *Config) ReadsDataset() bool {
+	if !c.IsAnalysis() {
+		return true
+	}
+	if d, err := spec.Lookup(spec.Analysis, c.Analysis.Kind); err != nil || d.ReadsDataset(c.AnalysisParams()) {
+		return true
+	}
+	for _, m := range c.Mechanisms {
+		if d, err := spec.Lookup(spec.Mechanism, m.Name); err != nil || d.Dataset {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,7 @@ type Config struct {
 	Mechanisms []MechConfig    `yaml:"mechanisms" json:"mechanisms"`
 	Apply      []string        `yaml:"apply" json:"apply"` // none, train, test, both
 	Model      ModelConfig     `yaml:"model" json:"model"`
+	Analysis   AnalysisConfig  `yaml:"analysis,omitempty" json:"analysis,omitempty"`
 	Train      TrainConfig     `yaml:"train" json:"train"`
 	Seeds      []uint64        `yaml:"seeds" json:"seeds"`
 	Device     string          `yaml:"device" json:"device"`
@@ -80,6 +81,19 @@ type ModelConfig struct {
 	Kind   string         `yaml:"kind" json:"kind"`
 	Params map[string]any `yaml:",inline" json:"params,omitempty"`
 }
+
+// AnalysisConfig chooses what the cells compute: absent (kind ""), a
+// classifier's utility under each mechanism; otherwise the named privacy
+// analysis and its parameters (spec's descriptor of the analysis lists
+// them). An analysis has no apply, model or train: those sections may
+// stay in the file but change none of its numbers.
+type AnalysisConfig struct {
+	Kind   string         `yaml:"kind" json:"kind,omitempty"`
+	Params map[string]any `yaml:",inline" json:"params,omitempty"`
+}
+
+// IsAnalysis reports whether the config's cells are analyses.
+func (c *Config) IsAnalysis() bool { return c.Analysis.Kind != "" }
 
 // TrainConfig is the training loop.
 type TrainConfig struct {
@@ -191,6 +205,9 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 // complete fills the defaults that depend on other keys and resolves the
 // data root.
 func (c *Config) complete(opt Options) {
+	if c.IsAnalysis() && c.Dataset.Name == "opinion" && !c.has("dataset", "train") {
+		c.Dataset.Train = "all" // the lexicon's one split
+	}
 	if !c.has("dataset", "test") {
 		c.Dataset.Test = "test"
 		if c.Dataset.Name == "sst2" || c.Dataset.Name == "qnli" {
@@ -231,6 +248,7 @@ func (c *Config) Clone() *Config {
 	d.Apply = append([]string(nil), c.Apply...)
 	d.Seeds = append([]uint64(nil), c.Seeds...)
 	d.Model.Params = cloneMap(c.Model.Params)
+	d.Analysis.Params = cloneMap(c.Analysis.Params)
 	if c.Origin != nil {
 		o := *c.Origin
 		o.Set = append([]string(nil), o.Set...)

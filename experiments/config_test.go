@@ -90,7 +90,7 @@ func TestParseErrors(t *testing.T) {
 		name, edit, want string
 		sets             []string
 	}{
-		{"unknown key", "seeds: [1, 2]\nsedes: [3]\n", `x.yaml:13: unknown key "sedes" in the config (known: apply, cache, checks`, nil},
+		{"unknown key", "seeds: [1, 2]\nsedes: [3]\n", `x.yaml:13: unknown key "sedes" in the config (known: analysis, apply, cache, checks`, nil},
 		{"unknown nested key", "seeds: [1]\ntrain:\n  epoch: 2\n", `x.yaml:14: unknown key "epoch" in train (known: batch, epochs, max_len, patience)`, nil},
 		{"wrong type", "seeds: [one]\n", `x.yaml:12: seeds.0: one is not a non-negative integer`, nil},
 		{"negative seed", "seeds: [-1]\n", `x.yaml:12: seeds.0: -1 is not a non-negative integer`, nil},

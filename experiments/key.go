@@ -76,9 +76,40 @@ type corpusKey struct {
 // holds its own mechanism, parameters, ε, mode and seed.
 var Unkeyed = []string{"name", "data", "threads", "workers", "output", "cache", "checks", "origin"}
 
-// Key is the content hash naming the cell's result (see cellKey). The
-// config's device must be resolved (not "auto").
+// analysisKey is everything an analysis cell's numbers depend on: the
+// analysis and its parameters, the cell's mechanism setting, ε and seed,
+// the vectors, and the data only when the cell reads it. The model,
+// training and apply sections are not in it: editing them reuses the
+// analysis records.
+type analysisKey struct {
+	Version   string          `json:"version"`
+	Analysis  string          `json:"analysis"`
+	AParams   spec.Values     `json:"analysis_params,omitempty"`
+	Mechanism string          `json:"mechanism,omitempty"`
+	Params    spec.Values     `json:"params,omitempty"`
+	Epsilon   float64         `json:"epsilon,omitempty"`
+	Seed      uint64          `json:"seed"`
+	Dataset   *DatasetConfig  `json:"dataset,omitempty"`
+	Tokenizer string          `json:"tokenizer,omitempty"`
+	Embedding EmbeddingConfig `json:"embedding"`
+	Device    string          `json:"device"`
+	Inputs    Inputs          `json:"inputs"`
+}
+
+// Key is the content hash naming the cell's result (see cellKey and
+// analysisKey). The config's device must be resolved (not "auto").
 func (c *Config) Key(cell Cell, in Inputs) string {
+	if cell.Analysis != "" {
+		k := analysisKey{Version: Version, Analysis: cell.Analysis, AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
+			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in}
+		if c.ReadsDataset() {
+			d := c.Dataset
+			k.Dataset, k.Tokenizer = &d, c.Tokenizer
+		} else {
+			k.Inputs.Data = ""
+		}
+		return hash(k)
+	}
 	return hash(cellKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
 		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, Model: c.modelKey(), Train: c.Train,

@@ -16,7 +16,12 @@ import (
 // checked by the runner (it needs the data root); mechanism and model
 // parameters by their descriptors in spec; everything else is here.
 func (c *Config) validate() error {
-	for _, check := range []func() error{c.validateData, c.validateMechanisms, c.validateModel, c.validateRun} {
+	checks := []func() error{c.validateAnalysis, c.validateData, c.validateMechanisms, c.validateModel, c.validateRun}
+	if c.IsAnalysis() {
+		// Whether an analysis reads a dataset depends on its mechanisms.
+		checks = []func() error{c.validateAnalysis, c.validateMechanisms, c.validateData, c.validateModel, c.validateRun}
+	}
+	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
 		}
@@ -24,8 +29,56 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// validateAnalysis checks the analysis kind and its parameters.
+func (c *Config) validateAnalysis() error {
+	if !c.IsAnalysis() {
+		if c.has("analysis") {
+			return c.errAt("analysis.kind is required (or leave analysis out: a classifier's utility)", "analysis")
+		}
+		return nil
+	}
+	d, err := spec.Lookup(spec.Analysis, c.Analysis.Kind)
+	if err != nil {
+		return c.errAt(err.Error(), "analysis", "kind")
+	}
+	v, err := d.Resolve(c.Analysis.Params)
+	if err != nil {
+		return c.paramErr(err, "analysis")
+	}
+	if _, ok := d.Param("from"); ok {
+		switch from, given := v.String("from"), v.Has("list"); {
+		case from == "list" && !given:
+			return c.errAt(c.Analysis.Kind+": from: list needs list: [words…]", "analysis", "from")
+		case from != "list" && given:
+			return c.errAt(fmt.Sprintf("%s: list is given but words are sampled from %s (set from: list)", c.Analysis.Kind, from), "analysis", "list")
+		}
+	}
+	if c.has("apply") {
+		return c.errAt(fmt.Sprintf("apply has no meaning for analysis %s (it privatizes words, not a training or test split)", c.Analysis.Kind), "apply")
+	}
+	return nil
+}
+
 func (c *Config) validateData() error {
 	d := c.Dataset
+	if c.IsAnalysis() {
+		switch {
+		case d.Name == "" && c.ReadsDataset():
+			return c.errAt(fmt.Sprintf("analysis %s with these mechanisms reads a dataset (word counts): dataset.name is required", c.Analysis.Kind), "analysis", "kind")
+		case d.Name == "":
+			return c.validateEmbedding()
+		}
+		if _, err := datasets.SpecOf(d.Name); err != nil {
+			return c.errAt(err.Error(), "dataset", "name")
+		}
+		if d.Train == "" {
+			return c.errAt("dataset.train is empty (an analysis reads the words of this split)", "dataset", "train")
+		}
+		if d.TrainLimit < 0 {
+			return c.errAt("train_limit must be ≥ 0 (0: all)", "dataset", "train_limit")
+		}
+		return c.validateEmbedding()
+	}
 	if _, err := datasets.SpecOf(d.Name); err != nil {
 		return c.errAt(err.Error(), "dataset", "name")
 	}
@@ -45,6 +98,12 @@ func (c *Config) validateData() error {
 		return c.errAt("train_limit must be ≥ 0 (0: all)", "dataset", "train_limit")
 	case d.TestLimit < 0:
 		return c.errAt("test_limit must be ≥ 0 (0: all)", "dataset", "test_limit")
+	}
+	return c.validateEmbedding()
+}
+
+func (c *Config) validateEmbedding() error {
+	switch {
 	case c.Tokenizer != "default" && c.Tokenizer != "whitespace":
 		return c.errAt(fmt.Sprintf("tokenizer %q: want default (GloVe-style) or whitespace", c.Tokenizer), "tokenizer")
 	case c.Embedding.Path == "":
@@ -58,6 +117,21 @@ func (c *Config) validateData() error {
 }
 
 func (c *Config) validateMechanisms() error {
+	if c.IsAnalysis() {
+		d, _ := spec.Lookup(spec.Analysis, c.Analysis.Kind)
+		switch {
+		case d.Epsilon && len(c.Mechanisms) == 0:
+			return c.errAt(fmt.Sprintf("analysis %s runs mechanisms: give at least one", d.Name), "analysis", "kind")
+		case !d.Epsilon && len(c.Mechanisms) > 0:
+			return c.errAt(fmt.Sprintf("analysis %s reads only the vectors: it takes no mechanisms", d.Name), "mechanisms")
+		}
+		for i, m := range c.Mechanisms {
+			if err := c.validateMechanism(i, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if len(c.Apply) == 0 {
 		return c.errAt("apply is empty: give at least one of none, train, test, both", "apply")
 	}

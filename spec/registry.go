@@ -13,9 +13,9 @@ var unitMin, unitMax = Incl(0), Incl(1)
 // their exact definitions and the choices made).
 var mechanisms = []Descriptor{
 	{Kind: Mechanism, Name: "laplace", Doc: "multivariate Laplace noise, nearest candidate (Feyisetan et al. 2020)",
-		Notion: MetricDP, Epsilon: true, Dataset: true},
+		Notion: MetricDP, Epsilon: true},
 	{Kind: Mechanism, Name: "vickrey", Doc: "Laplace noise, then the first or second nearest candidate (Xu et al. 2021)",
-		Notion: MetricDP, Unguarded: "exclude_input", Epsilon: true, Dataset: true,
+		Notion: MetricDP, Unguarded: "exclude_input", Epsilon: true,
 		Params: []Param{
 			{Name: "t", Type: Float, Default: 0.5, Min: unitMin, Max: unitMax, Grid: true,
 				Doc: "two-neighbour form: the nearer candidate is output with probability (1−t)·d2 / (t·d1 + (1−t)·d2); 0 is Laplace, 1 always the second"},
@@ -28,11 +28,11 @@ var mechanisms = []Descriptor{
 		},
 		Exclusive: [][]string{{"t", "t_r", "rank"}}},
 	{Kind: Mechanism, Name: "mahalanobis", Doc: "elliptical noise shaped by the vectors' covariance, nearest candidate (Xu et al. 2020)",
-		Notion: MetricDP, Epsilon: true, Dataset: true,
+		Notion: MetricDP, Epsilon: true,
 		Params: []Param{{Name: "lambda", Type: Float, Default: 0.2, Min: unitMin, Max: unitMax, Grid: true,
 			Doc: "Σ_p = λΣ + (1−λ)I"}}},
 	{Kind: Mechanism, Name: "santext", Doc: "exponential mechanism over every candidate, ∝ exp(−ε·d/2) (Yue et al. 2021)",
-		Notion: MetricDP, Epsilon: true, Dataset: true},
+		Notion: MetricDP, Epsilon: true},
 	{Kind: Mechanism, Name: "santext+", Doc: "SanText on the least frequent task words, others kept or sanitized with probability p (Yue et al. 2021; no guarantee for frequent words)",
 		Notion: NoDP, Epsilon: true, Dataset: true,
 		Params: []Param{
@@ -79,8 +79,59 @@ var models = []Descriptor{
 		Params: modelCommon},
 }
 
-// analyses are the privacy analyses (the privacy-analyses issue adds them).
-var analyses []Descriptor
+// analyses are the privacy analyses (docs/analyses.md has their exact
+// definitions). Epsilon: the analysis runs a mechanism at each ε of the
+// config's mechanisms; without it the config has no mechanisms.
+var analyses = []Descriptor{
+	{Kind: Analysis, Name: "neighbours", Doc: "distance from each sampled word to its k-th nearest candidate, percentiles over the words (Feyisetan et al. 2020, Fig. 1)",
+		Params: []Param{
+			{Name: "k", Type: Ints, MinLen: 1, Min: Incl(1), Default: []int{1, 5, 10, 20, 50, 100, 200, 500, 1000},
+				Doc: "neighbour ranks (the word itself is rank 0)"},
+			{Name: "percentiles", Type: Floats, MinLen: 1, Min: Incl(0), Max: Incl(100), Default: []float64{5, 20, 50, 80, 95},
+				Doc: "percentiles over the words"},
+			{Name: "words", Type: Int, Min: Incl(0), Default: 0,
+				Doc: "words sampled uniformly (by the seed) from the candidates (0: every candidate)"},
+		}},
+	{Kind: Analysis, Name: "plausible-deniability", Doc: "N_w = draws returning w unchanged and S_w = distinct outputs among m draws, per sampled word (Feyisetan et al. 2020, §3–4, Fig. 2–4)",
+		Epsilon: true, Params: append(wordSample(), []Param{
+			{Name: "draws", Type: Int, Min: Incl(1), Default: 1000,
+				Doc: "draws m per word (the paper: 1,000)"},
+			{Name: "exact", Type: Bool, Default: true,
+				Doc: "compute the expected N_w and S_w from the output distribution where it is known (SanText, CusText) instead of drawing"},
+		}...)},
+	{Kind: Analysis, Name: "bayes-adversary", Doc: "a Bayesian adversary's expected inference error E_M under the dataset's word prior, and the lexicon's utility loss L_M (Xu et al. 2021, §3)",
+		Epsilon: true, Dataset: true, Params: []Param{
+			{Name: "samples", Type: Int, Min: Incl(1), Default: 1000,
+				Doc: "draws per prior word estimating f_M where it is not known exactly"},
+			{Name: "top", Type: Int, Min: Incl(0), Default: 0,
+				Doc: "restrict the prior to the N most frequent words with a vector (0: all)"},
+		}},
+	{Kind: Analysis, Name: "query-attack", Doc: "the fewest independent privatizations whose plurality vote returns the word with probability ≥ target, and p0 = Pr[M(w) = w] (Chen et al. 2023, Algorithm 2, Tables 7–8)",
+		Epsilon: true, Params: []Param{
+			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"happy"}, Doc: "the attacked words"},
+			{Name: "target", Type: Float, Min: Excl(0), Max: Excl(1), Default: 0.95, Doc: "the vote accuracy the attacker needs"},
+			{Name: "cap", Type: Int, Min: Incl(1), Default: 100000, Doc: "largest N tried (beyond it: ∞)"},
+			{Name: "samples", Type: Int, Min: Incl(1), Default: 100000,
+				Doc: "draws estimating the output distribution where it is not known exactly (Laplace, Vickrey, Mahalanobis)"},
+		}},
+	{Kind: Analysis, Name: "examples", Doc: "privatizations of chosen words (Feyisetan et al. 2020, Table 1)",
+		Epsilon: true, Params: []Param{
+			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"encryption", "hockey", "spacecraft"}, Doc: "the words"},
+			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
+		}},
+}
+
+// wordSample are the parameters of an analysis over a sample of words.
+func wordSample() []Param {
+	return []Param{
+		{Name: "from", Type: String, Enum: []string{"embedding", "dataset", "list"}, Default: "embedding", Dataset: []string{"dataset"},
+			Doc: "where words are sampled: the candidates, the dataset's vocabulary (words with a vector), or list"},
+		{Name: "words", Type: Int, Min: Incl(1), Default: 100, Doc: "words sampled (by the seed), without replacement"},
+		{Name: "top", Type: Int, Min: Incl(0), Default: 0,
+			Doc: "sample among the N first candidates (embedding: the file's order, by frequency for GloVe and fastText) or N most frequent dataset words (0: all)"},
+		{Name: "list", Type: Strings, MinLen: 1, Doc: "the words when from is list"},
+	}
+}
 
 func table(k Kind) []Descriptor {
 	switch k {

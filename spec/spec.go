@@ -37,10 +37,12 @@ const (
 	Bool                   // true or false
 	String                 // one of Param.Enum
 	Floats                 // a list of finite numbers
+	Ints                   // a list of integer literals
+	Strings                // a list of non-empty strings (one of Enum each, when Enum is set)
 )
 
 func (t Type) String() string {
-	return [...]string{"?", "number", "integer", "bool", "string", "list of numbers"}[min(int(t), 5)]
+	return [...]string{"?", "number", "integer", "bool", "string", "list of numbers", "list of integers", "list of strings"}[min(int(t), 7)]
 }
 
 // Bound is one end of a numeric range.
@@ -59,15 +61,19 @@ type Param struct {
 	Type Type
 	Doc  string
 	// Default is the value when the parameter is absent (of Type's Go
-	// type: float64, int, bool, string or []float64); nil means that
+	// type: float64, int, bool, string, []float64, []int or []string);
+	// nil means that
 	// absence switches the feature off, as Doc says.
 	Default any
 	// Min and Max bound Float and Int values and each element of Floats
-	// (nil: unbounded, but always finite).
+	// and Ints (nil: unbounded, but always finite).
 	Min, Max *Bound
-	Enum     []string // allowed values of a String
-	MinLen   int      // fewest elements of a Floats
+	Enum     []string // allowed values of a String (and of each element of Strings, when set)
+	MinLen   int      // fewest elements of a list
 	Grid     bool     // a config may sweep it (mechanisms.N.grid)
+	// Dataset lists the values of a String that make the descriptor read
+	// a dataset (an analysis sampling words from the dataset).
+	Dataset []string
 }
 
 // Descriptor describes one mechanism, model kind or analysis kind.
@@ -87,6 +93,20 @@ type Descriptor struct {
 	// Exclusive lists groups of parameters of which at most one may be
 	// given (variants of one mechanism).
 	Exclusive [][]string
+}
+
+// ReadsDataset reports whether the descriptor, with resolved parameters
+// v, reads a dataset.
+func (d *Descriptor) ReadsDataset(v Values) bool {
+	if d.Dataset {
+		return true
+	}
+	for _, p := range d.Params {
+		if slices.Contains(p.Dataset, v.String(p.Name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Param returns the named parameter.
@@ -161,10 +181,24 @@ func (d *Descriptor) Resolve(raw map[string]any) (Values, error) {
 	}
 	for _, p := range d.Params {
 		if _, ok := out[p.Name]; !ok && p.Default != nil {
-			out[p.Name] = p.Default
+			out[p.Name] = cloneDefault(p.Default)
 		}
 	}
 	return out, nil
+}
+
+// cloneDefault copies a list default so that no caller can change the
+// descriptor through resolved values.
+func cloneDefault(v any) any {
+	switch l := v.(type) {
+	case []float64:
+		return slices.Clone(l)
+	case []int:
+		return slices.Clone(l)
+	case []string:
+		return slices.Clone(l)
+	}
+	return v
 }
 
 func (d *Descriptor) known() string {
@@ -180,8 +214,15 @@ func (d *Descriptor) known() string {
 }
 
 func show(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = show(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
 	}
 	return fmt.Sprintf("%v", v)
 }
@@ -234,6 +275,47 @@ func (p Param) Normalize(v any) (any, error) {
 			return nil, fmt.Errorf("%s", p.Want())
 		}
 		return list, nil
+	case Ints:
+		var list []int
+		switch l := v.(type) {
+		case []int:
+			list = slices.Clone(l)
+		case []any:
+			for _, e := range l {
+				x, ok := toInt(e)
+				if !ok {
+					return nil, fmt.Errorf("%s", p.Want())
+				}
+				list = append(list, x)
+			}
+		default:
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		if len(list) < p.MinLen || slices.ContainsFunc(list, func(x int) bool { return !p.inRange(float64(x)) }) {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return list, nil
+	case Strings:
+		var list []string
+		switch l := v.(type) {
+		case []string:
+			list = slices.Clone(l)
+		case []any:
+			for _, e := range l {
+				x, ok := e.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s", p.Want())
+				}
+				list = append(list, x)
+			}
+		default:
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		bad := func(x string) bool { return x == "" || (len(p.Enum) > 0 && !slices.Contains(p.Enum, x)) }
+		if len(list) < p.MinLen || slices.ContainsFunc(list, bad) {
+			return nil, fmt.Errorf("%s", p.Want())
+		}
+		return list, nil
 	}
 	return nil, fmt.Errorf("parameter %s has no type", p.Name)
 }
@@ -245,10 +327,20 @@ func (p Param) Want() string {
 		return "true or false"
 	case String:
 		return "one of " + strings.Join(p.Enum, ", ")
-	case Floats:
-		s := "a list of numbers"
+	case Strings:
+		s := "a list of words"
+		if p.MinLen > 0 {
+			s = fmt.Sprintf("a list of at least %d words", p.MinLen)
+		}
+		if len(p.Enum) > 0 {
+			s += " among " + strings.Join(p.Enum, ", ")
+		}
+		return s
+	case Floats, Ints:
+		what := map[Type]string{Floats: "numbers", Ints: "integers"}[p.Type]
+		s := "a list of " + what
 		if p.MinLen > 1 {
-			s = fmt.Sprintf("a list of at least %d numbers", p.MinLen)
+			s = fmt.Sprintf("a list of at least %d %s", p.MinLen, what)
 		}
 		if r := p.Range(); r != "" {
 			s += " in " + r
@@ -343,6 +435,14 @@ func (v Values) Bool(k string) bool     { x, _ := v[k].(bool); return x }
 func (v Values) String(k string) string { x, _ := v[k].(string); return x }
 func (v Values) Floats(k string) []float64 {
 	x, _ := v[k].([]float64)
+	return x
+}
+func (v Values) Ints(k string) []int {
+	x, _ := v[k].([]int)
+	return x
+}
+func (v Values) Strings(k string) []string {
+	x, _ := v[k].([]string)
 	return x
 }
 

@@ -1,0 +1,126 @@
+package experiments
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const goodPD = `name: pd
+embedding:
+  path: e.vec
+analysis:
+  kind: plausible-deniability
+  words: 25
+  draws: 100
+mechanisms:
+  - name: laplace
+    epsilon: [1, 5, 10]
+  - name: vickrey
+    epsilon: [1]
+    grid:
+      t: [0.25, 0.75]
+seeds: [1, 2]
+`
+
+func TestAnalysisCells(t *testing.T) {
+	c := parse(t, goodPD)
+	cells := c.Cells()
+	// (3 laplace ε + 2 vickrey t × 1 ε) × 2 seeds
+	if len(cells) != 10 {
+		t.Fatalf("%d cells: %v", len(cells), cells)
+	}
+	if cells[0].Analysis != "plausible-deniability" || cells[0].Mode != "" || cells[0].Privatizes("train") || cells[0].Privatizes("test") {
+		t.Errorf("cell 0: %+v", cells[0])
+	}
+	if got := cells[0].String(); got != "plausible-deniability: laplace ε=1 seed=1" {
+		t.Errorf("String = %q", got)
+	}
+	if c.ReadsDataset() {
+		t.Error("plausible deniability over the embedding's words with Laplace reads no dataset")
+	}
+	if v := c.AnalysisParams(); v.Int("draws") != 100 || v.String("from") != "embedding" {
+		t.Errorf("params %v", v)
+	}
+	n := parse(t, "embedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\nseeds: [1, 2]\n")
+	if cells := n.Cells(); len(cells) != 2 || cells[1].String() != "neighbours seed=2" || cells[1].Mechanism != "" {
+		t.Errorf("neighbours cells: %v", cells)
+	}
+}
+
+// TestAnalysisKeyInputs: an analysis record does not depend on the model,
+// training or apply sections, nor on the dataset when the analysis reads
+// none; it does depend on the analysis parameters, the vectors and the
+// cell's coordinates.
+func TestAnalysisKeyInputs(t *testing.T) {
+	base := parse(t, goodPD)
+	cell := base.Cells()[0]
+	in := Inputs{Data: "d", Embedding: "e"}
+	want := base.Key(cell, in)
+	for _, set := range []string{"model.hidden=64", "model.kind=baseline", "train.epochs=9", "train.max_len=12",
+		"dataset.name=sst2", "dataset.train_limit=10", "tokenizer=whitespace", "workers=2"} {
+		c := parse(t, goodPD, set)
+		if c.Key(c.Cells()[0], in) != want {
+			t.Errorf("--set %s changed the analysis key", set)
+		}
+	}
+	if base.Key(cell, Inputs{Data: "other", Embedding: "e"}) != want {
+		t.Error("the data checksum changed the key of an analysis that reads no data")
+	}
+	for _, set := range []string{"analysis.draws=1000", "analysis.words=26", "analysis.exact=false", "embedding.top=100", "device=cuda"} {
+		c := parse(t, goodPD, set)
+		if c.Key(c.Cells()[0], in) == want {
+			t.Errorf("--set %s left the analysis key", set)
+		}
+	}
+	if base.Key(cell, Inputs{Data: "d", Embedding: "e2"}) == want {
+		t.Error("the vectors' checksum left the key")
+	}
+	// Reading the dataset puts it in the key.
+	ds := parse(t, goodPD, "analysis.from=dataset", "dataset.name=sst2")
+	k := ds.Key(ds.Cells()[0], in)
+	for _, set := range []string{"dataset.train_limit=10", "tokenizer=whitespace"} {
+		c := parse(t, goodPD, "analysis.from=dataset", "dataset.name=sst2", set)
+		if c.Key(c.Cells()[0], in) == k {
+			t.Errorf("--set %s left the key of an analysis that reads the dataset", set)
+		}
+	}
+	if ds.Key(ds.Cells()[0], Inputs{Data: "other", Embedding: "e"}) == k {
+		t.Error("the data checksum left the key of an analysis that reads the dataset")
+	}
+	// Every leaf of the analysis section is a key input.
+	for _, leaf := range leaves(reflect.TypeOf(Config{}), nil) {
+		if leaf[0] != "analysis" || slices.Contains(leaf, "*") {
+			continue
+		}
+		c := base.Clone()
+		mutate(t, reflect.ValueOf(c).Elem(), leaf)
+		if c.Key(cell, in) == want {
+			t.Errorf("analysis leaf %s left the key", strings.Join(leaf, "."))
+		}
+	}
+}
+
+func TestAnalysisErrors(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"unknown analysis", "embedding:\n  path: e.vec\nanalysis:\n  kind: membership\n", `x.yaml:4: unknown analysis "membership" (known: bayes-adversary, examples, neighbours, plausible-deniability, query-attack)`},
+		{"kind missing", "embedding:\n  path: e.vec\nanalysis:\n  draws: 3\n", "x.yaml:3: analysis.kind is required"},
+		{"bad param", "embedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\n  k: [0, 5]\n", "x.yaml:5: neighbours: parameter k = [0 5], want a list of integers in [1, ∞)"},
+		{"ε without mechanisms", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n", "x.yaml:4: analysis plausible-deniability runs mechanisms: give at least one"},
+		{"mechanisms for geometry", "embedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: analysis neighbours reads only the vectors: it takes no mechanisms"},
+		{"apply", "embedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\napply: [test]\n", "x.yaml:5: apply has no meaning for analysis neighbours"},
+		{"dataset needed", "embedding:\n  path: e.vec\nanalysis:\n  kind: bayes-adversary\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:4: analysis bayes-adversary with these mechanisms reads a dataset (word counts): dataset.name is required"},
+		{"custext needs counts", "embedding:\n  path: e.vec\nanalysis:\n  kind: query-attack\nmechanisms:\n  - name: custext\n    epsilon: [1]\n", "x.yaml:4: analysis query-attack with these mechanisms reads a dataset"},
+		{"list without from", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n  list: [happy]\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: plausible-deniability: list is given but words are sampled from embedding (set from: list)"},
+		{"from list without list", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n  from: list\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: plausible-deniability: from: list needs list"},
+		{"empty word", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\n  list: [\"\"]\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: examples: parameter list = [\"\"], want a list of at least 1 words"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(c.text), Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
