@@ -32,13 +32,13 @@ const (
 type Type int
 
 const (
-	Float  Type = iota + 1 // a finite number
-	Int                    // an integer literal (1.9 and 2.0 are refused)
-	Bool                   // true or false
-	String                 // one of Param.Enum
-	Floats                 // a list of finite numbers
-	Ints                   // a list of integer literals
-	Strings                // a list of non-empty strings (one of Enum each, when Enum is set)
+	Float   Type = iota + 1 // a finite number
+	Int                     // an integer literal (1.9 and 2.0 are refused)
+	Bool                    // true or false
+	String                  // one of Param.Enum
+	Floats                  // a list of finite numbers
+	Ints                    // a list of integer literals
+	Strings                 // a list of non-empty strings (one of Enum each, when Enum is set)
 )
 
 func (t Type) String() string {
