@@ -1,0 +1,67 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// Env is what an analysis cell reads.
+type Env struct {
+	Space *mech.Space
+	// Mech is the cell's mechanism (nil for analyses without ε); Source
+	// names its random streams.
+	Mech   mech.Mechanism
+	Source mech.Source
+	// Counts are the dataset's word frequencies (nil when the analysis
+	// reads no dataset); Labels the lexicon's polarity of each word
+	// (opinion lexicon only).
+	Counts map[string]int64
+	Labels map[string]int
+	// Seed draws word samples.
+	Seed     uint64
+	Progress io.Writer
+}
+
+// exact is implemented by mechanisms whose output distribution is known
+// (mech.SanText, mech.CusText).
+type exact interface {
+	Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error
+}
+
+// analyses computes each analysis from its resolved parameters.
+var analyses = map[string]func(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error){
+	"neighbours":            neighbours,
+	"plausible-deniability": deniability,
+	"bayes-adversary":       bayes,
+	"query-attack":          queryAttack,
+	"examples":              examples,
+}
+
+// Run computes the named analysis. Parameters are checked by the
+// analysis's descriptor in spec.
+func Run(ctx context.Context, name string, raw map[string]any, env Env) (metrics.Analysis, error) {
+	d, v, err := spec.Resolve(spec.Analysis, name, 1, raw)
+	if err != nil {
+		return metrics.Analysis{}, err
+	}
+	f, ok := analyses[name]
+	if !ok {
+		return metrics.Analysis{}, fmt.Errorf("analysis %s is described in spec but not computed by package analysis", name)
+	}
+	if d.Epsilon && env.Mech == nil {
+		return metrics.Analysis{}, fmt.Errorf("analysis %s needs a mechanism", name)
+	}
+	if d.ReadsDataset(v) && env.Counts == nil {
+		return metrics.Analysis{}, fmt.Errorf("analysis %s needs the dataset's word counts", name)
+	}
+	a, err := f(ctx, v, env)
+	if err != nil {
+		return a, fmt.Errorf("%s: %w", name, err)
+	}
+	return a, nil
+}

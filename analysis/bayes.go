@@ -1,0 +1,100 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// bayes is Xu et al.'s Bayesian adversary (2021, §3). The prior π is the
+// dataset's word distribution over the words with a vector (restricted to
+// the top most frequent); f_M(w′|w) = Pr[M(w) = w′] is exact where the
+// mechanism knows it, otherwise estimated from `samples` draws per prior
+// word. The adversary's posterior is g(ŵ|w′) = π(ŵ)f_M(w′|ŵ) / Σ_u
+// π(u)f_M(w′|u), and its expected inference error
+//
+//	E_M = Σ_w π(w) Σ_w′ f_M(w′|w) Σ_ŵ g(ŵ|w′)·1(ŵ ≠ w) = 1 − Σ_w′ Σ_w (π(w)f_M(w′|w))² / Σ_u π(u)f_M(w′|u).
+//
+// "recovery" is 1 − E_M, the chance that the adversary's draw from its
+// posterior is the word. For a polarity lexicon (Labels set) the utility
+// loss L_M = Σ_w π(w) Σ_w′ f_M(w′|w)·d_L(w, w′) is given in two readings:
+// "flip", d_L = 1 when w′ has the opposite polarity; "loss", d_L = 1 when
+// w′ does not have w's polarity (opposite, or in neither list).
+//
+// With sampled f_M, E_M's 95% interval is over the draws given the
+// posterior (a normal interval on the per-draw errors); it leaves out the
+// posterior's own sampling error, which the spread over seeds shows.
+func bayes(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
+	var a metrics.Analysis
+	rows := datasetRows(env)
+	if top := v.Int("top"); top > 0 && top < len(rows) {
+		rows = rows[:top]
+	}
+	if len(rows) == 0 {
+		return a, fmt.Errorf("no dataset word has a vector")
+	}
+	emb := env.Space.Emb
+	prior := make([]float64, len(rows))
+	var total float64
+	for i, w := range rows {
+		prior[i] = float64(env.Counts[emb.Words[w]])
+		total += prior[i]
+	}
+	for i := range prior {
+		prior[i] /= total
+	}
+	m := v.Int("samples")
+	ds, method, lookups, err := distributions(ctx, env, rows, m, true)
+	if err != nil {
+		return a, err
+	}
+	a.Method, a.Lookups = method, lookups
+	z := map[int32]float64{}
+	for i, d := range ds {
+		for j, o := range d.outs {
+			z[o] += prior[i] * d.p[j]
+		}
+	}
+	var recovery, variance, flip, loss float64
+	for i, d := range ds {
+		w := rows[i]
+		var e, e2 float64 // this word's expected error over its outputs, and its second moment
+		label, labelled := env.Labels[emb.Words[w]]
+		for j, o := range d.outs {
+			pf := prior[i] * d.p[j]
+			recovery += pf * pf / z[o]
+			miss := 1 - pf/z[o]
+			e += d.p[j] * miss
+			e2 += d.p[j] * miss * miss
+			if env.Labels != nil && labelled {
+				ol, ok := env.Labels[emb.Words[o]]
+				if ok && ol != label {
+					flip += pf
+				}
+				if !ok || ol != label {
+					loss += pf
+				}
+			}
+		}
+		variance += prior[i] * prior[i] * (e2 - e*e) / float64(m)
+	}
+	em := 1 - recovery
+	if method == "exact" {
+		a.Add("E_M", em)
+	} else {
+		h := 1.96 * math.Sqrt(variance)
+		a.AddCI("E_M", em, em-h, em+h)
+	}
+	a.Add("recovery", recovery)
+	if env.Labels != nil {
+		a.Add("L_M flip", flip)
+		a.Add("L_M loss", loss)
+	} else {
+		a.Notes = append(a.Notes, "L_M of a sentence dataset is the utility cells' accuracy drop: not computed by this analysis")
+	}
+	a.Add("prior words", float64(len(rows)))
+	return a, nil
+}

@@ -1,0 +1,49 @@
+package analysis
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// examples privatizes each listed word `draws` times and lists the
+// outputs, most frequent first (ties by word), with their counts:
+// Feyisetan et al.'s Table 1 at the cell's ε.
+func examples(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
+	var a metrics.Analysis
+	rows, err := rowsOf(v.Strings("list"), env)
+	if err != nil {
+		return a, err
+	}
+	m := v.Int("draws")
+	counts, lookups, err := draws(ctx, env, rows, m)
+	if err != nil {
+		return a, err
+	}
+	a.Method, a.Lookups = fmt.Sprintf("sampled (%d draws per word)", m), lookups
+	a.Examples = map[string][]string{}
+	var unchanged int
+	emb := env.Space.Emb
+	for i, w := range rows {
+		outs := slices.Collect(mapsKeys(counts[i]))
+		slices.SortFunc(outs, func(x, y int32) int {
+			if c := cmp.Compare(counts[i][y], counts[i][x]); c != 0 {
+				return c
+			}
+			return cmp.Compare(emb.Words[x], emb.Words[y])
+		})
+		var list []string
+		for _, o := range outs {
+			list = append(list, fmt.Sprintf("%s ×%d", emb.Words[o], counts[i][o]))
+		}
+		a.Examples[emb.Words[w]] = list
+		a.Words = append(a.Words, emb.Words[w])
+		unchanged += counts[i][int32(w)]
+	}
+	a.Add("unchanged %", 100*float64(unchanged)/float64(m*len(rows)))
+	return a, nil
+}

@@ -1,0 +1,175 @@
+package analysis
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/xp-nlp/xp/internal/rng"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// sampleWords returns the rows an analysis over a word sample is about:
+// words sampled by the seed, without replacement, from the candidates or
+// the dataset's vocabulary (most frequent first, restricted to top), or
+// the list given.
+func sampleWords(v spec.Values, env Env) ([]int, error) {
+	emb := env.Space.Emb
+	if v.String("from") == "list" {
+		return rowsOf(v.Strings("list"), env)
+	}
+	var pool []int
+	switch v.String("from") {
+	case "dataset":
+		pool = datasetRows(env)
+	default:
+		pool = make([]int, emb.Len())
+		for i := range pool {
+			pool[i] = i
+		}
+	}
+	if top := v.Int("top"); top > 0 && top < len(pool) {
+		pool = pool[:top]
+	}
+	return sample(pool, v.Int("words"), env.Seed), nil
+}
+
+// rowsOf looks the words up; a word without a vector is an error.
+func rowsOf(words []string, env Env) ([]int, error) {
+	var rows []int
+	for _, w := range words {
+		i, ok := env.Space.Emb.Index(w)
+		if !ok {
+			return nil, fmt.Errorf("%q has no vector in %s", w, env.Space.Emb.String())
+		}
+		rows = append(rows, i)
+	}
+	return rows, nil
+}
+
+// datasetRows are the rows of the dataset's words that have a vector,
+// most frequent first (ties by word).
+func datasetRows(env Env) []int {
+	type wc struct {
+		w string
+		c int64
+		i int
+	}
+	var ws []wc
+	for w, c := range env.Counts {
+		if i, ok := env.Space.Emb.Index(w); ok && c > 0 {
+			ws = append(ws, wc{w, c, i})
+		}
+	}
+	slices.SortFunc(ws, func(a, b wc) int {
+		if c := cmp.Compare(b.c, a.c); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.w, b.w)
+	})
+	rows := make([]int, len(ws))
+	for i, x := range ws {
+		rows[i] = x.i
+	}
+	return rows
+}
+
+// sample draws n of pool without replacement (a partial Fisher–Yates
+// shuffle seeded by seed); n ≥ len(pool) or n = 0 returns all of pool.
+func sample(pool []int, n int, seed uint64) []int {
+	if n <= 0 || n >= len(pool) {
+		return slices.Clone(pool)
+	}
+	p := slices.Clone(pool)
+	r := rand.New(rand.NewPCG(rng.SplitMix64(seed), rng.SplitMix64(seed^0x616e616c79736973))) // "analysis"
+	for i := 0; i < n; i++ {
+		j := i + r.IntN(len(p)-i)
+		p[i], p[j] = p[j], p[i]
+	}
+	return p[:n]
+}
+
+// draws privatizes each row m times (m single-token records, through the
+// mechanism's own Privatize: its batching, its streams) and returns each
+// row's output counts. Each word draws from its own streams (the source
+// with split "word <w>"), so a word's draws do not depend on which other
+// words are sampled.
+func draws(ctx context.Context, env Env, rows []int, m int) ([]map[int32]int, int64, error) {
+	emb := env.Space.Emb
+	out := make([]map[int32]int, len(rows))
+	docs := make([][]string, m)
+	var lookups int64
+	for i, w := range rows {
+		for j := range docs {
+			docs[j] = []string{emb.Words[w]}
+		}
+		src := env.Source
+		src.Split = "word " + emb.Words[w]
+		priv, _, err := env.Mech.Privatize(ctx, docs, src)
+		if err != nil {
+			return nil, lookups, err
+		}
+		lookups += int64(m)
+		counts := map[int32]int{}
+		for _, d := range priv {
+			o, ok := emb.Index(d[0])
+			if !ok {
+				return nil, lookups, fmt.Errorf("mechanism output %q is not a candidate", d[0])
+			}
+			counts[int32(o)]++
+		}
+		out[i] = counts
+	}
+	return out, lookups, nil
+}
+
+// distribution is one word's output distribution: exact, or estimated
+// from draws.
+type distribution struct {
+	outs []int32
+	p    []float64
+}
+
+// distributions returns the rows' output distributions: exact where the
+// mechanism knows them and useExact is set, otherwise estimated from m
+// draws each. method says which.
+func distributions(ctx context.Context, env Env, rows []int, m int, useExact bool) (ds []distribution, method string, lookups int64, err error) {
+	if x, ok := env.Mech.(exact); ok && useExact {
+		ds = make([]distribution, len(rows))
+		pos := map[int]int{}
+		for i, w := range rows {
+			pos[w] = i
+		}
+		err = x.Distributions(ctx, rows, func(w int, outs []int32, p []float64) error {
+			ds[pos[w]] = distribution{slices.Clone(outs), slices.Clone(p)}
+			return nil
+		})
+		return ds, "exact", 0, err
+	}
+	counts, lookups, err := draws(ctx, env, rows, m)
+	if err != nil {
+		return nil, "", lookups, err
+	}
+	ds = make([]distribution, len(rows))
+	for i, c := range counts {
+		outs := slices.Sorted(mapsKeys(c))
+		p := make([]float64, len(outs))
+		for j, o := range outs {
+			p[j] = float64(c[o]) / float64(m)
+		}
+		ds[i] = distribution{outs, p}
+	}
+	return ds, fmt.Sprintf("sampled (%d draws per word)", m), lookups, nil
+}
+
+func mapsKeys(m map[int32]int) func(func(int32) bool) {
+	return func(yield func(int32) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
