@@ -36,6 +36,8 @@ type Record struct {
 	Privacy map[string]metrics.Privatization `json:"privacy,omitempty"`
 	// Coverage says how the model saw each split's tokens.
 	Coverage map[string]Coverage `json:"coverage,omitempty"`
+	// Analysis holds an analysis cell's statistics (nil for utility cells).
+	Analysis *metrics.Analysis `json:"analysis,omitempty"`
 	// Flags are the warnings raised when the cell ran (with the threshold
 	// of that run; tables recompute them with theirs).
 	Flags      []metrics.Flag `json:"flags,omitempty"`

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/models"
 	"github.com/xp-nlp/xp/results"
@@ -33,6 +35,9 @@ func (s *Session) run(ctx context.Context, key string, cell experiments.Cell, pr
 }
 
 func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *results.Record, progress io.Writer) error {
+	if cell.Analysis != "" {
+		return s.analyze(ctx, cell, rec)
+	}
 	splits, err := s.privatized(ctx, cell, rec, progress)
 	if err != nil {
 		return err
@@ -44,6 +49,32 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 		data[name], rec.Coverage[name] = modelData(sp, vocab, s.in.emb)
 	}
 	return s.train(ctx, cell, vocab, data, rec, progress)
+}
+
+// analyze computes an analysis cell: its mechanism (if it takes one)
+// over the session's candidates, the dataset's word counts when read.
+func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
+	space, err := s.candidates()
+	if err != nil {
+		return err
+	}
+	env := analysis.Env{Space: space, Seed: cell.Seed, Counts: s.in.counts, Labels: s.in.labels,
+		Source: mech.Source{Seed: cell.Seed, Cell: cell.Stream()}}
+	if cell.Mechanism != "" {
+		if env.Mech, err = s.mechanism(cell, nil); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	a, err := analysis.Run(ctx, cell.Analysis, s.c.Analysis.Params, env)
+	if err != nil {
+		return err
+	}
+	if secs := time.Since(start).Seconds(); a.Lookups > 0 && secs > 0 {
+		rec.Provenance.TokensPerSec = float64(a.Lookups) / secs
+	}
+	rec.Analysis = &a
+	return nil
 }
 
 // privatized returns the cell's three splits and records their

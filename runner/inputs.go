@@ -44,7 +44,10 @@ type inputs struct {
 	splits  map[string]Split // train, valid, test (original tokens)
 	emb     *embedding.Embedding
 	counts  map[string]int64 // word counts over every split: the task vocabulary
-	sums    experiments.Inputs
+	// labels is each word's label in a word-level dataset (the opinion
+	// lexicon's polarity), for analyses.
+	labels map[string]int
+	sums   experiments.Inputs
 }
 
 // load reads the dataset and embedding the config names, carves the
@@ -54,11 +57,29 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 	if err := checkFiles(c); err != nil {
 		return nil, err
 	}
-	d, ex, err := loadSplits(ctx, c)
-	if err != nil {
-		return nil, err
+	var in *inputs
+	switch {
+	case !c.ReadsDataset():
+		in = &inputs{}
+	case c.IsAnalysis():
+		d, ex, err := loadWords(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		in = tokenize(c, d, ex)
+		if d.Name == "opinion" {
+			in.labels = map[string]int{}
+			for _, x := range ex["train"] {
+				in.labels[x.Text] = x.Label
+			}
+		}
+	default:
+		d, ex, err := loadSplits(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		in = tokenize(c, d, ex)
 	}
-	in := tokenize(c, d, ex)
 	format := c.Embedding.Format
 	if format == "auto" {
 		format = ""
@@ -80,6 +101,9 @@ func checkFiles(c *experiments.Config) error {
 	emb := c.Path(c.Embedding.Path)
 	if _, err := os.Stat(strings.SplitN(emb, "#", 2)[0]); err != nil {
 		return c.ErrAt(fmt.Sprintf("embedding %s: %v (data root %q; set data: or %s)", c.Embedding.Path, err, c.Data, datasets.EnvRoot), "embedding", "path")
+	}
+	if !c.ReadsDataset() {
+		return nil
 	}
 	if c.Dataset.Path != "" {
 		if _, err := os.Stat(c.Path(c.Dataset.Path)); err != nil {
@@ -124,6 +148,25 @@ func loadSplits(ctx context.Context, c *experiments.Config) (*datasets.Dataset, 
 		ex["valid"] = datasets.Sample(valid, max(1, dc.TrainLimit/9), dc.SplitSeed, "valid")
 	}
 	return d, ex, nil
+}
+
+// loadWords loads what an analysis reads of a dataset: the examples of
+// dataset.train (subsampled to train_limit), whose words are its prior
+// and vocabulary.
+func loadWords(ctx context.Context, c *experiments.Config) (*datasets.Dataset, map[string][]datasets.Example, error) {
+	dc := c.Dataset
+	d, err := datasets.Load(ctx, c.Data, dc.Name, datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path)})
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := d.Split(dc.Train)
+	if err != nil {
+		return nil, nil, c.ErrAt(err.Error(), "dataset", "train")
+	}
+	if len(ex) == 0 {
+		return nil, nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty", dc.Train, d.Name), "dataset", "train")
+	}
+	return d, map[string][]datasets.Example{"train": datasets.Sample(ex, dc.TrainLimit, dc.SplitSeed, "train")}, nil
 }
 
 // tokenize turns the examples into Splits, counts the task vocabulary and

@@ -77,6 +77,28 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	if err != nil {
 		return err
 	}
+	if c.IsAnalysis() {
+		rows := results.AnalysisTable(mine)
+		sum.Stats = rows
+		if sum.Tables, err = results.WriteAnalysisTables(c.Output, rows); err != nil {
+			return fmt.Errorf("tables: %w", err)
+		}
+		if sum.Plots, err = results.PlotAnalysis(c.Output, c.Name, rows); err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+	} else if err := writeUtility(c, mine, sum); err != nil {
+		return err
+	}
+	m := Manifest{Provenance: prov, Finished: time.Now().UTC().Format(time.RFC3339), Seconds: took.Seconds(), Summary: *sum}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return xio.WriteFileAtomic(filepath.Join(c.Output, "manifest.json"), append(b, '\n'))
+}
+
+// writeUtility writes the utility table and plots.
+func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (err error) {
 	rows := results.Table(mine, results.TableOptions{MaxOOV: c.Checks.MaxOOV})
 	sum.Rows = rows
 	if sum.Tables, err = results.WriteTables(c.Output, rows); err != nil {
@@ -87,12 +109,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 			return fmt.Errorf("plots: %w", err)
 		}
 	}
-	m := Manifest{Provenance: prov, Finished: time.Now().UTC().Format(time.RFC3339), Seconds: took.Seconds(), Summary: *sum}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return xio.WriteFileAtomic(filepath.Join(c.Output, "manifest.json"), append(b, '\n'))
+	return nil
 }
 
 // Keys are the record keys of the run's cells, in sweep order.

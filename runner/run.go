@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -58,8 +59,10 @@ type Summary struct {
 	Failed int          `json:"failed"`
 	Tables []string     `json:"tables,omitempty"`
 	Plots  []string     `json:"plots,omitempty"`
-	// Rows is the table written (not in the manifest: the records are).
-	Rows []results.Row `json:"-"`
+	// Rows (utility) or Stats (analyses) is the table written (not in the
+	// manifest: the records are).
+	Rows  []results.Row     `json:"-"`
+	Stats []results.StatRow `json:"-"`
 }
 
 // ResolvedName is the resolved config's file in a run folder.
@@ -240,6 +243,13 @@ func collect(store *results.Store, sum *Summary) error {
 func outcome(r results.Record) string {
 	if r.Status != "ok" {
 		return "FAILED: " + r.Error
+	}
+	if a := r.Analysis; a != nil {
+		var parts []string
+		for _, st := range a.Stats[:min(4, len(a.Stats))] {
+			parts = append(parts, fmt.Sprintf("%s %.4g", st.Name, float64(st.Value)))
+		}
+		return fmt.Sprintf("%s (%s, %.0f s)", strings.Join(parts, ", "), a.Method, r.Provenance.WallSeconds)
 	}
 	return fmt.Sprintf("accuracy %.4f, macro-F1 %.4f (%.0f s)", r.Test.Accuracy, r.Test.MacroF1, r.Provenance.WallSeconds)
 }

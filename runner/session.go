@@ -75,7 +75,12 @@ func (s *Session) Close() {
 func (s *Session) Inputs() experiments.Inputs { return s.in.sums }
 
 // Labels are the dataset's label names (Split.Labels index them).
-func (s *Session) Labels() []string { return s.in.dataset.Labels }
+func (s *Session) Labels() []string {
+	if s.in.dataset == nil {
+		return nil
+	}
+	return s.in.dataset.Labels
+}
 
 // Key is the cell's record key.
 func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.in.sums) }
@@ -86,8 +91,9 @@ func (s *Session) logf(format string, args ...any) {
 	}
 }
 
-// mechanism builds the cell's mechanism over the session's space.
-func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mechanism, error) {
+// candidates returns the session's candidate space, indexing the vectors
+// on first use.
+func (s *Session) candidates() (*mech.Space, error) {
 	if s.space == nil {
 		sp, err := mech.NewSpace(s.in.emb, s.dev, 0)
 		if err != nil {
@@ -95,6 +101,14 @@ func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mec
 		}
 		sp.CacheDir = filepath.Join(s.c.Cache, "mech")
 		s.space = sp
+	}
+	return s.space, nil
+}
+
+// mechanism builds the cell's mechanism over the session's space.
+func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mechanism, error) {
+	if _, err := s.candidates(); err != nil {
+		return nil, err
 	}
 	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
 }

@@ -85,7 +85,11 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	if opt.Shards == 0 {
-		fmt.Fprint(out, results.Markdown(sum.Rows))
+		if c.IsAnalysis() {
+			fmt.Fprint(out, results.AnalysisMarkdown(sum.Stats))
+		} else {
+			fmt.Fprint(out, results.Markdown(sum.Rows))
+		}
 		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run, %d failed\n", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Failed)
 		for _, p := range append(sum.Tables, sum.Plots...) {
 			fmt.Fprintln(out, "wrote", p)

@@ -1,0 +1,379 @@
+package results
+
+import (
+	"cmp"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// StatRow is one line of an analysis table: an analysis at one mechanism
+// setting and ε, each statistic aggregated over seeds.
+type StatRow struct {
+	Analysis string
+	Setting  string // "none" for an analysis without mechanism
+	Notion   spec.Notion
+	Epsilon  float64
+	Seeds    int
+	Failed   int
+	Names    []string  // the statistics, in the analysis's order
+	Mean, SD []float64 // over seeds (SD 0 for one seed)
+	// CI is the half-width of the 95% t-interval of the mean over seeds
+	// (NaN for one seed).
+	CI []float64
+	// Examples are the first seed's example outputs per word.
+	Examples map[string][]string
+	Method   string
+	Notes    []string
+}
+
+// AnalysisTable aggregates analysis records into rows by setting and ε.
+func AnalysisTable(recs []Record) []StatRow {
+	type key struct {
+		analysis, setting string
+		eps               float64
+	}
+	groups := map[key][]Record{}
+	var order []key
+	for _, r := range recs {
+		if r.Cell.Analysis == "" {
+			continue
+		}
+		k := key{r.Cell.Analysis, r.Cell.Setting(), r.Cell.Epsilon}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	var rows []StatRow
+	for _, k := range order {
+		row := StatRow{Analysis: k.analysis, Setting: k.setting, Epsilon: k.eps}
+		values := map[string][]float64{}
+		for _, r := range groups[k] {
+			row.Notion = cmp.Or(row.Notion, r.Notion)
+			if r.Status != "ok" || r.Analysis == nil {
+				row.Failed++
+				continue
+			}
+			row.Seeds++
+			if row.Examples == nil {
+				row.Examples, row.Method = r.Analysis.Examples, r.Analysis.Method
+			}
+			for _, n := range r.Analysis.Notes {
+				if !slices.Contains(row.Notes, n) {
+					row.Notes = append(row.Notes, n)
+				}
+			}
+			for _, s := range r.Analysis.Stats {
+				if !slices.Contains(row.Names, s.Name) {
+					row.Names = append(row.Names, s.Name)
+				}
+				values[s.Name] = append(values[s.Name], float64(s.Value))
+			}
+		}
+		for _, n := range row.Names {
+			m, sd := meanSD(values[n])
+			row.Mean, row.SD = append(row.Mean, m), append(row.SD, sd)
+			ci := math.NaN()
+			if c := len(values[n]); c > 1 {
+				ci = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(c - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(c))
+			}
+			row.CI = append(row.CI, ci)
+		}
+		rows = append(rows, row)
+	}
+	slices.SortStableFunc(rows, func(a, b StatRow) int {
+		return cmp.Or(strings.Compare(a.Analysis, b.Analysis), strings.Compare(a.Setting, b.Setting), cmp.Compare(a.Epsilon, b.Epsilon))
+	})
+	return rows
+}
+
+// Stat returns the mean and sd of the named statistic (NaN when absent).
+func (r StatRow) Stat(name string) (mean, sd float64) {
+	i := slices.Index(r.Names, name)
+	if i < 0 {
+		return math.NaN(), math.NaN()
+	}
+	return r.Mean[i], r.SD[i]
+}
+
+// statNames are the statistics of all rows, in first-seen order.
+func statNames(rows []StatRow) []string {
+	var names []string
+	for _, r := range rows {
+		for _, n := range r.Names {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+func fnum(x float64) string {
+	switch {
+	case math.IsInf(x, 1):
+		return "∞"
+	case math.IsNaN(x):
+		return "—"
+	}
+	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
+// AnalysisMarkdown renders the rows: one column per statistic, mean ± sd
+// over seeds; then each row's example outputs and notes.
+func AnalysisMarkdown(rows []StatRow) string {
+	var b strings.Builder
+	names := statNames(rows)
+	b.WriteString("| analysis | mechanism | notion | ε | seeds |")
+	for _, n := range names {
+		b.WriteString(" " + n + " |")
+	}
+	b.WriteString("\n|---|---|---|---:|---:|" + strings.Repeat("---:|", len(names)) + "\n")
+	for _, r := range rows {
+		eps := "—"
+		if r.Setting != "none" {
+			eps = strconv.FormatFloat(r.Epsilon, 'g', -1, 64)
+		}
+		seeds := strconv.Itoa(r.Seeds)
+		if r.Failed > 0 {
+			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |", r.Analysis, r.Setting, cmp.Or(string(r.Notion), "—"), eps, seeds)
+		for _, n := range names {
+			m, sd := r.Stat(n)
+			cell := fnum(m)
+			if r.Seeds > 1 && !math.IsNaN(sd) && sd > 0 {
+				cell += " ± " + fnum(sd)
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	for _, r := range rows {
+		if len(r.Examples) == 0 && len(r.Notes) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s, %s, ε = %s (%s):\n", r.Analysis, r.Setting, strconv.FormatFloat(r.Epsilon, 'g', -1, 64), r.Method)
+		for _, w := range slicesSortedKeys(r.Examples) {
+			fmt.Fprintf(&b, "- %s → %s\n", w, strings.Join(r.Examples[w], ", "))
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- note: %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+func slicesSortedKeys(m map[string][]string) []string {
+	var k []string
+	for w := range m {
+		k = append(k, w)
+	}
+	slices.Sort(k)
+	return k
+}
+
+// WriteAnalysisTables writes tables/analysis.csv (mean, sd and the 95%
+// CI half-width of each statistic) and tables/analysis.md.
+func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
+	td := filepath.Join(dir, "tables")
+	if err := os.MkdirAll(td, 0o777); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	names := statNames(rows)
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	head := []string{"analysis", "setting", "notion", "epsilon", "seeds", "failed"}
+	for _, n := range names {
+		head = append(head, n, n+" sd", n+" ci95")
+	}
+	w.Write(head)
+	for _, r := range rows {
+		line := []string{r.Analysis, r.Setting, string(r.Notion), strconv.FormatFloat(r.Epsilon, 'g', -1, 64), strconv.Itoa(r.Seeds), strconv.Itoa(r.Failed)}
+		for _, n := range names {
+			i := slices.Index(r.Names, n)
+			if i < 0 {
+				line = append(line, "", "", "")
+				continue
+			}
+			line = append(line, strconv.FormatFloat(r.Mean[i], 'g', -1, 64), strconv.FormatFloat(r.SD[i], 'g', -1, 64), strconv.FormatFloat(r.CI[i], 'g', -1, 64))
+		}
+		w.Write(line)
+	}
+	w.Flush()
+	var paths []string
+	for name, text := range map[string]string{"analysis.csv": b.String(), "analysis.md": AnalysisMarkdown(rows)} {
+		p := filepath.Join(td, name)
+		if err := xio.WriteFileAtomic(p, []byte(text)); err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// analysisFigures are the statistics plotted against ε per analysis, one
+// panel each (the papers' figures).
+var analysisFigures = map[string][]string{
+	"plausible-deniability": {"N_w mean", "S_w mean"},        // Feyisetan Fig. 3–4
+	"bayes-adversary":       {"E_M", "L_M flip", "L_M loss"}, // Xu Fig. 2
+}
+
+// PlotAnalysis draws the analysis's figure under dir/plots (PNG and SVG):
+// for neighbours, distance against k with one line per percentile
+// (Feyisetan Fig. 1); otherwise the analysis's statistics against ε, one
+// line per mechanism setting, ± sd over seeds. It returns the paths
+// written (none when the analysis has no figure).
+func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	var panels []*plot.Plot
+	var err error
+	a := rows[0].Analysis
+	switch {
+	case a == "neighbours":
+		panels, err = neighbourPanels(title, rows)
+	case analysisFigures[a] != nil:
+		for _, stat := range analysisFigures[a] {
+			var p *plot.Plot
+			if p, err = statPanel(title, stat, rows); err != nil {
+				break
+			}
+			if p != nil {
+				panels = append(panels, p)
+			}
+		}
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results: plot %s: %w", a, err)
+	}
+	if len(panels) == 0 {
+		return nil, nil
+	}
+	pd := filepath.Join(dir, "plots")
+	if err := os.MkdirAll(pd, 0o777); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	return writeFigure(filepath.Join(pd, a), panels)
+}
+
+// statPanel plots one statistic against ε per setting (nil when no row
+// has it).
+func statPanel(title, stat string, rows []StatRow) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title + ": " + stat
+	p.X.Label.Text = "ε"
+	p.Y.Label.Text = stat
+	var settings []string
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		if m, _ := r.Stat(stat); !math.IsNaN(m) {
+			if !slices.Contains(settings, r.Setting) {
+				settings = append(settings, r.Setting)
+			}
+			lo, hi = math.Min(lo, r.Epsilon), math.Max(hi, r.Epsilon)
+		}
+	}
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	if lo > 0 && hi/lo > 10 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	for i, s := range settings {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for _, r := range rows {
+			if m, sd := r.Stat(stat); r.Setting == s && !math.IsNaN(m) && !math.IsInf(m, 0) {
+				pts = append(pts, plotter.XY{X: r.Epsilon, Y: m})
+				errs = append(errs, struct{ Low, High float64 }{sd, sd})
+			}
+		}
+		if err := addLine(p, i, s, pts, errs); err != nil {
+			return nil, err
+		}
+	}
+	p.Legend.Top = false
+	p.Add(plotter.NewGrid())
+	return p, nil
+}
+
+// neighbourPanels plots the distance to the k-th neighbour against k, one
+// line per percentile (statistics named "d<k> p<q>").
+func neighbourPanels(title string, rows []StatRow) ([]*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title + ": distance to the k-th nearest neighbour"
+	p.X.Label.Text = "k"
+	p.Y.Label.Text = "Euclidean distance"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	byQ := map[string]plotter.XYs{}
+	var qs []string
+	r := rows[0]
+	for i, n := range r.Names {
+		var k int
+		var q string
+		if _, err := fmt.Sscanf(n, "d%d p%s", &k, &q); err != nil {
+			continue
+		}
+		if !slices.Contains(qs, q) {
+			qs = append(qs, q)
+		}
+		byQ[q] = append(byQ[q], plotter.XY{X: float64(k), Y: r.Mean[i]})
+	}
+	for i, q := range qs {
+		if err := addLine(p, i, "percentile "+q, byQ[q], nil); err != nil {
+			return nil, err
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	return []*plot.Plot{p}, nil
+}
+
+// addLine draws one line with points (and error bars when errs is given).
+func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YErrors) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	line, points, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+	points.Shape = plotutil.Shape(i)
+	p.Add(line, points)
+	if errs != nil {
+		eb, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs})
+		if err != nil {
+			return err
+		}
+		eb.Color = plotutil.Color(i)
+		p.Add(eb)
+	}
+	p.Legend.Add(label, line, points)
+	return nil
+}
