@@ -18,7 +18,7 @@ BIN   := bin/xp
 XP_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export XP_DATA
 
-.PHONY: all setup torch build test quickstart doctor clean bench-pytorch
+.PHONY: all setup torch build test quickstart doctor clean bench-pytorch paper
 
 all: build
 
@@ -53,3 +53,13 @@ doctor: build
 
 clean:
 	rm -rf build bin go.work go.work.sum
+
+# Every config of configs/paper (full size, resumable: run it again and
+# finished cells are reused; each writes runs/paper/<name>/tables and plots).
+# A config whose data the root lacks (QNLI's train split) fails alone and is
+# listed at the end. Reduced runs: see the "Quick look" line of each config.
+paper: build
+	@test -n "$(XP_DATA)" || { echo "paper: no data root: set XP_DATA"; exit 1; }
+	@failed=""; for f in configs/paper/*.yaml; do \
+		echo "== $$f"; $(BIN) run -q $$f || failed="$$failed $$f"; \
+	done; test -z "$$failed" || { echo "paper: failed:$$failed"; exit 1; }

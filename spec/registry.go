@@ -110,7 +110,7 @@ var analyses = []Descriptor{
 		Epsilon: true, Params: []Param{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"happy"}, Doc: "the attacked words"},
 			{Name: "target", Type: Float, Min: Excl(0), Max: Excl(1), Default: 0.95, Doc: "the vote accuracy the attacker needs"},
-			{Name: "cap", Type: Int, Min: Incl(1), Default: 100000, Doc: "largest N tried (beyond it: ∞)"},
+			{Name: "cap", Type: Int, Min: Incl(1), Default: 10000, Doc: "largest N tried (beyond it: ∞)"},
 			{Name: "samples", Type: Int, Min: Incl(1), Default: 100000,
 				Doc: "draws estimating the output distribution where it is not known exactly (Laplace, Vickrey, Mahalanobis)"},
 		}},

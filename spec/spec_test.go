@@ -141,7 +141,7 @@ func TestDocsMatchDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, k := range []Kind{Mechanism, Model} {
+	for _, k := range []Kind{Mechanism, Model, Analysis} {
 		begin, end := "<!-- spec:"+string(k)+" -->\n", "<!-- /spec:"+string(k)+" -->"
 		i, j := strings.Index(doc, begin), strings.Index(doc, end)
 		if i < 0 || j < i {
