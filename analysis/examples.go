@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/xp-nlp/xp/metrics"
@@ -29,7 +30,7 @@ func examples(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, er
 	var unchanged int
 	emb := env.Space.Emb
 	for i, w := range rows {
-		outs := slices.Collect(mapsKeys(counts[i]))
+		outs := slices.Collect(maps.Keys(counts[i]))
 		slices.SortFunc(outs, func(x, y int32) int {
 			if c := cmp.Compare(counts[i][y], counts[i][x]); c != 0 {
 				return c

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -154,7 +155,7 @@ func distributions(ctx context.Context, env Env, rows []int, m int, useExact boo
 	}
 	ds = make([]distribution, len(rows))
 	for i, c := range counts {
-		outs := slices.Sorted(mapsKeys(c))
+		outs := slices.Sorted(maps.Keys(c))
 		p := make([]float64, len(outs))
 		for j, o := range outs {
 			p[j] = float64(c[o]) / float64(m)
@@ -162,14 +163,4 @@ func distributions(ctx context.Context, env Env, rows []int, m int, useExact boo
 		ds[i] = distribution{outs, p}
 	}
 	return ds, fmt.Sprintf("sampled (%d draws per word)", m), lookups, nil
-}
-
-func mapsKeys(m map[int32]int) func(func(int32) bool) {
-	return func(yield func(int32) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

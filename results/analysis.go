@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -168,7 +169,7 @@ func AnalysisMarkdown(rows []StatRow) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s, %s, ε = %s (%s):\n", r.Analysis, r.Setting, strconv.FormatFloat(r.Epsilon, 'g', -1, 64), r.Method)
-		for _, w := range slicesSortedKeys(r.Examples) {
+		for _, w := range slices.Sorted(maps.Keys(r.Examples)) {
 			fmt.Fprintf(&b, "- %s → %s\n", w, strings.Join(r.Examples[w], ", "))
 		}
 		for _, n := range r.Notes {
@@ -176,15 +177,6 @@ func AnalysisMarkdown(rows []StatRow) string {
 		}
 	}
 	return b.String()
-}
-
-func slicesSortedKeys(m map[string][]string) []string {
-	var k []string
-	for w := range m {
-		k = append(k, w)
-	}
-	slices.Sort(k)
-	return k
 }
 
 // WriteAnalysisTables writes tables/analysis.csv (mean, sd and the 95%

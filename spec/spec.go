@@ -256,68 +256,38 @@ func (p Param) Normalize(v any) (any, error) {
 		}
 		return x, nil
 	case Floats:
-		var list []float64
-		switch l := v.(type) {
-		case []float64:
-			list = slices.Clone(l)
-		case []any:
-			for _, e := range l {
-				x, ok := toFloat(e)
-				if !ok {
-					return nil, fmt.Errorf("%s", p.Want())
-				}
-				list = append(list, x)
-			}
-		default:
-			return nil, fmt.Errorf("%s", p.Want())
-		}
-		if len(list) < p.MinLen || slices.ContainsFunc(list, func(x float64) bool { return !p.inRange(x) }) {
-			return nil, fmt.Errorf("%s", p.Want())
-		}
-		return list, nil
+		return listOf(p, v, toFloat, p.inRange)
 	case Ints:
-		var list []int
-		switch l := v.(type) {
-		case []int:
-			list = slices.Clone(l)
-		case []any:
-			for _, e := range l {
-				x, ok := toInt(e)
-				if !ok {
-					return nil, fmt.Errorf("%s", p.Want())
-				}
-				list = append(list, x)
-			}
-		default:
-			return nil, fmt.Errorf("%s", p.Want())
-		}
-		if len(list) < p.MinLen || slices.ContainsFunc(list, func(x int) bool { return !p.inRange(float64(x)) }) {
-			return nil, fmt.Errorf("%s", p.Want())
-		}
-		return list, nil
+		return listOf(p, v, toInt, func(x int) bool { return p.inRange(float64(x)) })
 	case Strings:
-		var list []string
-		switch l := v.(type) {
-		case []string:
-			list = slices.Clone(l)
-		case []any:
-			for _, e := range l {
-				x, ok := e.(string)
-				if !ok {
-					return nil, fmt.Errorf("%s", p.Want())
-				}
-				list = append(list, x)
-			}
-		default:
-			return nil, fmt.Errorf("%s", p.Want())
-		}
-		bad := func(x string) bool { return x == "" || (len(p.Enum) > 0 && !slices.Contains(p.Enum, x)) }
-		if len(list) < p.MinLen || slices.ContainsFunc(list, bad) {
-			return nil, fmt.Errorf("%s", p.Want())
-		}
-		return list, nil
+		str := func(e any) (string, bool) { x, ok := e.(string); return x, ok }
+		return listOf(p, v, str, func(x string) bool { return x != "" && (len(p.Enum) == 0 || slices.Contains(p.Enum, x)) })
 	}
 	return nil, fmt.Errorf("parameter %s has no type", p.Name)
+}
+
+// listOf normalizes a list parameter: a []T as is, or a YAML list whose
+// elements conv accepts, with at least MinLen elements, each one ok.
+func listOf[T any](p Param, v any, conv func(any) (T, bool), ok func(T) bool) (any, error) {
+	var list []T
+	switch l := v.(type) {
+	case []T:
+		list = slices.Clone(l)
+	case []any:
+		for _, e := range l {
+			x, good := conv(e)
+			if !good {
+				return nil, fmt.Errorf("%s", p.Want())
+			}
+			list = append(list, x)
+		}
+	default:
+		return nil, fmt.Errorf("%s", p.Want())
+	}
+	if len(list) < p.MinLen || slices.ContainsFunc(list, func(x T) bool { return !ok(x) }) {
+		return nil, fmt.Errorf("%s", p.Want())
+	}
+	return list, nil
 }
 
 // Want describes the values the parameter accepts, e.g. "a number in [0, 1]".
