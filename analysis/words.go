@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/xp-nlp/xp/internal/rng"
+	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -92,36 +93,52 @@ func sample(pool []int, n int, seed uint64) []int {
 	return p[:n]
 }
 
-// draws privatizes each row m times (m single-token records, through the
-// mechanism's own Privatize: its batching, its streams) and returns each
-// row's output counts. Each word draws from its own streams (the source
-// with split "word <w>"), so a word's draws do not depend on which other
-// words are sampled.
+// drawer is implemented by mechanisms that draw many privatizations of
+// single words in shared search batches (mech.Laplace, mech.Vickrey,
+// mech.Mahalanobis), with the streams of per-word Privatize calls.
+type drawer interface {
+	Draws(ctx context.Context, rows []int, n int, src mech.Source, f func(i int, outs []int32) error) error
+}
+
+// draws privatizes each row m times and returns each row's output counts.
+// Each word draws from its own streams (mech.WordSource: draw j is
+// document j of a Privatize call of m single-token documents), so a
+// word's draws do not depend on which other words are sampled. Mechanisms
+// that implement drawer share search batches across words; the others
+// (SanText, CusText when asked for sampling) privatize word by word.
 func draws(ctx context.Context, env Env, rows []int, m int) ([]map[int32]int, int64, error) {
-	emb := env.Space.Emb
 	out := make([]map[int32]int, len(rows))
+	count := func(i int, outs []int32) error {
+		c := map[int32]int{}
+		for _, o := range outs {
+			c[o]++
+		}
+		out[i] = c
+		return nil
+	}
+	lookups := int64(len(rows)) * int64(m)
+	if d, ok := env.Mech.(drawer); ok {
+		return out, lookups, d.Draws(ctx, rows, m, env.Source, count)
+	}
+	emb := env.Space.Emb
 	docs := make([][]string, m)
-	var lookups int64
+	outs := make([]int32, m)
 	for i, w := range rows {
 		for j := range docs {
 			docs[j] = []string{emb.Words[w]}
 		}
-		src := env.Source
-		src.Split = "word " + emb.Words[w]
-		priv, _, err := env.Mech.Privatize(ctx, docs, src)
+		priv, _, err := env.Mech.Privatize(ctx, docs, mech.WordSource(env.Source, emb.Words[w]))
 		if err != nil {
-			return nil, lookups, err
+			return nil, 0, err
 		}
-		lookups += int64(m)
-		counts := map[int32]int{}
-		for _, d := range priv {
+		for j, d := range priv {
 			o, ok := emb.Index(d[0])
 			if !ok {
-				return nil, lookups, fmt.Errorf("mechanism output %q is not a candidate", d[0])
+				return nil, 0, fmt.Errorf("mechanism output %q is not a candidate", d[0])
 			}
-			counts[int32(o)]++
+			outs[j] = int32(o)
 		}
-		out[i] = counts
+		count(i, outs)
 	}
 	return out, lookups, nil
 }

@@ -6,8 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -183,6 +185,55 @@ func BenchmarkSanTextBudget(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(2048*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkDrawsVsPrivatize compares word-level analysis draws (Draws:
+// rows × m single-word privatizations with per-word streams, shared search
+// batches) with privatizing running text of the same number of tokens,
+// interleaved (P D P D …) in one run, 5 repeats each; it reports the
+// median ratio of lookups/s to tokens/s with min and max. Run with
+//
+//	XP_DATA=../shared/data go test ./mech -run '^$' -bench DrawsVsPrivatize -benchtime 1x
+func BenchmarkDrawsVsPrivatize(b *testing.B) {
+	s := benchSpace(b, "fasttext300d")
+	const rows, m, repeats = 40, 100, 5
+	docs := randomDocs(s, rows*m)
+	words := make([]int, rows)
+	for i := range words {
+		words[i] = i * 37 % min(s.Emb.Len(), 20000)
+	}
+	for _, name := range []string{"laplace", "vickrey"} {
+		b.Run(name, func(b *testing.B) {
+			mm, err := New(name, s, 10, nil, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := mm.(interface {
+				Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
+			})
+			ctx := context.Background()
+			var ratios, drawRates []float64
+			for i := 0; i < b.N*repeats; i++ {
+				t0 := time.Now()
+				if _, _, err := mm.Privatize(ctx, docs, Source{Seed: uint64(i)}); err != nil {
+					b.Fatal(err)
+				}
+				p := float64(rows*m) / time.Since(t0).Seconds()
+				t0 = time.Now()
+				if err := d.Draws(ctx, words, m, Source{Seed: uint64(i)}, func(int, []int32) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+				r := float64(rows*m) / time.Since(t0).Seconds()
+				ratios, drawRates = append(ratios, r/p), append(drawRates, r)
+			}
+			slices.Sort(ratios)
+			slices.Sort(drawRates)
+			b.ReportMetric(drawRates[len(drawRates)/2], "lookups/s")
+			b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+			b.ReportMetric(ratios[0], "ratio-min")
+			b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
 		})
 	}
 }

@@ -37,3 +37,10 @@ func (m *Laplace) Privatize(ctx context.Context, docs [][]string, src Source) ([
 func newReport(m Mechanism, space *Space) metrics.Privatization {
 	return metrics.Privatization{Mechanism: m.Name(), Notion: m.Notion(), Epsilon: m.Epsilon(), Candidates: space.Describe(), OOVPolicy: "keep", RNG: RNG}
 }
+
+// Draws privatizes each of rows n times in shared search batches, with
+// the streams n single-token Privatize calls per word would use (see
+// WordSource), and calls f with each row's outputs.
+func (m *Laplace) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
+	return m.nn.draws(ctx, rows, n, src, f)
+}

@@ -137,3 +137,8 @@ func (m *Mahalanobis) Privatize(ctx context.Context, docs [][]string, src Source
 	out, err := m.nn.run(ctx, docs, src, &rep)
 	return out, rep, err
 }
+
+// Draws: see Laplace.Draws.
+func (m *Mahalanobis) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
+	return m.nn.draws(ctx, rows, n, src, f)
+}

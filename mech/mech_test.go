@@ -452,3 +452,53 @@ func TestEveryDescriptorBuilt(t *testing.T) {
 		t.Errorf("%d builders for %d descriptors", len(builders), len(names))
 	}
 }
+
+// TestDrawsEqualPrivatize: batched word draws give exactly the outputs of
+// n single-token Privatize calls per word under WordSource, whatever the
+// search batch and whichever other words share it.
+func TestDrawsEqualPrivatize(t *testing.T) {
+	s := tinySpace(t, 200, 6, 4, 1)
+	type drawer interface {
+		Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
+	}
+	src := Source{Seed: 3, Cell: "c"}
+	const n = 13
+	for _, name := range []string{"laplace", "vickrey", "mahalanobis"} {
+		for _, batch := range []int{1, 5, 1024} {
+			m, err := New(name, s, 3, nil, Options{Batch: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ok := m.(drawer)
+			if !ok {
+				t.Fatalf("%s has no Draws", name)
+			}
+			for _, rows := range [][]int{{7, 3, 150}, {150}} {
+				got := map[int][]int32{}
+				err := d.Draws(context.Background(), rows, n, src, func(i int, outs []int32) error {
+					got[rows[i]] = slices.Clone(outs)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range rows {
+					word := s.Emb.Words[w]
+					docs := make([][]string, n)
+					for j := range docs {
+						docs[j] = []string{word}
+					}
+					priv, _, err := m.Privatize(context.Background(), docs, WordSource(src, word))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j, doc := range priv {
+						if o, _ := s.Emb.Index(doc[0]); int32(o) != got[w][j] {
+							t.Fatalf("%s batch %d rows %v: word %s draw %d is %d, Privatize gives %s", name, batch, rows, word, j, got[w][j], doc[0])
+						}
+					}
+				}
+			}
+		}
+	}
+}

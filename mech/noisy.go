@@ -27,32 +27,26 @@ type noisyNN struct {
 	progress io.Writer
 }
 
-type pending struct {
-	doc, pos int
-	w        int
-	r        *rand.Rand
+// token is one in-vocabulary token to perturb: its row and its stream.
+type token struct {
+	w int
+	r *rand.Rand
 }
 
-func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *metrics.Privatization) ([][]string, error) {
-	out := make([][]string, len(docs))
-	for i, d := range docs {
-		out[i] = append([]string(nil), d...)
-	}
+// perturb privatizes the tokens next yields (in order, until it returns
+// false) in batches of m.batch searches, calling emit with each token's
+// sequence number and output row. It is the one place where the noise of
+// Laplace, Vickrey and Mahalanobis is drawn and the neighbour searched.
+func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar) error {
 	batch := m.batch
 	if batch <= 0 {
 		batch = 1024
 	}
 	dim := m.space.Emb.Dim
-	base := src.base()
-	total := 0
-	for _, d := range docs {
-		total += len(d)
-	}
-	bar := progress.New(m.progress, int64(total), "privatize", false)
-	defer bar.Finish()
-	var todo []pending
+	todo := make([]token, 0, batch)
 	z := make([]float64, 0, batch*dim)
 	q := make([]float32, batch*dim)
+	seq := 0
 	flush := func() error {
 		if len(todo) == 0 {
 			return nil
@@ -64,8 +58,8 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 			m.mix(z)
 		}
 		q = q[:len(z)]
-		for j, p := range todo {
-			v := m.space.Emb.Vector(p.w)
+		for j, t := range todo {
+			v := m.space.Emb.Vector(t.w)
 			for i := range v {
 				q[j*dim+i] = float32(float64(v[i]) + z[j*dim+i])
 			}
@@ -74,42 +68,126 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 		if err != nil {
 			return err
 		}
-		for j, p := range todo {
-			o := m.pick(p.r, p.w, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k])
-			if int(o) == p.w {
-				rep.Unchanged++
+		for j, t := range todo {
+			if err := emit(seq, t.w, m.pick(t.r, t.w, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k])); err != nil {
+				return err
 			}
-			out[p.doc][p.pos] = m.space.Emb.Words[o]
+			seq++
 		}
 		bar.Add(int64(len(todo)))
 		todo, z = todo[:0], z[:0]
 		return nil
 	}
-	before := m.space.Index.Stats().Fallbacks
-	for di, d := range docs {
-		for pi, tok := range d {
-			rep.Tokens++
-			w, ok := m.space.Emb.Index(tok)
-			if !ok {
-				rep.OOV++
-				continue
-			}
-			r := tokenRand(base, di, pi)
-			z = z[:len(z)+dim]
-			LaplaceNoise(r, m.eps, z[len(z)-dim:])
-			todo = append(todo, pending{di, pi, w, r})
-			if len(todo) == batch {
-				if err := flush(); err != nil {
-					return nil, err
-				}
+	for {
+		t, ok := next()
+		if !ok {
+			break
+		}
+		z = z[:len(z)+dim]
+		LaplaceNoise(t.r, m.eps, z[len(z)-dim:])
+		todo = append(todo, t)
+		if len(todo) == batch {
+			if err := flush(); err != nil {
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	return flush()
+}
+
+func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *metrics.Privatization) ([][]string, error) {
+	out := make([][]string, len(docs))
+	for i, d := range docs {
+		out[i] = append([]string(nil), d...)
+	}
+	base := src.base()
+	total := 0
+	for _, d := range docs {
+		total += len(d)
+	}
+	bar := progress.New(m.progress, int64(total), "privatize", false)
+	defer bar.Finish()
+	// where[seq] is the (document, position) of the seq-th token searched.
+	type at struct{ doc, pos int }
+	var where []at
+	di, pi := 0, 0
+	next := func() (token, bool) {
+		for di < len(docs) {
+			if pi == len(docs[di]) {
+				di, pi = di+1, 0
+				continue
+			}
+			d, p := di, pi
+			pi++
+			rep.Tokens++
+			w, ok := m.space.Emb.Index(docs[d][p])
+			if !ok {
+				rep.OOV++
+				bar.Add(1)
+				continue
+			}
+			where = append(where, at{d, p})
+			return token{w, tokenRand(base, d, p)}, true
+		}
+		return token{}, false
+	}
+	emit := func(seq, w int, o int32) error {
+		if int(o) == w {
+			rep.Unchanged++
+		}
+		out[where[seq].doc][where[seq].pos] = m.space.Emb.Words[o]
+		return nil
+	}
+	before := m.space.Index.Stats().Fallbacks
+	if err := m.perturb(ctx, next, emit, bar); err != nil {
 		return nil, err
 	}
 	rep.Fallbacks = m.space.Index.Stats().Fallbacks - before
 	return out, nil
+}
+
+// draws privatizes each of rows n times in shared search batches and
+// calls f with each row's outputs. Draw j of row w uses the stream that
+// Privatize gives document j, position 0, under src with Split
+// "word <w>" (WordSource): the outputs equal n single-token Privatize
+// calls per word, and a word's draws do not depend on the other rows.
+func (m *noisyNN) draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
+	if n <= 0 || len(rows) == 0 {
+		return nil
+	}
+	bar := progress.New(m.progress, int64(len(rows)*n), "draws", false)
+	defer bar.Finish()
+	outs := make([]int32, n)
+	var base uint64
+	i, j := 0, 0
+	next := func() (token, bool) {
+		if i*n+j >= len(rows)*n {
+			return token{}, false
+		}
+		if j == 0 {
+			base = WordSource(src, m.space.Emb.Words[rows[i]]).base()
+		}
+		t := token{rows[i], tokenRand(base, j, 0)}
+		if j++; j == n {
+			i, j = i+1, 0
+		}
+		return t, true
+	}
+	emit := func(seq, _ int, o int32) error {
+		outs[seq%n] = o
+		if seq%n == n-1 {
+			return f(seq/n, outs)
+		}
+		return nil
+	}
+	return m.perturb(ctx, next, emit, bar)
+}
+
+// WordSource is the source of a word's draws in word-level analyses: src
+// with Split "word <w>".
+func WordSource(src Source, w string) Source {
+	src.Split = "word " + w
+	return src
 }
 
 // nearest is pick for Laplace and Mahalanobis: the nearest candidate.
