@@ -102,6 +102,9 @@ func TestAnalysisKeyInputs(t *testing.T) {
 	}
 }
 
+// bayesTwitter is an analysis config on a sentence dataset (10 lines).
+const bayesTwitter = "dataset:\n  name: twitter\nembedding:\n  path: e.vec\nanalysis:\n  kind: bayes-adversary\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n"
+
 func TestAnalysisErrors(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
 		{"unknown analysis", "embedding:\n  path: e.vec\nanalysis:\n  kind: membership\n", `x.yaml:4: unknown analysis "membership" (known: bayes-adversary, examples, neighbours, plausible-deniability, query-attack)`},
@@ -114,6 +117,15 @@ func TestAnalysisErrors(t *testing.T) {
 		{"custext needs counts", "embedding:\n  path: e.vec\nanalysis:\n  kind: query-attack\nmechanisms:\n  - name: custext\n    epsilon: [1]\n", "x.yaml:4: analysis query-attack with these mechanisms reads a dataset"},
 		{"list without from", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n  list: [happy]\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: plausible-deniability: list is given but words are sampled from embedding (set from: list)"},
 		{"from list without list", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n  from: list\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: plausible-deniability: from: list needs list"},
+		{"stages without analysis", "dataset:\n  name: sst2\nembedding:\n  path: e.vec\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nstages:\n  - kind: select\n", "x.yaml:8: stages combine the cells of an analysis"},
+		{"unknown stage", bayesTwitter + "stages:\n  - kind: pareto\n", `x.yaml:11: unknown stage "pareto" (known: epsilon-search, select, utility-loss)`},
+		{"budget required", bayesTwitter + "stages:\n  - kind: utility-loss\n  - kind: select\n    loss: L_M both\n", "x.yaml:12: select: parameter budget is required"},
+		{"lexicon loss on sentences", bayesTwitter + "stages:\n  - kind: select\n    budget: 0.1\n", "x.yaml:11: loss L_M flip is the opinion lexicon's; for dataset twitter add a utility-loss stage"},
+		{"loss mode not computed", bayesTwitter + "stages:\n  - kind: utility-loss\n    apply: [test]\n  - kind: select\n    budget: 0.1\n    loss: L_M both\n", "x.yaml:15: loss L_M both needs a utility-loss stage before this one with both in its apply"},
+		{"select needs bayes", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nstages:\n  - kind: select\n    budget: 0.1\n", "x.yaml:9: select maximizes E_M, which analysis bayes-adversary computes (not examples)"},
+		{"search needs examples", bayesTwitter + "stages:\n  - kind: epsilon-search\n    targets: [0.1]\n", "x.yaml:11: epsilon-search shows the examples at the ε found: it needs analysis examples"},
+		{"search bracket", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nstages:\n  - kind: epsilon-search\n    targets: [0.1]\n    lo: 5\n    hi: 1\n", "x.yaml:11: epsilon-search: lo 5 must be below hi 1"},
+		{"stage twice", bayesTwitter + "stages:\n  - kind: utility-loss\n  - kind: utility-loss\n", "x.yaml:12: stage utility-loss is given twice"},
 		{"empty word", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\n  list: [\"\"]\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: examples: parameter list = [\"\"], want a list of at least 1 words"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -122,5 +134,34 @@ func TestAnalysisErrors(t *testing.T) {
 				t.Errorf("got %v\nwant %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestStageCells: a utility-loss stage adds the baseline and its apply
+// modes' utility cells after the analysis cells, and leaves the analysis
+// cells' keys as they were.
+func TestStageCells(t *testing.T) {
+	plain, err := Parse("x.yaml", []byte(bayesTwitter+"seeds: [1, 2]\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := Parse("x.yaml", []byte(bayesTwitter+"seeds: [1, 2]\nstages:\n  - kind: utility-loss\n    apply: [test, both]\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range staged.Cells() {
+		got = append(got, c.String())
+	}
+	want := []string{"bayes-adversary: laplace ε=1 seed=1", "bayes-adversary: laplace ε=1 seed=2", "baseline seed=1", "baseline seed=2",
+		"laplace ε=1 test seed=1", "laplace ε=1 test seed=2", "laplace ε=1 both seed=1", "laplace ε=1 both seed=2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells %q\nwant %q", got, want)
+	}
+	in := Inputs{Data: "d", Embedding: "e"}
+	for i, c := range plain.Cells() {
+		if plain.Key(c, in) != staged.Key(staged.Cells()[i], in) {
+			t.Errorf("%s: the stage changed the analysis cell's key", c)
+		}
 	}
 }

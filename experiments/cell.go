@@ -105,13 +105,53 @@ func (c Cell) Stream() string {
 // mode in the config's order, each seed.
 //
 // An analysis config has one cell per mechanism, grid point, ε and seed,
-// or one per seed for an analysis that takes no ε.
+// or one per seed for an analysis that takes no ε; its utility-loss
+// stages add the utility cells they read (baseline and their apply
+// modes) after them.
 func (c *Config) Cells() []Cell {
 	if c.IsAnalysis() {
-		return c.analysisCells()
+		return append(c.analysisCells(), c.utilityCells(c.stageApply())...)
 	}
+	return c.utilityCells(c.Apply)
+}
+
+// stageApply is the apply modes the utility-loss stages read, with the
+// baseline first (nil when there is no such stage).
+func (c *Config) stageApply() []string {
+	var apply []string
+	for i, st := range c.Stages {
+		if st.Kind != "utility-loss" {
+			continue
+		}
+		if apply == nil {
+			apply = []string{"none"}
+		}
+		for _, m := range c.StageParams(i).Strings("apply") {
+			if !slices.Contains(apply, m) {
+				apply = append(apply, m)
+			}
+		}
+	}
+	return apply
+}
+
+// StageParams are stage i's parameters completed with defaults (nil when
+// they do not resolve: validated configs always resolve).
+func (c *Config) StageParams(i int) spec.Values {
+	_, v, err := spec.Resolve(spec.Stage, c.Stages[i].Kind, 1, c.Stages[i].Params)
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// utilityCells are the classifier cells for the apply modes.
+func (c *Config) utilityCells(apply []string) []Cell {
 	var out []Cell
-	if slices.Contains(c.Apply, "none") {
+	if len(apply) == 0 {
+		return nil
+	}
+	if slices.Contains(apply, "none") {
 		for _, s := range c.Seeds {
 			out = append(out, Cell{Mode: "none", Seed: s})
 		}
@@ -119,7 +159,7 @@ func (c *Config) Cells() []Cell {
 	for _, m := range c.Mechanisms {
 		for _, point := range gridPoints(m) {
 			for _, e := range m.Epsilon {
-				for _, mode := range c.Apply {
+				for _, mode := range apply {
 					if mode == "none" {
 						continue
 					}
@@ -195,12 +235,16 @@ func (c *Config) AnalysisParams() spec.Values {
 }
 
 // ReadsDataset reports whether the config's cells read the dataset: every
-// utility config does; an analysis does when it or one of its mechanisms
-// does (SanText+ and CusText take the task's word counts).
+// utility config does, and an analysis config with utility cells; an
+// analysis does when it or one of its mechanisms does (SanText+ and
+// CusText take the task's word counts).
 func (c *Config) ReadsDataset() bool {
-	if !c.IsAnalysis() {
-		return true
-	}
+	return !c.IsAnalysis() || c.stageApply() != nil || c.analysisReadsDataset()
+}
+
+// analysisReadsDataset reports whether the analysis cells read the
+// dataset (their keys hold it only then).
+func (c *Config) analysisReadsDataset() bool {
 	if d, err := spec.Lookup(spec.Analysis, c.Analysis.Kind); err != nil || d.ReadsDataset(c.AnalysisParams()) {
 		return true
 	}

@@ -27,6 +27,7 @@ type Config struct {
 	Apply      []string        `yaml:"apply" json:"apply"` // none, train, test, both
 	Model      ModelConfig     `yaml:"model" json:"model"`
 	Analysis   AnalysisConfig  `yaml:"analysis,omitempty" json:"analysis,omitempty"`
+	Stages     []StageConfig   `yaml:"stages,omitempty" json:"stages,omitempty"`
 	Train      TrainConfig     `yaml:"train" json:"train"`
 	Seeds      []uint64        `yaml:"seeds" json:"seeds"`
 	Device     string          `yaml:"device" json:"device"`
@@ -89,6 +90,13 @@ type ModelConfig struct {
 // stay in the file but change none of its numbers.
 type AnalysisConfig struct {
 	Kind   string         `yaml:"kind" json:"kind,omitempty"`
+	Params map[string]any `yaml:",inline" json:"params,omitempty"`
+}
+
+// StageConfig is one computation over the cells' results, run after
+// them (spec's descriptor of the stage lists its parameters).
+type StageConfig struct {
+	Kind   string         `yaml:"kind" json:"kind"`
 	Params map[string]any `yaml:",inline" json:"params,omitempty"`
 }
 

@@ -102,7 +102,7 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 	if cell.Analysis != "" {
 		k := analysisKey{Version: Version, Analysis: cell.Analysis, AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
 			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in}
-		if c.ReadsDataset() {
+		if c.analysisReadsDataset() {
 			d := c.Dataset
 			k.Dataset, k.Tokenizer = &d, c.Tokenizer
 		} else {

@@ -16,10 +16,10 @@ import (
 // checked by the runner (it needs the data root); mechanism and model
 // parameters by their descriptors in spec; everything else is here.
 func (c *Config) validate() error {
-	checks := []func() error{c.validateAnalysis, c.validateData, c.validateMechanisms, c.validateModel, c.validateRun}
+	checks := []func() error{c.validateAnalysis, c.validateData, c.validateMechanisms, c.validateModel, c.validateRun, c.validateStages}
 	if c.IsAnalysis() {
 		// Whether an analysis reads a dataset depends on its mechanisms.
-		checks = []func() error{c.validateAnalysis, c.validateMechanisms, c.validateData, c.validateModel, c.validateRun}
+		checks = []func() error{c.validateAnalysis, c.validateMechanisms, c.validateData, c.validateModel, c.validateRun, c.validateStages}
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -54,7 +54,62 @@ func (c *Config) validateAnalysis() error {
 		}
 	}
 	if c.has("apply") {
-		return c.errAt(fmt.Sprintf("apply has no meaning for analysis %s (it privatizes words, not a training or test split)", c.Analysis.Kind), "apply")
+		return c.errAt(fmt.Sprintf("apply has no meaning for analysis %s (it privatizes words, not a training or test split; a utility-loss stage adds utility cells)", c.Analysis.Kind), "apply")
+	}
+	return nil
+}
+
+// validateStages checks each stage's kind, parameters and what it reads:
+// a stage reads the analysis's cells or the stages before it.
+func (c *Config) validateStages() error {
+	if !c.IsAnalysis() {
+		if c.has("stages") {
+			return c.errAt("stages combine the cells of an analysis: they need an analysis section", "stages")
+		}
+		return nil
+	}
+	ad, _ := spec.Lookup(spec.Analysis, c.Analysis.Kind)
+	var modes []string // apply modes of the utility-loss stages so far
+	for i, st := range c.Stages {
+		d, err := spec.Lookup(spec.Stage, st.Kind)
+		if err != nil {
+			return c.errAt(err.Error(), "stages", i, "kind")
+		}
+		v, err := d.Resolve(st.Params)
+		if err != nil {
+			return c.paramErr(err, "stages", i)
+		}
+		if slices.ContainsFunc(c.Stages[:i], func(o StageConfig) bool { return o.Kind == st.Kind }) {
+			return c.errAt(fmt.Sprintf("stage %s is given twice", st.Kind), "stages", i, "kind")
+		}
+		switch st.Kind {
+		case "utility-loss":
+			if !ad.Epsilon {
+				return c.errAt(fmt.Sprintf("utility-loss pairs mechanism cells with utility cells: analysis %s takes no mechanism", ad.Name), "stages", i, "kind")
+			}
+			if err := c.validateTask(); err != nil {
+				return err
+			}
+			modes = append(modes, v.Strings("apply")...)
+		case "select":
+			if ad.Name != "bayes-adversary" {
+				return c.errAt(fmt.Sprintf("select maximizes E_M, which analysis bayes-adversary computes (not %s)", ad.Name), "stages", i, "kind")
+			}
+			loss, _ := strings.CutPrefix(v.String("loss"), "L_M ")
+			switch {
+			case (loss == "flip" || loss == "loss") && c.Dataset.Name != "opinion":
+				return c.errAt(fmt.Sprintf("loss L_M %s is the opinion lexicon's; for dataset %s add a utility-loss stage before and use L_M both, train or test", loss, c.Dataset.Name), "stages", i, "loss")
+			case loss != "flip" && loss != "loss" && !slices.Contains(modes, loss):
+				return c.errAt(fmt.Sprintf("loss L_M %s needs a utility-loss stage before this one with %s in its apply", loss, loss), "stages", i, "loss")
+			}
+		case "epsilon-search":
+			if ad.Name != "examples" {
+				return c.errAt(fmt.Sprintf("epsilon-search shows the examples at the ε found: it needs analysis examples (not %s)", ad.Name), "stages", i, "kind")
+			}
+			if v.Float("lo") >= v.Float("hi") {
+				return c.errAt(fmt.Sprintf("epsilon-search: lo %v must be below hi %v", v.Float("lo"), v.Float("hi")), "stages", i, "lo")
+			}
+		}
 	}
 	return nil
 }
@@ -79,6 +134,13 @@ func (c *Config) validateData() error {
 		}
 		return c.validateEmbedding()
 	}
+	return c.validateTask()
+}
+
+// validateTask checks the dataset as a classification task: splits to
+// train and evaluate on.
+func (c *Config) validateTask() error {
+	d := c.Dataset
 	if _, err := datasets.SpecOf(d.Name); err != nil {
 		return c.errAt(err.Error(), "dataset", "name")
 	}

@@ -70,6 +70,9 @@ func Help(k Kind) string {
 }
 
 func defaultText(p Param) string {
+	if p.Required {
+		return "required"
+	}
 	switch v := p.Default.(type) {
 	case nil:
 		return "off"

@@ -121,6 +121,33 @@ var analyses = []Descriptor{
 		}},
 }
 
+// stages run after the cells of an analysis config, reading their
+// records (and those of the stages before them).
+var stages = []Descriptor{
+	{Kind: Stage, Name: "utility-loss", Doc: "L_M of a sentence dataset: the clean baseline's accuracy minus the accuracy with the mechanism applied, per mechanism setting, ε and seed, beside the analysis's statistics; the run gains the utility cells it reads (Xu et al. 2021, Fig. 2)",
+		Params: []Param{
+			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"},
+				Doc: "where the mechanism applies in the utility cells (each gives its own L_M)"},
+		}},
+	{Kind: Stage, Name: "select", Doc: "Xu et al. (2021), Algorithm 2: per mechanism and seed, the setting and ε with the largest privacy statistic among those whose loss is at most the budget",
+		Params: []Param{
+			{Name: "budget", Type: Float, Min: Incl(0), Required: true, Doc: "the utility-loss budget C"},
+			{Name: "loss", Type: String, Enum: []string{"L_M flip", "L_M loss", "L_M train", "L_M test", "L_M both"}, Default: "L_M flip",
+				Doc: "the statistic bounded by the budget: the lexicon's flip or loss rate (bayes-adversary), or the accuracy drop of an apply mode (utility-loss)"},
+			{Name: "privacy", Type: String, Enum: []string{"E_M"}, Default: "E_M", Doc: "the statistic maximized"},
+		}},
+	{Kind: Stage, Name: "epsilon-search", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
+		Params: []Param{
+			{Name: "targets", Type: Floats, Min: Excl(0), Max: Excl(1), MinLen: 1, Required: true,
+				Doc: "mean N_w sought, as a share of the draws (Table 1: 0.05, 0.1, 0.2, 0.3 of 1,000)"},
+			{Name: "draws", Type: Int, Min: Incl(1), Default: 1000, Doc: "draws per word estimating N_w at each probed ε"},
+			{Name: "lo", Type: Float, Min: Excl(0), Default: 0.01, Doc: "lower end of the ε searched"},
+			{Name: "hi", Type: Float, Min: Excl(0), Default: 10000.0, Doc: "upper end of the ε searched"},
+			{Name: "tolerance", Type: Float, Min: Excl(0), Default: 0.1, Doc: "stop when the mean N_w is within this share of the target"},
+			{Name: "probes", Type: Int, Min: Incl(1), Default: 30, Doc: "the most ε probed per target"},
+		}},
+}
+
 // wordSample are the parameters of an analysis over a sample of words.
 func wordSample() []Param {
 	return []Param{
@@ -141,6 +168,8 @@ func table(k Kind) []Descriptor {
 		return models
 	case Analysis:
 		return analyses
+	case Stage:
+		return stages
 	}
 	return nil
 }

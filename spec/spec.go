@@ -14,7 +14,8 @@ type Kind string
 const (
 	Mechanism Kind = "mechanism" // a privatization mechanism (mech)
 	Model     Kind = "model"     // a classifier (models)
-	Analysis  Kind = "analysis"  // a privacy analysis (none yet)
+	Analysis  Kind = "analysis"  // a privacy analysis (analysis)
+	Stage     Kind = "stage"     // a computation over other cells' results, run after them (runner)
 )
 
 // Notion is the privacy guarantee a mechanism gives. The ε of different
@@ -74,6 +75,8 @@ type Param struct {
 	// Dataset lists the values of a String that make the descriptor read
 	// a dataset (an analysis sampling words from the dataset).
 	Dataset []string
+	// Required: the parameter has no default and must be given.
+	Required bool
 }
 
 // Descriptor describes one mechanism, model kind or analysis kind.
@@ -180,8 +183,13 @@ func (d *Descriptor) Resolve(raw map[string]any) (Values, error) {
 		}
 	}
 	for _, p := range d.Params {
-		if _, ok := out[p.Name]; !ok && p.Default != nil {
-			out[p.Name] = cloneDefault(p.Default)
+		if _, ok := out[p.Name]; !ok {
+			if p.Required {
+				return nil, &Error{Desc: d.Name, Param: p.Name, Msg: fmt.Sprintf("parameter %s is required (%s)", p.Name, p.Doc)}
+			}
+			if p.Default != nil {
+				out[p.Name] = cloneDefault(p.Default)
+			}
 		}
 	}
 	return out, nil
