@@ -135,6 +135,10 @@ func (c *Config) stageApply() []string {
 	return apply
 }
 
+// HasUtilityCells reports whether the config has classifier cells: every
+// utility config, and an analysis config with a utility-loss stage.
+func (c *Config) HasUtilityCells() bool { return !c.IsAnalysis() || c.stageApply() != nil }
+
 // StageParams are stage i's parameters completed with defaults (nil when
 // they do not resolve: validated configs always resolve).
 func (c *Config) StageParams(i int) spec.Values {
@@ -239,7 +243,7 @@ func (c *Config) AnalysisParams() spec.Values {
 // analysis does when it or one of its mechanisms does (SanText+ and
 // CusText take the task's word counts).
 func (c *Config) ReadsDataset() bool {
-	return !c.IsAnalysis() || c.stageApply() != nil || c.analysisReadsDataset()
+	return c.HasUtilityCells() || c.analysisReadsDataset()
 }
 
 // analysisReadsDataset reports whether the analysis cells read the

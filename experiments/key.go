@@ -150,3 +150,20 @@ func hash(v any) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
+
+// stageKey is everything a stage's result depends on: the stage and its
+// resolved parameters, the result's coordinates, and the keys of the
+// records it read (which hold everything those depend on).
+type stageKey struct {
+	Version string      `json:"version"`
+	Stage   string      `json:"stage"`
+	Params  spec.Values `json:"params"`
+	Cell    Cell        `json:"cell"`
+	Inputs  []string    `json:"inputs"`
+}
+
+// StageKey names the result of stage i at cell's coordinates computed
+// from the records whose keys are inputs.
+func (c *Config) StageKey(i int, cell Cell, inputs []string) string {
+	return hash(stageKey{Version: Version, Stage: c.Stages[i].Kind, Params: c.StageParams(i), Cell: cell, Inputs: inputs})
+}

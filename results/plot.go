@@ -30,6 +30,9 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 	var modes []string
 	base := math.NaN()
 	for _, r := range rows {
+		if r.Seeds == 0 {
+			continue // every seed failed: nothing to draw
+		}
 		if r.Mode == "none" {
 			base = r.Accuracy
 		} else if !slices.Contains(modes, r.Mode) {
@@ -38,7 +41,7 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 	}
 	slices.SortFunc(modes, func(a, b string) int { return modeRank(a) - modeRank(b) })
 	if len(modes) == 0 {
-		return nil, fmt.Errorf("results: nothing to plot (no privatized cells)")
+		return nil, fmt.Errorf("results: nothing to plot (no privatized cell succeeded)")
 	}
 	pd := filepath.Join(dir, "plots")
 	if err := os.MkdirAll(pd, 0o777); err != nil {
@@ -146,7 +149,7 @@ func panel(title, mode, ylabel string, rows []Row, ss []quantity, base float64) 
 		if r.Mode == mode && !slices.Contains(settings, r.Setting) {
 			settings = append(settings, r.Setting)
 		}
-		if r.Mode == mode {
+		if r.Mode == mode && r.Seeds > 0 {
 			lo, hi = math.Min(lo, r.Epsilon), math.Max(hi, r.Epsilon)
 		}
 	}

@@ -36,8 +36,11 @@ type Record struct {
 	Privacy map[string]metrics.Privatization `json:"privacy,omitempty"`
 	// Coverage says how the model saw each split's tokens.
 	Coverage map[string]Coverage `json:"coverage,omitempty"`
-	// Analysis holds an analysis cell's statistics (nil for utility cells).
+	// Analysis holds an analysis cell's statistics (nil for utility cells),
+	// or a stage's.
 	Analysis *metrics.Analysis `json:"analysis,omitempty"`
+	// Inputs are the keys of the records a stage read (nil for cells).
+	Inputs []string `json:"inputs,omitempty"`
 	// Flags are the warnings raised when the cell ran (with the threshold
 	// of that run; tables recompute them with theirs).
 	Flags      []metrics.Flag `json:"flags,omitempty"`

@@ -60,6 +60,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 	}
 	groups := map[key][]Record{}
 	for _, r := range recs {
+		if r.Cell.Analysis != "" {
+			continue // analyses and stages have their own table
+		}
 		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon}
 		groups[k] = append(groups[k], r)
 	}

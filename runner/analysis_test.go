@@ -164,3 +164,142 @@ mechanisms:
 		}
 	}
 }
+
+// TestStages: utility-loss pairs each analysis cell with the utility
+// cells of its setting, ε and seed (L_M = baseline − accuracy, exactly);
+// select chooses within the budget; a second run reuses every result, and
+// changing only the budget recomputes only the selection.
+func TestStages(t *testing.T) {
+	body := `analysis:
+  kind: bayes-adversary
+  samples: 20
+mechanisms:
+  - name: laplace
+    epsilon: [0.5, 20]
+seeds: [1, 2]
+model:
+  kind: baseline
+train:
+  epochs: 1
+stages:
+  - kind: utility-loss
+    apply: [test, both]
+  - kind: select
+    budget: 0.2
+    loss: L_M test
+`
+	path, out := analysisConfig(t, body)
+	sum := runConfig(t, path)
+	if sum.Ran != 2*2+2+2*2*2 {
+		t.Fatalf("ran %d cells", sum.Ran)
+	}
+	store, err := results.OpenStore(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPoint := map[string]results.Record{}
+	cells, _ := store.Records(sum.Keys())
+	for _, r := range cells {
+		byPoint[r.Cell.String()] = r
+	}
+	var losses, selects int
+	for _, st := range sum.Stages {
+		if st.Status != "ok" {
+			t.Fatalf("%s: %s %s", st.Cell, st.Status, st.Error)
+		}
+		r, _, _ := store.Get(st.Key)
+		switch st.Cell.Analysis {
+		case "utility-loss":
+			losses++
+			base := byPoint[fmt.Sprintf("baseline seed=%d", st.Cell.Seed)].Test.Accuracy
+			for _, mode := range []string{"test", "both"} {
+				u := st.Cell
+				u.Analysis, u.Mode = "", mode
+				want := base - byPoint[u.String()].Test.Accuracy
+				if got := r.Analysis.Stat("L_M " + mode); got != want {
+					t.Errorf("%s: L_M %s = %v, want %v", st.Cell, mode, got, want)
+				}
+			}
+			a := st.Cell
+			a.Analysis = "bayes-adversary"
+			if r.Analysis.Stat("E_M") != byPoint[a.String()].Analysis.Stat("E_M") || len(r.Inputs) != 4 {
+				t.Errorf("%s: E_M %v, inputs %d", st.Cell, r.Analysis.Stat("E_M"), len(r.Inputs))
+			}
+		case "select":
+			selects++
+			if lm := r.Analysis.Stat("L_M test"); lm > 0.2 || r.Analysis.Stat("budget") != 0.2 {
+				t.Errorf("%s chose L_M %v over the budget", st.Cell, lm)
+			}
+		}
+	}
+	if losses != 4 || selects != 2 {
+		t.Fatalf("%d utility-loss and %d select results, want 4 and 2", losses, selects)
+	}
+	again := runConfig(t, path)
+	for _, st := range again.Stages {
+		if again.Ran != 0 || st.Status != "cached" {
+			t.Errorf("second run: %d cells ran, %s %s", again.Ran, st.Cell, st.Status)
+		}
+	}
+	// The stage's utility cells read the task's splits; the analysis
+	// cells keep their own view of the data, and so their keys.
+	plain, err := experiments.Load(path, experiments.Options{Set: []string{"stages=[]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := Open(context.Background(), plain, SessionOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	for i, c := range plain.Cells() {
+		if k := ps.Key(c); k != sum.Cells[i].Key {
+			t.Errorf("%s: key %.12s without the stage, %.12s with it", c, k, sum.Cells[i].Key)
+		}
+	}
+	third := runConfig(t, path, "stages.1.budget=0.5")
+	for _, st := range third.Stages {
+		if want := map[string]string{"utility-loss": "cached", "select": "ok"}[st.Cell.Analysis]; st.Status != want {
+			t.Errorf("budget changed: %s %s, want %s", st.Cell, st.Status, want)
+		}
+	}
+}
+
+// TestEpsilonSearch: the ε found for a larger target N_w is larger, and
+// the examples are shown at it.
+func TestEpsilonSearch(t *testing.T) {
+	path, _ := analysisConfig(t, `analysis:
+  kind: examples
+  list: [good1, bad2]
+  draws: 5
+mechanisms:
+  - name: laplace
+    epsilon: [1]
+seeds: [1]
+stages:
+  - kind: epsilon-search
+    targets: [0.2, 0.6]
+    draws: 200
+    tolerance: 0.1
+`)
+	sum := runConfig(t, path)
+	if len(sum.Stages) != 1 || sum.Stages[0].Status != "ok" {
+		t.Fatalf("stages %+v", sum.Stages)
+	}
+	var row results.StatRow
+	for _, r := range sum.Stats {
+		if r.Analysis == "epsilon-search" {
+			row = r
+		}
+	}
+	lo, _ := row.Stat("ε @ N_w 0.2")
+	hi, _ := row.Stat("ε @ N_w 0.6")
+	n2, _ := row.Stat("N_w share @ 0.2")
+	n6, _ := row.Stat("N_w share @ 0.6")
+	if !(lo < hi) || math.Abs(n2-0.2) > 0.02 || math.Abs(n6-0.6) > 0.06 {
+		t.Errorf("ε %v → N_w %v, ε %v → N_w %v (notes %v)", lo, n2, hi, n6, row.Notes)
+	}
+	if len(row.Examples) != 4 {
+		t.Errorf("examples %v", row.Examples)
+	}
+}

@@ -54,16 +54,9 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 // analyze computes an analysis cell: its mechanism (if it takes one)
 // over the session's candidates, the dataset's word counts when read.
 func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
-	space, err := s.candidates()
+	env, err := s.analysisEnv(cell)
 	if err != nil {
 		return err
-	}
-	env := analysis.Env{Space: space, Seed: cell.Seed, Counts: s.in.counts, Labels: s.in.labels,
-		Source: mech.Source{Seed: cell.Seed, Cell: cell.Stream()}}
-	if cell.Mechanism != "" {
-		if env.Mech, err = s.mechanism(cell, nil); err != nil {
-			return err
-		}
 	}
 	start := time.Now()
 	a, err := analysis.Run(ctx, cell.Analysis, s.c.Analysis.Params, env)
@@ -75,6 +68,25 @@ func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *resul
 	}
 	rec.Analysis = &a
 	return nil
+}
+
+// analysisEnv is what an analysis at cell's coordinates reads: the
+// session's candidates, the cell's mechanism (if any) and streams, the
+// dataset's word counts and labels.
+func (s *Session) analysisEnv(cell experiments.Cell) (analysis.Env, error) {
+	space, err := s.candidates()
+	if err != nil {
+		return analysis.Env{}, err
+	}
+	in := s.in.view(cell)
+	env := analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels,
+		Source: mech.Source{Seed: cell.Seed, Cell: cell.Stream()}}
+	if cell.Mechanism != "" {
+		if env.Mech, err = s.mechanism(cell, nil); err != nil {
+			return analysis.Env{}, err
+		}
+	}
+	return env, nil
 }
 
 // privatized returns the cell's three splits and records their

@@ -48,6 +48,18 @@ type inputs struct {
 	// lexicon's polarity), for analyses.
 	labels map[string]int
 	sums   experiments.Inputs
+	// words is the analysis cells' view of the data (the words of
+	// dataset.train) when the run also has utility cells, which read the
+	// task's splits (nil otherwise: both read this one).
+	words *inputs
+}
+
+// view is what a cell reads: the analysis view for analysis cells.
+func (in *inputs) view(cell experiments.Cell) *inputs {
+	if cell.Analysis != "" && in.words != nil {
+		return in.words
+	}
+	return in
 }
 
 // load reads the dataset and embedding the config names, carves the
@@ -73,6 +85,16 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 				in.labels[x.Text] = x.Label
 			}
 		}
+		if c.HasUtilityCells() {
+			// The utility cells of a utility-loss stage read the task's
+			// splits; the analysis cells keep their view of the words.
+			d, ex, err := loadSplits(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			task := tokenize(c, d, ex)
+			task.words, in = in, task
+		}
 	default:
 		d, ex, err := loadSplits(ctx, c)
 		if err != nil {
@@ -93,6 +115,9 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 	}
 	in.emb = e
 	in.sums.Embedding = e.SourceSHA256 + " " + e.Restriction
+	if w := in.words; w != nil {
+		w.emb, w.sums.Embedding = e, in.sums.Embedding
+	}
 	return in, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +74,11 @@ type Manifest struct {
 // writeOutputs writes manifest.json, the tables and the plots from the
 // records of this config's cells.
 func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, prov results.Provenance, took time.Duration) error {
-	mine, err := store.Records(sum.Keys())
+	keys := sum.Keys()
+	for _, st := range sum.Stages {
+		keys = append(keys, st.Key)
+	}
+	mine, err := store.Records(keys)
 	if err != nil {
 		return err
 	}
@@ -85,6 +90,14 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		}
 		if sum.Plots, err = results.PlotAnalysis(c.Output, c.Name, rows); err != nil {
 			return fmt.Errorf("plots: %w", err)
+		}
+		if slices.ContainsFunc(sum.Cells, func(cs CellStatus) bool { return cs.Cell.Analysis == "" }) {
+			// The utility cells a utility-loss stage reads have their own table.
+			tables, plots := sum.Tables, sum.Plots
+			if err := writeUtility(c, mine, sum); err != nil {
+				return err
+			}
+			sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 		}
 	} else if err := writeUtility(c, mine, sum); err != nil {
 		return err
@@ -121,11 +134,12 @@ func (s *Summary) Keys() []string {
 	return keys
 }
 
-// hasPrivatized reports whether the sweep has a privatized cell (a
-// baseline-only sweep has nothing to plot against ε).
+// hasPrivatized reports whether the sweep has a privatized cell with a
+// result (a baseline-only sweep, or one whose privatized cells all
+// failed, has nothing to plot against ε).
 func hasPrivatized(sum *Summary) bool {
 	for _, cs := range sum.Cells {
-		if cs.Cell.Mode != "none" {
+		if cs.Cell.Analysis == "" && cs.Cell.Mode != "none" && (cs.Status == "ok" || cs.Status == "cached") {
 			return true
 		}
 	}

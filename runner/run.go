@@ -63,6 +63,8 @@ type Summary struct {
 	// manifest: the records are).
 	Rows  []results.Row     `json:"-"`
 	Stats []results.StatRow `json:"-"`
+	// Stages are the results of the config's stages, run after the cells.
+	Stages []CellStatus `json:"stages,omitempty"`
 }
 
 // ResolvedName is the resolved config's file in a run folder.
@@ -140,6 +142,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	}
 	if opt.Shards > 1 {
 		return sum, nil
+	}
+	if err := runStages(ctx, s, store, prov, &sum); err != nil {
+		return sum, err
 	}
 	return sum, writeOutputs(s.c, store, &sum, prov, time.Since(started))
 }

@@ -83,7 +83,7 @@ func (s *Session) Labels() []string {
 }
 
 // Key is the cell's record key.
-func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.in.sums) }
+func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.in.view(cell).sums) }
 
 func (s *Session) logf(format string, args ...any) {
 	if s.log != nil {
@@ -110,5 +110,5 @@ func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mec
 	if _, err := s.candidates(); err != nil {
 		return nil, err
 	}
-	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
+	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.view(cell).counts, Progress: progress})
 }

@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/xp-nlp/xp/analysis"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// stageJob is one result of a stage: its coordinates, the records it
+// reads, and how to compute it from them.
+type stageJob struct {
+	cell    experiments.Cell
+	inputs  []results.Record
+	compute func(ctx context.Context) (metrics.Analysis, error)
+}
+
+// runStages runs the config's stages in order after its cells. Each
+// stage reads the run's cell records and the results of the stages
+// before it; each result is a record keyed by the stage, its parameters,
+// its coordinates and the keys of the records it read, so it is reused
+// until one of them changes. A result whose inputs failed is recorded as
+// failed; one whose inputs are missing is left out (say so in the log).
+func runStages(ctx context.Context, s *Session, store *results.Store, prov results.Provenance, sum *Summary) error {
+	c := s.c
+	if len(c.Stages) == 0 {
+		return nil
+	}
+	cells, err := store.Records(sum.Keys())
+	if err != nil {
+		return err
+	}
+	var done []results.Record
+	for i, st := range c.Stages {
+		var jobs []stageJob
+		switch st.Kind {
+		case "utility-loss":
+			jobs = utilityLossJobs(c, i, cells)
+		case "select":
+			jobs = selectJobs(c, i, append(slices.Clone(cells), done...))
+		case "epsilon-search":
+			jobs = s.searchJobs(c, i, cells)
+		default:
+			return fmt.Errorf("stage %s is described in spec but not run by the runner", st.Kind)
+		}
+		for _, j := range jobs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			keys := make([]string, len(j.inputs))
+			for k, r := range j.inputs {
+				keys[k] = r.Key
+			}
+			cs := CellStatus{Key: c.StageKey(i, j.cell, keys), Cell: j.cell}
+			rec, ok, err := store.Get(cs.Key)
+			if err != nil {
+				return err
+			}
+			if ok && rec.Status == "ok" {
+				cs.Status = "cached"
+			} else {
+				rec = s.runStage(ctx, cs, keys, j, prov)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := store.Put(rec); err != nil {
+					return err
+				}
+				cs.Status, cs.Error = rec.Status, rec.Error
+				s.logf("%s: %s", stageName(j.cell), outcome(rec))
+			}
+			done = append(done, rec)
+			sum.Stages = append(sum.Stages, cs)
+		}
+	}
+	return nil
+}
+
+// runStage computes one stage result, failing it when an input failed.
+func (s *Session) runStage(ctx context.Context, cs CellStatus, keys []string, j stageJob, prov results.Provenance) results.Record {
+	start := time.Now()
+	rec := results.Record{Key: cs.Key, Cell: j.cell, Notion: j.cell.Notion(), Status: "ok", Inputs: keys, Provenance: prov}
+	rec.Provenance.Started = start.UTC().Format(time.RFC3339)
+	for _, in := range j.inputs {
+		if in.Status != "ok" {
+			rec.Status, rec.Error = "failed", fmt.Sprintf("input %s failed: %s", in.Cell, in.Error)
+			return rec
+		}
+	}
+	a, err := j.compute(ctx)
+	if err != nil {
+		rec.Status, rec.Error = "failed", err.Error()
+	} else {
+		rec.Analysis = &a
+	}
+	rec.Provenance.WallSeconds = time.Since(start).Seconds()
+	rec.Provenance.PeakRSSBytes, _ = torchrt.PeakResidentBytes()
+	return rec
+}
+
+func stageName(c experiments.Cell) string {
+	if c.Epsilon == 0 {
+		return fmt.Sprintf("%s: %s seed=%d", c.Analysis, c.Setting(), c.Seed)
+	}
+	return c.String()
+}
+
+// point is a cell's coordinates without its analysis and mode: what
+// stages join records on.
+func point(c experiments.Cell) string {
+	return c.Setting() + " ε=" + strconv.FormatFloat(c.Epsilon, 'g', -1, 64) + " seed=" + strconv.FormatUint(c.Seed, 10)
+}
+
+// utilityLossJobs pair each analysis cell with the utility cells of its
+// setting, ε and seed and the baseline of its seed: L_M of an apply mode
+// is the baseline's test accuracy minus the mode's, beside the analysis's
+// E_M (Xu et al. 2021: the utility loss of a sentence dataset).
+func utilityLossJobs(c *experiments.Config, i int, cells []results.Record) []stageJob {
+	modes := c.StageParams(i).Strings("apply")
+	baseline := map[uint64]results.Record{}
+	utility := map[string]results.Record{}
+	for _, r := range cells {
+		switch {
+		case r.Cell.Analysis != "":
+		case r.Cell.Mode == "none":
+			baseline[r.Cell.Seed] = r
+		default:
+			utility[point(r.Cell)+" "+r.Cell.Mode] = r
+		}
+	}
+	var jobs []stageJob
+	for _, r := range cells {
+		if r.Cell.Analysis == "" {
+			continue
+		}
+		b, ok := baseline[r.Cell.Seed]
+		if !ok {
+			continue
+		}
+		inputs := []results.Record{r, b}
+		for _, m := range modes {
+			if u, ok := utility[point(r.Cell)+" "+m]; ok {
+				inputs = append(inputs, u)
+			}
+		}
+		if len(inputs) != 2+len(modes) {
+			continue
+		}
+		cell := r.Cell
+		cell.Analysis = "utility-loss"
+		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(context.Context) (metrics.Analysis, error) {
+			var a metrics.Analysis
+			a.Method = "baseline accuracy − accuracy with the mechanism applied (test split)"
+			if x := inputs[0].Analysis; x != nil && !math.IsNaN(x.Stat("E_M")) {
+				a.Add("E_M", x.Stat("E_M"))
+			}
+			base := inputs[1].Test.Accuracy
+			for k, m := range modes {
+				a.Add("L_M "+m, base-inputs[2+k].Test.Accuracy)
+			}
+			for k, m := range modes {
+				a.Add("accuracy "+m, inputs[2+k].Test.Accuracy)
+			}
+			a.Add("baseline accuracy", base)
+			return a, nil
+		}})
+	}
+	return jobs
+}
+
+// selectJobs run Algorithm 2 per mechanism and seed over the records that
+// carry both the privacy and the loss statistic.
+func selectJobs(c *experiments.Config, i int, recs []results.Record) []stageJob {
+	v := c.StageParams(i)
+	privacy, loss, budget := v.String("privacy"), v.String("loss"), v.Float("budget")
+	type group struct {
+		mech string
+		seed uint64
+	}
+	groups := map[group][]results.Record{}
+	var order []group
+	// The records that carry the loss: the analysis cells for the
+	// lexicon's L_M, the utility-loss results for an accuracy drop. A
+	// failed one fails its group's selection (a choice made without it
+	// could be wrong).
+	from := "utility-loss"
+	if loss == "L_M flip" || loss == "L_M loss" {
+		from = c.Analysis.Kind
+	}
+	for _, r := range recs {
+		if r.Cell.Mechanism == "" || r.Cell.Analysis != from {
+			continue
+		}
+		g := group{r.Cell.Mechanism, r.Cell.Seed}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], r)
+	}
+	var jobs []stageJob
+	for _, g := range order {
+		inputs := groups[g]
+		jobs = append(jobs, stageJob{cell: experiments.Cell{Analysis: "select", Mechanism: g.mech, Seed: g.seed}, inputs: inputs,
+			compute: func(context.Context) (metrics.Analysis, error) {
+				pts := make([]analysis.Point, len(inputs))
+				for k, r := range inputs {
+					pts[k] = analysis.Point{Setting: r.Cell.Setting(), Epsilon: r.Cell.Epsilon, Stats: map[string]float64{}}
+					for _, st := range r.Analysis.Stats {
+						pts[k].Stats[st.Name] = float64(st.Value)
+					}
+				}
+				best, feasible := analysis.Select(pts, privacy, loss, budget)
+				var a metrics.Analysis
+				a.Method = fmt.Sprintf("Algorithm 2: largest %s with %s ≤ %g over %d settings × ε", privacy, loss, budget, len(pts))
+				a.Add("budget", budget)
+				a.Add("feasible", float64(feasible))
+				if best < 0 {
+					a.Notes = append(a.Notes, fmt.Sprintf("no setting of %s has %s ≤ %g", g.mech, loss, budget))
+					return a, nil
+				}
+				r := inputs[best]
+				a.Add(privacy, pts[best].Stats[privacy])
+				a.Add(loss, pts[best].Stats[loss])
+				a.Add("ε", r.Cell.Epsilon)
+				for _, k := range slices.Sorted(maps.Keys(r.Cell.Params)) {
+					if x, ok := r.Cell.Params[k].(float64); ok {
+						a.Add(k, x)
+					} else if n, ok := r.Cell.Params[k].(int); ok {
+						a.Add(k, float64(n))
+					}
+				}
+				a.Notes = append(a.Notes, fmt.Sprintf("seed %d chose %s ε=%g", g.seed, pts[best].Setting, r.Cell.Epsilon))
+				return a, nil
+			}})
+	}
+	return jobs
+}
+
+// searchJobs find, per mechanism setting and seed of the examples cells,
+// the ε giving each target mean N_w over the examples' words, and show
+// the examples there (Feyisetan et al. 2020, Table 1).
+func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Record) []stageJob {
+	v := c.StageParams(i)
+	groups := map[string][]results.Record{}
+	var order []string
+	for _, r := range cells {
+		if r.Cell.Analysis != "examples" {
+			continue
+		}
+		g := r.Cell.Setting() + " seed=" + strconv.FormatUint(r.Cell.Seed, 10)
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], r)
+	}
+	words := c.AnalysisParams().Strings("list")
+	var jobs []stageJob
+	for _, g := range order {
+		inputs := groups[g]
+		cell := inputs[0].Cell
+		cell.Analysis, cell.Epsilon = "epsilon-search", 0
+		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {
+			var a metrics.Analysis
+			draws := v.Int("draws")
+			a.Method = fmt.Sprintf("bisection on log ε over [%g, %g]; mean N_w from %d draws per word of %d words", v.Float("lo"), v.Float("hi"), draws, len(words))
+			a.Examples = map[string][]string{}
+			for _, target := range v.Floats("targets") {
+				nw := func(eps float64) (float64, error) {
+					probe := cell
+					probe.Analysis, probe.Epsilon = "plausible-deniability", eps
+					env, err := s.analysisEnv(probe)
+					if err != nil {
+						return 0, err
+					}
+					res, err := analysis.Run(ctx, probe.Analysis, map[string]any{"from": "list", "list": words, "draws": draws}, env)
+					a.Lookups += res.Lookups
+					return res.Stat("N_w %") / 100, err
+				}
+				eps, got, trace, ok, err := analysis.SearchEpsilon(ctx, target, v.Float("lo"), v.Float("hi"), v.Float("tolerance"), v.Int("probes"), nw)
+				if err != nil {
+					return a, err
+				}
+				t := strconv.FormatFloat(target, 'g', -1, 64)
+				a.Add("ε @ N_w "+t, eps)
+				a.Add("N_w share @ "+t, got)
+				a.Add("probes @ "+t, float64(len(trace)))
+				if !ok {
+					a.Notes = append(a.Notes, fmt.Sprintf("target N_w %s not reached within tolerance in [%g, %g] after %d probes: closest %.4g at ε %.4g", t, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
+				}
+				at := cell
+				at.Analysis, at.Epsilon = "examples", eps
+				env, err := s.analysisEnv(at)
+				if err != nil {
+					return a, err
+				}
+				ex, err := analysis.Run(ctx, "examples", c.Analysis.Params, env)
+				if err != nil {
+					return a, err
+				}
+				a.Lookups += ex.Lookups
+				for w, outs := range ex.Examples {
+					a.Examples[fmt.Sprintf("%s @ N_w %s (ε %.4g)", w, t, eps)] = outs
+				}
+			}
+			return a, nil
+		}})
+	}
+	return jobs
+}
