@@ -12,7 +12,7 @@ func TestSelect(t *testing.T) {
 		{"a", 2, map[string]float64{"E": 0.7, "L": 0.10}},
 		{"b", 1, map[string]float64{"E": 0.8, "L": 0.05}},
 		{"b", 4, map[string]float64{"E": 0.8, "L": 0.01}}, // tie on E: the smaller ε (1) wins
-		{"c", 1, map[string]float64{"E": 0.95}},          // no loss: not a candidate
+		{"c", 1, map[string]float64{"E": 0.95}},           // no loss: not a candidate
 		{"d", 1, map[string]float64{"E": math.NaN(), "L": 0}},
 	}
 	for _, c := range []struct {

@@ -187,3 +187,20 @@ func TestTableThreshold(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotAllFailed: rows whose every seed failed are not drawn (gonum's
+// log axis panicked on an empty ε range before).
+func TestPlotAllFailed(t *testing.T) {
+	rows := []Row{
+		{Setting: "none", Mode: "none", Seeds: 1, Accuracy: 0.8},
+		{Setting: "laplace", Mode: "test", Epsilon: 1, Failed: 2},
+		{Setting: "laplace", Mode: "test", Epsilon: 100, Failed: 2},
+	}
+	if _, err := Plot(t.TempDir(), "t", rows); err == nil {
+		t.Error("a plot without any privatized result: no error")
+	}
+	rows = append(rows, Row{Setting: "laplace", Mode: "train", Epsilon: 1, Seeds: 1, Accuracy: 0.5}, Row{Setting: "laplace", Mode: "train", Epsilon: 50, Seeds: 1, Accuracy: 0.7})
+	if paths, err := Plot(t.TempDir(), "t", rows); err != nil || len(paths) != 4 {
+		t.Errorf("plot: %v %v", paths, err)
+	}
+}
