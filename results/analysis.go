@@ -134,41 +134,48 @@ func fnum(x float64) string {
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
 
-// AnalysisMarkdown renders the rows: one column per statistic, mean ± sd
-// over seeds; then each row's example outputs and notes.
+// AnalysisMarkdown renders the rows: a table per analysis (or stage),
+// one column per statistic, mean ± sd over seeds; then each row's example
+// outputs and notes.
 func AnalysisMarkdown(rows []StatRow) string {
 	var b strings.Builder
-	names := statNames(rows)
-	b.WriteString("| analysis | mechanism | notion | ε | seeds |")
-	for _, n := range names {
-		b.WriteString(" " + n + " |")
-	}
-	b.WriteString("\n|---|---|---|---:|---:|" + strings.Repeat("---:|", len(names)) + "\n")
+	var kinds []string
 	for _, r := range rows {
-		eps := "—"
-		if r.Setting != "none" {
-			eps = strconv.FormatFloat(r.Epsilon, 'g', -1, 64)
+		if !slices.Contains(kinds, r.Analysis) {
+			kinds = append(kinds, r.Analysis)
 		}
-		seeds := strconv.Itoa(r.Seeds)
-		if r.Failed > 0 {
-			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
+	}
+	for i, kind := range kinds {
+		if i > 0 {
+			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |", r.Analysis, r.Setting, cmp.Or(string(r.Notion), "—"), eps, seeds)
+		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != kind })
+		if kind == "neighbours" {
+			neighboursMarkdown(&b, mine)
+			continue
+		}
+		names := statNames(mine)
+		if len(kinds) > 1 {
+			fmt.Fprintf(&b, "%s:\n\n", kind)
+		}
+		b.WriteString("| mechanism | notion | ε | seeds |")
 		for _, n := range names {
-			m, sd := r.Stat(n)
-			cell := fnum(m)
-			if r.Seeds > 1 && !math.IsNaN(sd) && sd > 0 {
-				cell += " ± " + fnum(sd)
-			}
-			b.WriteString(" " + cell + " |")
+			b.WriteString(" " + n + " |")
 		}
-		b.WriteString("\n")
+		b.WriteString("\n|---|---|---:|---:|" + strings.Repeat("---:|", len(names)) + "\n")
+		for _, r := range mine {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |", r.Setting, cmp.Or(string(r.Notion), "—"), epsText(r), seedsText(r))
+			for _, n := range names {
+				b.WriteString(" " + meanSDText(r, n) + " |")
+			}
+			b.WriteString("\n")
+		}
 	}
 	for _, r := range rows {
 		if len(r.Examples) == 0 && len(r.Notes) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n%s, %s, ε = %s (%s):\n", r.Analysis, r.Setting, strconv.FormatFloat(r.Epsilon, 'g', -1, 64), r.Method)
+		fmt.Fprintf(&b, "\n%s, %s, ε = %s (%s):\n", r.Analysis, r.Setting, epsText(r), r.Method)
 		for _, w := range slices.Sorted(maps.Keys(r.Examples)) {
 			fmt.Fprintf(&b, "- %s → %s\n", w, strings.Join(r.Examples[w], ", "))
 		}
@@ -177,6 +184,63 @@ func AnalysisMarkdown(rows []StatRow) string {
 		}
 	}
 	return b.String()
+}
+
+// neighboursMarkdown pivots the neighbour-distance statistics ("dK pP":
+// distance to the K-th neighbour, P-th percentile) into a table of k by
+// percentile.
+func neighboursMarkdown(b *strings.Builder, rows []StatRow) {
+	for _, r := range rows {
+		var ks, ps []string
+		for _, n := range r.Names {
+			k, p, ok := strings.Cut(n, " ")
+			if _, err := strconv.Atoi(strings.TrimPrefix(k, "d")); !ok || err != nil || !strings.HasPrefix(k, "d") {
+				continue
+			}
+			if !slices.Contains(ks, k) {
+				ks = append(ks, k)
+			}
+			if !slices.Contains(ps, p) {
+				ps = append(ps, p)
+			}
+		}
+		fmt.Fprintf(b, "neighbours (distance to the k-th nearest candidate; %s seeds):\n\n| k |", seedsText(r))
+		for _, p := range ps {
+			b.WriteString(" " + p + " |")
+		}
+		b.WriteString("\n|---:|" + strings.Repeat("---:|", len(ps)) + "\n")
+		for _, k := range ks {
+			b.WriteString("| " + strings.TrimPrefix(k, "d") + " |")
+			for _, p := range ps {
+				b.WriteString(" " + meanSDText(r, k+" "+p) + " |")
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+func epsText(r StatRow) string {
+	if r.Setting == "none" || r.Epsilon == 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(r.Epsilon, 'g', -1, 64)
+}
+
+func seedsText(r StatRow) string {
+	s := strconv.Itoa(r.Seeds)
+	if r.Failed > 0 {
+		s += fmt.Sprintf(" (%d failed)", r.Failed)
+	}
+	return s
+}
+
+func meanSDText(r StatRow, name string) string {
+	m, sd := r.Stat(name)
+	cell := fnum(m)
+	if r.Seeds > 1 && !math.IsNaN(sd) && sd > 0 {
+		cell += " ± " + fnum(sd)
+	}
+	return cell
 }
 
 // WriteAnalysisTables writes tables/analysis.csv (mean, sd and the 95%

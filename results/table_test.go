@@ -204,3 +204,21 @@ func TestPlotAllFailed(t *testing.T) {
 		t.Errorf("plot: %v %v", paths, err)
 	}
 }
+
+// TestAnalysisMarkdown: one table per analysis (no column of another's
+// statistics), neighbours pivoted to k × percentile, ε "—" where none.
+func TestAnalysisMarkdown(t *testing.T) {
+	rows := []StatRow{
+		{Analysis: "neighbours", Setting: "none", Seeds: 1, Names: []string{"d1 p5", "d1 p50", "d10 p5", "d10 p50"}, Mean: []float64{1, 2, 3, 4}, SD: make([]float64, 4)},
+		{Analysis: "select", Setting: "vickrey", Seeds: 2, Names: []string{"E_M"}, Mean: []float64{0.5}, SD: []float64{0.1}},
+	}
+	got := AnalysisMarkdown(rows)
+	for _, want := range []string{"| k | p5 | p50 |\n", "| 1 | 1 | 2 |\n", "| 10 | 3 | 4 |\n", "| mechanism | notion | ε | seeds | E_M |\n", "| vickrey | — | — | 2 | 0.5 ± 0.1 |\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "d1 p5") {
+		t.Errorf("unpivoted neighbour columns in\n%s", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -301,5 +302,27 @@ stages:
 	}
 	if len(row.Examples) != 4 {
 		t.Errorf("examples %v", row.Examples)
+	}
+}
+
+// TestListedWordWithoutVector: a listed word without a vector is an error
+// at the config's key before any cell runs.
+func TestListedWordWithoutVector(t *testing.T) {
+	path, _ := analysisConfig(t, `analysis:
+  kind: examples
+  list: [good1, encryption, bad2, zz]
+mechanisms:
+  - name: laplace
+    epsilon: [1]
+seeds: [1]
+`)
+	c, err := experiments.Load(path, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), c, Options{})
+	want := `a.yaml:13: examples: no vector in vectors.txt for "encryption", "zz"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant …%s", err, want)
 	}
 }

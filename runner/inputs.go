@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/xp-nlp/xp/datasets"
@@ -113,12 +114,34 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 	if c.Embedding.Top > 0 && c.Embedding.Top < e.Len() {
 		e = e.Top(c.Embedding.Top)
 	}
+	if err := checkWords(c, e); err != nil {
+		return nil, err
+	}
 	in.emb = e
 	in.sums.Embedding = e.SourceSHA256 + " " + e.Restriction
 	if w := in.words; w != nil {
 		w.emb, w.sums.Embedding = e, in.sums.Embedding
 	}
 	return in, nil
+}
+
+// checkWords reports, at the config's key, a listed analysis word without
+// a vector before any cell runs (every cell would fail on it).
+func checkWords(c *experiments.Config, e *embedding.Embedding) error {
+	v := c.AnalysisParams()
+	if !v.Has("list") || (v.Has("from") && v.String("from") != "list") {
+		return nil
+	}
+	var missing []string
+	for _, w := range v.Strings("list") {
+		if _, ok := e.Index(w); !ok {
+			missing = append(missing, strconv.Quote(w))
+		}
+	}
+	if len(missing) > 0 {
+		return c.ErrAt(fmt.Sprintf("%s: no vector in %s for %s", c.Analysis.Kind, c.Embedding.Path, strings.Join(missing, ", ")), "analysis", "list")
+	}
+	return nil
 }
 
 // checkFiles reports a missing embedding or dataset at its config key.
