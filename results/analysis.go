@@ -288,47 +288,112 @@ func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 var analysisFigures = map[string][]string{
 	"plausible-deniability": {"N_w mean", "S_w mean"},        // Feyisetan Fig. 3–4
 	"bayes-adversary":       {"E_M", "L_M flip", "L_M loss"}, // Xu Fig. 2
+	"utility-loss":          {"L_M train", "L_M test", "L_M both"},
 }
 
-// PlotAnalysis draws the analysis's figure under dir/plots (PNG and SVG):
-// for neighbours, distance against k with one line per percentile
-// (Feyisetan Fig. 1); otherwise the analysis's statistics against ε, one
-// line per mechanism setting, ± sd over seeds. It returns the paths
-// written (none when the analysis has no figure).
+// tradeoffs are the figures of one statistic against another (x, y), one
+// line per setting through its ε values: Xu et al.'s Fig. 2 panels of E_M
+// against the utility loss.
+var tradeoffs = map[string][][2]string{
+	"bayes-adversary": {{"L_M flip", "E_M"}},
+	"utility-loss":    {{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},
+}
+
+// PlotAnalysis draws each analysis's figure under dir/plots (PNG and
+// SVG), named after the analysis: for neighbours, distance against k with
+// one line per percentile (Feyisetan Fig. 1); otherwise the analysis's
+// statistics against ε, one line per mechanism setting, ± sd over seeds,
+// and the privacy statistic against the utility loss where both exist.
+// It returns the paths written.
 func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
-	if len(rows) == 0 {
-		return nil, nil
+	var kinds []string
+	for _, r := range rows {
+		if !slices.Contains(kinds, r.Analysis) {
+			kinds = append(kinds, r.Analysis)
+		}
 	}
-	var panels []*plot.Plot
-	var err error
-	a := rows[0].Analysis
-	switch {
-	case a == "neighbours":
-		panels, err = neighbourPanels(title, rows)
-	case analysisFigures[a] != nil:
+	var paths []string
+	for _, a := range kinds {
+		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != a || r.Seeds == 0 })
+		if len(mine) == 0 {
+			continue
+		}
+		var panels []*plot.Plot
+		var err error
+		if a == "neighbours" {
+			panels, err = neighbourPanels(title, mine)
+		}
 		for _, stat := range analysisFigures[a] {
 			var p *plot.Plot
-			if p, err = statPanel(title, stat, rows); err != nil {
+			if p, err = statPanel(title, stat, mine); err != nil {
 				break
 			}
 			if p != nil {
 				panels = append(panels, p)
 			}
 		}
-	default:
+		for _, xy := range tradeoffs[a] {
+			var p *plot.Plot
+			if p, err = tradeoffPanel(title, xy[0], xy[1], mine); err != nil {
+				break
+			}
+			if p != nil {
+				panels = append(panels, p)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("results: plot %s: %w", a, err)
+		}
+		if len(panels) == 0 {
+			continue
+		}
+		pd := filepath.Join(dir, "plots")
+		if err := os.MkdirAll(pd, 0o777); err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		written, err := writeFigure(filepath.Join(pd, a), panels)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, written...)
+	}
+	return paths, nil
+}
+
+// tradeoffPanel plots y against x, one line per setting through its ε
+// values in order (nil when no row has both).
+func tradeoffPanel(title, x, y string, rows []StatRow) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title + ": " + y + " versus " + x
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	var settings []string
+	for _, r := range rows {
+		mx, _ := r.Stat(x)
+		my, _ := r.Stat(y)
+		if !math.IsNaN(mx) && !math.IsNaN(my) && !slices.Contains(settings, r.Setting) {
+			settings = append(settings, r.Setting)
+		}
+	}
+	if len(settings) == 0 {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("results: plot %s: %w", a, err)
+	for i, s := range settings {
+		var pts plotter.XYs
+		for _, r := range rows { // rows are sorted by setting, then ε
+			mx, _ := r.Stat(x)
+			my, _ := r.Stat(y)
+			if r.Setting == s && !math.IsNaN(mx) && !math.IsNaN(my) && !math.IsInf(mx, 0) && !math.IsInf(my, 0) {
+				pts = append(pts, plotter.XY{X: mx, Y: my})
+			}
+		}
+		if err := addLine(p, i, s, pts, nil); err != nil {
+			return nil, err
+		}
 	}
-	if len(panels) == 0 {
-		return nil, nil
-	}
-	pd := filepath.Join(dir, "plots")
-	if err := os.MkdirAll(pd, 0o777); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	return writeFigure(filepath.Join(pd, a), panels)
+	p.Legend.Top = false
+	p.Add(plotter.NewGrid())
+	return p, nil
 }
 
 // statPanel plots one statistic against ε per setting (nil when no row

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,6 +236,11 @@ stages:
 	}
 	if losses != 4 || selects != 2 {
 		t.Fatalf("%d utility-loss and %d select results, want 4 and 2", losses, selects)
+	}
+	for _, want := range []string{"plots/bayes-adversary.png", "plots/utility-loss.svg", "plots/accuracy.png", "tables/analysis.md", "tables/results.csv"} {
+		if !slices.Contains(append(sum.Plots, sum.Tables...), filepath.Join(out, want)) {
+			t.Errorf("no %s among %v %v", want, sum.Tables, sum.Plots)
+		}
 	}
 	again := runConfig(t, path)
 	for _, st := range again.Stages {
