@@ -48,7 +48,11 @@ type Spec struct {
 	Title   string
 	Labels  []string
 	Pair    bool
-	Splits  string    // the splits it is published with, in words
+	// Attacker names the private attribute the label is, when a
+	// classifier of it is an attacker (Enron: authorship): tables then
+	// report attacker accuracy, lower being more private.
+	Attacker string
+	Splits   string // the splits it is published with, in words
 	Carve   []Carving // standard carvings applied after loading (the papers' splits)
 	Default []string  // where under the data root it is looked for, first found wins
 	load    func(ctx context.Context, path string, opt Options) (*Dataset, error)
@@ -70,7 +74,7 @@ func Specs() []Spec {
 			Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter},
 		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"},
 			Splits: "all (word-level)", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
-		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Splits: "train; 10% of each author's mail carved as test",
+		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Attacker: "authorship", Splits: "train; 10% of each author's mail carved as test",
 			Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
 		{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
 			Splits: "the folder's train/test/... subfolders, or all", load: loadFolder},

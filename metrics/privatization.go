@@ -26,6 +26,50 @@ type Privatization struct {
 	Unchanged  int64       `json:"unchanged"`                // in-vocabulary tokens whose output equals the input
 	Fallbacks  int64       `json:"knn_fallbacks"`
 	RNG        string      `json:"rng"`
+	// Types are the distinct words with a vector in the split's text;
+	// TypeUnchanged sums, over them, the share of each word's
+	// occurrences left unchanged (see TypeUnchangedRate).
+	Types         int64   `json:"types,omitempty"`
+	TypeUnchanged float64 `json:"type_unchanged_sum,omitempty"`
+}
+
+// TypeUnchangedRate is the per-word-type unchanged rate observed in the
+// text: the mean over the distinct in-vocabulary words of the share of
+// each word's occurrences returned unchanged (NaN when not measured). A
+// frequent word kept often weighs as much as a rare one.
+func (p Privatization) TypeUnchangedRate() float64 {
+	if p.Types == 0 {
+		return math.NaN()
+	}
+	return p.TypeUnchanged / float64(p.Types)
+}
+
+// CountTypes measures Types and TypeUnchanged from a text and its
+// privatized copy (aligned token by token); inVocab says which words the
+// mechanism was given.
+func (p *Privatization) CountTypes(orig, priv [][]string, inVocab func(string) bool) {
+	type count struct{ n, same int }
+	byType := map[string]*count{}
+	for i, d := range orig {
+		for j, w := range d {
+			if !inVocab(w) {
+				continue
+			}
+			c := byType[w]
+			if c == nil {
+				c = &count{}
+				byType[w] = c
+			}
+			c.n++
+			if priv[i][j] == w {
+				c.same++
+			}
+		}
+	}
+	p.Types, p.TypeUnchanged = int64(len(byType)), 0
+	for _, c := range byType {
+		p.TypeUnchanged += float64(c.same) / float64(c.n)
+	}
 }
 
 // InVocab is the number of tokens given to the mechanism.
@@ -51,6 +95,8 @@ func (p *Privatization) Add(q Privatization) {
 	p.Stopwords += q.Stopwords
 	p.Unchanged += q.Unchanged
 	p.Fallbacks += q.Fallbacks
+	p.Types += q.Types
+	p.TypeUnchanged += q.TypeUnchanged
 }
 
 func ratio(a, b int64) float64 {

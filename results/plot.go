@@ -23,15 +23,23 @@ import (
 // per privatized mode (train-time, test-time, both), one line per
 // mechanism setting, ε on a log axis when it spans more than a decade:
 // accuracy versus ε (± sd error bars over seeds, the unprivatized baseline
-// dashed), and privacy versus ε (the share of in-vocabulary tokens left
-// unchanged, solid, and of out-of-vocabulary tokens passed through,
-// dashed). It returns the paths written.
+// dashed, the chance level dotted; labelled attacker accuracy when the
+// label is a private attribute), and privacy versus ε (the share of
+// in-vocabulary tokens left unchanged, solid, the per-word-type unchanged
+// rate, dotted, and of out-of-vocabulary tokens passed through, dashed). It returns the paths written.
 func Plot(dir, title string, rows []Row) ([]string, error) {
 	var modes []string
-	base := math.NaN()
+	base, chance := math.NaN(), math.NaN()
+	accLabel := "accuracy"
 	for _, r := range rows {
 		if r.Seeds == 0 {
 			continue // every seed failed: nothing to draw
+		}
+		if r.Attacker != "" {
+			accLabel = r.Attacker + " attacker accuracy (lower = more private)"
+		}
+		if math.IsNaN(chance) {
+			chance = r.Chance
 		}
 		if r.Mode == "none" {
 			base = r.Accuracy
@@ -52,17 +60,19 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 		name, ylabel string
 		series       []quantity
 		baseline     float64
+		chance       float64
 		shares       bool // the y axis spans [0, 1]
 	}{
-		{"accuracy", "accuracy", []quantity{{"", func(r Row) (float64, float64) { return r.Accuracy, r.AccSD }, nil}}, base, false},
+		{"accuracy", accLabel, []quantity{{"", func(r Row) (float64, float64) { return r.Accuracy, r.AccSD }, nil}}, base, chance, false},
 		{"privacy", "share of tokens", []quantity{
 			{"unchanged (in-vocab)", func(r Row) (float64, float64) { return r.Unchanged, 0 }, nil},
+			{"unchanged per word type", func(r Row) (float64, float64) { return r.TypeUnchanged, 0 }, []vg.Length{vg.Points(1), vg.Points(2)}},
 			{"OOV", func(r Row) (float64, float64) { return r.OOV, 0 }, []vg.Length{vg.Points(3), vg.Points(2)}},
-		}, math.NaN(), true},
+		}, math.NaN(), math.NaN(), true},
 	} {
 		var panels []*plot.Plot
 		for _, mode := range modes {
-			p, err := panel(title, mode, fig.ylabel, rows, fig.series, fig.baseline)
+			p, err := panel(title, mode, fig.ylabel, rows, fig.series, fig.baseline, fig.chance)
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
 			}
@@ -135,7 +145,7 @@ func writeVia(path string, save func(*os.File) error) error {
 	return os.Rename(f.Name(), path)
 }
 
-func panel(title, mode, ylabel string, rows []Row, ss []quantity, base float64) (*plot.Plot, error) {
+func panel(title, mode, ylabel string, rows []Row, ss []quantity, base, chance float64) (*plot.Plot, error) {
 	p := plot.New()
 	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
 	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
@@ -205,6 +215,16 @@ func panel(title, mode, ylabel string, rows []Row, ss []quantity, base float64) 
 		bl.Color = color.Gray{Y: 96}
 		p.Add(bl)
 		p.Legend.Add("unprivatized", bl)
+	}
+	if !math.IsNaN(chance) && lo <= hi {
+		cl, err := plotter.NewLine(plotter.XYs{{X: lo, Y: chance}, {X: hi, Y: chance}})
+		if err != nil {
+			return nil, err
+		}
+		cl.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
+		cl.Color = color.Gray{Y: 64}
+		p.Add(cl)
+		p.Legend.Add("chance (majority class)", cl)
 	}
 	p.Add(plotter.NewGrid())
 	return p, nil

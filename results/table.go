@@ -39,12 +39,25 @@ type Row struct {
 	// Stopwords the mean share kept by a stopword rule. NaN when nothing
 	// was privatized.
 	Unchanged, OOV, Stopwords float64
+	// TypeUnchanged is the mean per-word-type unchanged rate (see
+	// metrics.Privatization.TypeUnchangedRate; NaN when not measured).
+	TypeUnchanged float64
+	// Chance is the share of the evaluated split's most frequent class:
+	// the accuracy of always guessing it.
+	Chance float64
+	// Attacker names what the classifier attacks when the label is a
+	// private attribute (Enron: "authorship"); its accuracy is then the
+	// attacker's, lower being more private.
+	Attacker string
 	// Flags are the warnings of the line's cells (see metrics.Flags).
 	Flags []string
 }
 
 // TableOptions set how a table is judged.
 type TableOptions struct {
+	// Attacker is the dataset's private attribute, when its classifier is
+	// an attacker (datasets.Spec.Attacker).
+	Attacker string
 	// MaxOOV is the out-of-vocabulary share above which a cell is flagged:
 	// the config's checks.max_oov (metrics.DefaultMaxOOV unless it says
 	// otherwise; 0 flags any out-of-vocabulary token).
@@ -68,8 +81,8 @@ func Table(recs []Record, opt TableOptions) []Row {
 	}
 	var rows []Row
 	for k, rs := range groups {
-		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN()}
-		var acc, f1, unch, oov, stop []float64
+		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker}
+		var acc, f1, unch, oov, stop, types, chance []float64
 		for _, r := range rs {
 			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" {
@@ -78,6 +91,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
+			if most := slices.MaxFunc(append(r.Test.PerClass, metrics.ClassScore{}), func(a, b metrics.ClassScore) int { return a.Support - b.Support }); r.Test.N > 0 {
+				chance = append(chance, float64(most.Support)/float64(r.Test.N))
+			}
 			var all metrics.Privatization
 			for _, rep := range r.Privacy {
 				all.Add(rep)
@@ -87,6 +103,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 				stop = append(stop, float64(all.Stopwords)/float64(all.Tokens))
 				if all.InVocab() > 0 {
 					unch = append(unch, all.UnchangedShare())
+				}
+				if all.Types > 0 {
+					types = append(types, all.TypeUnchangedRate())
 				}
 			}
 			for _, f := range metrics.Flags(r.Privacy, opt.MaxOOV) {
@@ -101,6 +120,8 @@ func Table(recs []Record, opt TableOptions) []Row {
 		row.Unchanged, _ = meanSD(unch)
 		row.OOV, _ = meanSD(oov)
 		row.Stopwords, _ = meanSD(stop)
+		row.TypeUnchanged, _ = meanSD(types)
+		row.Chance, _ = meanSD(chance)
 		slices.Sort(row.Flags)
 		rows = append(rows, row)
 	}
@@ -166,6 +187,8 @@ func Frame(rows []Row) dataframe.DataFrame {
 		col("unchanged_in_vocab", func(r Row) float64 { return r.Unchanged }),
 		col("oov", func(r Row) float64 { return r.OOV }),
 		col("kept_stopwords", func(r Row) float64 { return r.Stopwords }),
+		col("unchanged_per_type", func(r Row) float64 { return r.TypeUnchanged }),
+		col("chance", func(r Row) float64 { return r.Chance }),
 		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
 	)
 }
@@ -179,14 +202,21 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	return df.WriteCSV(w)
 }
 
-// Markdown renders the table: accuracy and macro-F1 as mean ± sd over
-// seeds; the share of in-vocabulary tokens the mechanism left unchanged
-// and the share of tokens without a vector (passed through unprivatized),
-// in percent; the privacy notion ε belongs to; warnings.
+// Markdown renders the table: accuracy (the attacker's, labelled so, when
+// the label is a private attribute) and macro-F1 as mean ± sd over seeds;
+// the share of in-vocabulary tokens the mechanism left unchanged, the
+// per-word-type unchanged rate and the share of tokens without a vector
+// (passed through unprivatized), in percent; the privacy notion ε belongs
+// to; warnings; then the chance level and the privacy unit.
 func Markdown(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | OOV | flags |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	acc := "accuracy"
+	if len(rows) > 0 && rows[0].Attacker != "" {
+		acc = rows[0].Attacker + " attacker accuracy (lower = more private)"
+	}
+	b.WriteString("| mechanism | notion | mode | ε | seeds | " + acc + " | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	chance := math.NaN()
 	for _, r := range rows {
 		eps, notion := "—", "—"
 		if r.Mode != "none" {
@@ -197,9 +227,16 @@ func Markdown(rows []Row) string {
 		if r.Failed > 0 {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, notion, r.Mode, eps, seeds,
-			pm(r.Accuracy, r.AccSD, r.Seeds), pm(r.MacroF1, r.MacroF1SD, r.Seeds), percent(r.Unchanged), percent(r.OOV), strings.Join(r.Flags, "; "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, notion, r.Mode, eps, seeds,
+			pm(r.Accuracy, r.AccSD, r.Seeds), pm(r.MacroF1, r.MacroF1SD, r.Seeds), percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV), strings.Join(r.Flags, "; "))
+		if math.IsNaN(chance) && !math.IsNaN(r.Chance) {
+			chance = r.Chance
+		}
 	}
+	if !math.IsNaN(chance) {
+		fmt.Fprintf(&b, "\nChance level (always the evaluated split's most frequent class): %.4f.\n", chance)
+	}
+	b.WriteString("\nPrivacy unit: ε is per token. For metric DP (ε·d_χ) a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; SanText's pure ε-DP and CusText's ε-DP within an output set compose to n·ε over a text. In mode both, training and test text are privatized independently: a text in both is exposed twice.\n")
 	return b.String()
 }
 

@@ -56,7 +56,7 @@ func TestTable(t *testing.T) {
 		t.Errorf("flags with a 50%% threshold: %q", f)
 	}
 	md := Markdown(rows)
-	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | 0.3500 ± 0.0707 | 21.1% | 5.0% |  |", "| test 40% OOV |"} {
+	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | 0.3500 ± 0.0707 | 21.1% | — | 5.0% |  |", "| test 40% OOV |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
@@ -65,7 +65,7 @@ func TestTable(t *testing.T) {
 	if err := WriteCSV(&csv, rows); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,flags") {
+	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,chance,flags") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	dir := t.TempDir()
@@ -171,10 +171,12 @@ func ExampleMarkdown() {
 	}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	fmt.Print(Markdown(rows))
 	// Output:
-	// | mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | OOV | flags |
-	// |---|---|---|---:|---:|---:|---:|---:|---:|---|
-	// | none | — | none | — | 1 | 0.9000 | 0.8900 | — | — |  |
-	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | 0.6800 | 50.0% | 10.0% |  |
+	// | mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
+	// |---|---|---|---:|---:|---:|---:|---:|---:|---:|---|
+	// | none | — | none | — | 1 | 0.9000 | 0.8900 | — | — | — |  |
+	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | 0.6800 | 50.0% | — | 10.0% |  |
+	//
+	// Privacy unit: ε is per token. For metric DP (ε·d_χ) a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; SanText's pure ε-DP and CusText's ε-DP within an output set compose to n·ε over a text. In mode both, training and test text are privatized independently: a text in both is exposed twice.
 }
 
 // TestTableThreshold: the table judges with the threshold it is given —
@@ -220,5 +222,32 @@ func TestAnalysisMarkdown(t *testing.T) {
 	}
 	if strings.Contains(got, "d1 p5") {
 		t.Errorf("unpivoted neighbour columns in\n%s", got)
+	}
+}
+
+// TestTypeRateChanceAttacker: the per-word-type unchanged rate weighs
+// each word alike; the chance level is the evaluated split's majority
+// share; an attacker's accuracy is labelled so.
+func TestTypeRateChanceAttacker(t *testing.T) {
+	var p metrics.Privatization
+	orig := [][]string{{"a", "a", "a", "b", "oov"}}
+	priv := [][]string{{"a", "x", "x", "b", "oov"}}
+	p.CountTypes(orig, priv, func(w string) bool { return w != "oov" })
+	p.Tokens, p.OOV, p.Unchanged = 5, 1, 2
+	if p.Types != 2 || math.Abs(p.TypeUnchangedRate()-(1.0/3+1)/2) > 1e-12 {
+		t.Errorf("types %d, rate %v", p.Types, p.TypeUnchangedRate())
+	}
+	r := rec("test", 1, 1, 0.4, "ok")
+	r.Privacy = map[string]metrics.Privatization{"test": p}
+	r.Test.N, r.Test.PerClass = 10, []metrics.ClassScore{{Support: 3}, {Support: 6}, {Support: 1}}
+	rows := Table([]Record{r}, TableOptions{Attacker: "authorship"})
+	if math.Abs(rows[0].Chance-0.6) > 1e-12 || math.Abs(rows[0].TypeUnchanged-2.0/3) > 1e-12 {
+		t.Errorf("chance %v, per-type %v", rows[0].Chance, rows[0].TypeUnchanged)
+	}
+	md := Markdown(rows)
+	for _, want := range []string{"authorship attacker accuracy (lower = more private)", "| 66.7% |", "Chance level (always the evaluated split's most frequent class): 0.6000."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in\n%s", want, md)
+		}
 	}
 }

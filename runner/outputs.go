@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
@@ -112,7 +113,11 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 
 // writeUtility writes the utility table and plots.
 func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (err error) {
-	rows := results.Table(mine, results.TableOptions{MaxOOV: c.Checks.MaxOOV})
+	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
+	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
+		opt.Attacker = sp.Attacker
+	}
+	rows := results.Table(mine, opt)
 	sum.Rows = rows
 	if sum.Tables, err = results.WriteTables(c.Output, rows); err != nil {
 		return fmt.Errorf("tables: %w", err)

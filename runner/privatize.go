@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -49,6 +50,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	cf, err := readCorpus(path, key, len(orig.Docs))
 	switch {
 	case err == nil:
+		s.countTypes(orig, &cf)
 		return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Report: &cf.Report}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		s.logf("corpus cache %s: %v: privatizing %s again", path, err, split)
@@ -68,10 +70,22 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	if orig.Docs2 != nil {
 		cf.Docs2 = out[len(orig.Docs):]
 	}
+	s.countTypes(orig, &cf)
 	if err := writeCorpus(path, cf); err != nil {
 		return Privatized{}, fmt.Errorf("corpus cache: %w", err)
 	}
 	return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Report: &cf.Report, Seconds: secs}, nil
+}
+
+// countTypes measures the per-word-type unchanged rate of a privatized
+// split (cheap: one pass over the text), for cache entries written before
+// it was measured too.
+func (s *Session) countTypes(orig Split, cf *corpusFile) {
+	if cf.Report.Types > 0 {
+		return
+	}
+	inVocab := func(w string) bool { _, ok := s.in.emb.Index(w); return ok }
+	cf.Report.CountTypes(append(slices.Clip(orig.Docs), orig.Docs2...), append(slices.Clip(cf.Docs), cf.Docs2...), inVocab)
 }
 
 // with is the split with other tokens (same examples and labels).
