@@ -44,18 +44,18 @@ type Carving struct {
 
 // Spec describes a corpus xp knows how to load.
 type Spec struct {
-	Name    string
-	Title   string
-	Labels  []string
-	Pair    bool
+	Name   string
+	Title  string
+	Labels []string
+	Pair   bool
 	// Attacker names the private attribute the label is, when a
 	// classifier of it is an attacker (Enron: authorship): tables then
 	// report attacker accuracy, lower being more private.
 	Attacker string
-	Splits   string // the splits it is published with, in words
-	Carve   []Carving // standard carvings applied after loading (the papers' splits)
-	Default []string  // where under the data root it is looked for, first found wins
-	load    func(ctx context.Context, path string, opt Options) (*Dataset, error)
+	Splits   string    // the splits it is published with, in words
+	Carve    []Carving // standard carvings applied after loading (the papers' splits)
+	Default  []string  // where under the data root it is looked for, first found wins
+	load     func(ctx context.Context, path string, opt Options) (*Dataset, error)
 }
 
 // Specs returns every corpus xp can load, by name.
