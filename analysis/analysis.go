@@ -40,6 +40,7 @@ var analyses = map[string]func(ctx context.Context, v spec.Values, env Env) (met
 	"bayes-adversary":       bayes,
 	"query-attack":          queryAttack,
 	"examples":              examples,
+	"mapping":               mapping,
 }
 
 // Run computes the named analysis. Parameters are checked by the

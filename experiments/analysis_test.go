@@ -107,7 +107,7 @@ const bayesTwitter = "dataset:\n  name: twitter\nembedding:\n  path: e.vec\nanal
 
 func TestAnalysisErrors(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
-		{"unknown analysis", "embedding:\n  path: e.vec\nanalysis:\n  kind: membership\n", `x.yaml:4: unknown analysis "membership" (known: bayes-adversary, examples, neighbours, plausible-deniability, query-attack)`},
+		{"unknown analysis", "embedding:\n  path: e.vec\nanalysis:\n  kind: membership\n", `x.yaml:4: unknown analysis "membership" (known: bayes-adversary, examples, mapping, neighbours, plausible-deniability, query-attack)`},
 		{"kind missing", "embedding:\n  path: e.vec\nanalysis:\n  draws: 3\n", "x.yaml:3: analysis.kind is required"},
 		{"bad param", "embedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\n  k: [0, 5]\n", "x.yaml:5: neighbours: parameter k = [0 5], want a list of integers in [1, ∞)"},
 		{"ε without mechanisms", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n", "x.yaml:4: analysis plausible-deniability runs mechanisms: give at least one"},
@@ -126,6 +126,7 @@ func TestAnalysisErrors(t *testing.T) {
 		{"search needs examples", bayesTwitter + "stages:\n  - kind: epsilon-search\n    targets: [0.1]\n", "x.yaml:11: epsilon-search shows the examples at the ε found: it needs analysis examples"},
 		{"search bracket", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nstages:\n  - kind: epsilon-search\n    targets: [0.1]\n    lo: 5\n    hi: 1\n", "x.yaml:11: epsilon-search: lo 5 must be below hi 1"},
 		{"stage twice", bayesTwitter + "stages:\n  - kind: utility-loss\n  - kind: utility-loss\n", "x.yaml:12: stage utility-loss is given twice"},
+		{"mapping of laplace", "dataset:\n  name: sst2\nembedding:\n  path: e.vec\nanalysis:\n  kind: mapping\nmechanisms:\n  - name: custext\n    epsilon: [1]\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:10: analysis mapping measures CusText's output sets: mechanism laplace has none"},
 		{"empty word", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\n  list: [\"\"]\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: examples: parameter list = [\"\"], want a list of at least 1 words"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

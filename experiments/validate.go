@@ -191,6 +191,9 @@ func (c *Config) validateMechanisms() error {
 			if err := c.validateMechanism(i, m); err != nil {
 				return err
 			}
+			if d.Name == "mapping" && !strings.HasPrefix(m.Name, "custext") {
+				return c.errAt(fmt.Sprintf("analysis mapping measures CusText's output sets: mechanism %s has none", m.Name), "mechanisms", i, "name")
+			}
 		}
 		return nil
 	}

@@ -400,3 +400,22 @@ func (m *CusText) draw(r *rand.Rand, x int32, p []float64) int32 {
 	}
 	return set[len(set)-1]
 }
+
+// Closed reports whether input row x is of CusText's "N–M" type (Chen et
+// al. 2023, Table 4): every input word of x's output set maps to that same
+// set, so the set is shared by all its inputs (N inputs, M outputs) and
+// an output reveals nothing about which of them was the input beyond the
+// set. Output-set members that are not task words (not inputs) do not
+// count. It is false for rows that are not inputs.
+func (m *Mapping) Closed(x int32) bool {
+	si, ok := m.Of[x]
+	if !ok {
+		return false
+	}
+	for _, y := range m.Sets[si] {
+		if sj, in := m.Of[y]; in && sj != si {
+			return false
+		}
+	}
+	return true
+}

@@ -206,26 +206,28 @@ func panel(title, mode, ylabel string, rows []Row, ss []quantity, base, chance f
 			p.Legend.Add(label, line, points)
 		}
 	}
-	if !math.IsNaN(base) && lo <= hi {
-		bl, err := plotter.NewLine(plotter.XYs{{X: lo, Y: base}, {X: hi, Y: base}})
-		if err != nil {
-			return nil, err
-		}
-		bl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		bl.Color = color.Gray{Y: 96}
-		p.Add(bl)
-		p.Legend.Add("unprivatized", bl)
+	if err := refLine(p, lo, hi, base, "unprivatized", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
+		return nil, err
 	}
-	if !math.IsNaN(chance) && lo <= hi {
-		cl, err := plotter.NewLine(plotter.XYs{{X: lo, Y: chance}, {X: hi, Y: chance}})
-		if err != nil {
-			return nil, err
-		}
-		cl.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
-		cl.Color = color.Gray{Y: 64}
-		p.Add(cl)
-		p.Legend.Add("chance (majority class)", cl)
+	if err := refLine(p, lo, hi, chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
+		return nil, err
 	}
 	p.Add(plotter.NewGrid())
 	return p, nil
+}
+
+// refLine draws a horizontal reference at y over [lo, hi] (nothing when y
+// is NaN or the range empty), grey at the given level, with a legend entry.
+func refLine(p *plot.Plot, lo, hi, y float64, label string, dashes []vg.Length, grey uint8) error {
+	if math.IsNaN(y) || lo > hi {
+		return nil
+	}
+	l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: y}, {X: hi, Y: y}})
+	if err != nil {
+		return err
+	}
+	l.Dashes, l.Color = dashes, color.Gray{Y: grey}
+	p.Add(l)
+	p.Legend.Add(label, l)
+	return nil
 }

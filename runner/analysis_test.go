@@ -332,3 +332,29 @@ seeds: [1]
 		t.Errorf("got %v\nwant …%s", err, want)
 	}
 }
+
+// TestMappingTable4: conservative mappings are all N–M (disjoint sets),
+// aggressive ones mostly not (CusText's Table 4 ordering).
+func TestMappingTable4(t *testing.T) {
+	path, _ := analysisConfig(t, `analysis:
+  kind: mapping
+mechanisms:
+  - name: custext
+    epsilon: [1]
+    params: {k: 5}
+    grid:
+      mapping: [aggressive, balanced, conservative]
+seeds: [1]
+`)
+	sum := runConfig(t, path)
+	got := map[string]float64{}
+	for _, r := range sum.Stats {
+		got[r.Setting], _ = r.Stat("not N–M % tokens")
+	}
+	if c := got["custext k=5 mapping=conservative"]; c != 0 {
+		t.Errorf("conservative: %v%% not N–M, want 0", c)
+	}
+	if a, b := got["custext k=5 mapping=aggressive"], got["custext k=5 mapping=balanced"]; !(a > b) || a < 50 {
+		t.Errorf("aggressive %v%% not N–M, balanced %v%%: want aggressive far above", a, b)
+	}
+}

@@ -119,6 +119,8 @@ var analyses = []Descriptor{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"encryption", "hockey", "spacecraft"}, Doc: "the words"},
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
 		}},
+	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4); custext mechanisms only, ε does not change it",
+		Epsilon: true, Dataset: true},
 }
 
 // stages run after the cells of an analysis config, reading their

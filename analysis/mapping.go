@@ -1,0 +1,41 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// mapping measures CusText's f_map (Chen et al. 2023, Table 4): the share
+// of the dataset's input tokens, and of its input words, that are not of
+// the N–M type (mech.Mapping.Closed), and the number of output sets.
+func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error) {
+	var a metrics.Analysis
+	m, ok := env.Mech.(interface{ Mapping() *mech.Mapping })
+	if !ok {
+		return a, fmt.Errorf("mechanism %s has no output-set mapping (custext and custext+ do)", env.Mech.Name())
+	}
+	mp := m.Mapping()
+	var tokens, open, words, openWords float64
+	for _, x := range mp.Order {
+		c := float64(env.Counts[env.Space.Emb.Words[x]])
+		tokens += c
+		words++
+		if !mp.Closed(x) {
+			open += c
+			openWords++
+		}
+	}
+	if words == 0 {
+		return a, fmt.Errorf("the mapping has no input words")
+	}
+	a.Method = "exact, from the mapping"
+	a.Add("not N–M % tokens", 100*open/tokens)
+	a.Add("not N–M % words", 100*openWords/words)
+	a.Add("input words", words)
+	a.Add("output sets", float64(len(mp.Sets)))
+	return a, nil
+}
