@@ -11,7 +11,7 @@ import (
 
 // mapping measures CusText's f_map (Chen et al. 2023, Table 4): the share
 // of the dataset's input tokens, and of its input words, that are not of
-// the N–M type (mech.Mapping.Closed), and the number of output sets.
+// the N–M type (mech.Mapping.Shared), and the number of output sets.
 func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	m, ok := env.Mech.(interface{ Mapping() *mech.Mapping })
@@ -24,7 +24,7 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 		c := float64(env.Counts[env.Space.Emb.Words[x]])
 		tokens += c
 		words++
-		if !mp.Closed(x) {
+		if !mp.Shared(x) {
 			open += c
 			openWords++
 		}

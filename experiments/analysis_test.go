@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"github.com/xp-nlp/xp/spec"
 	"reflect"
 	"slices"
 	"strings"
@@ -164,5 +165,32 @@ func TestStageCells(t *testing.T) {
 		if plain.Key(c, in) != staged.Key(staged.Cells()[i], in) {
 			t.Errorf("%s: the stage changed the analysis cell's key", c)
 		}
+	}
+}
+
+// TestAnalysisRevision: an analysis's revision is in its cells' keys (a
+// changed computation is not answered from older records); revision 0
+// leaves the key as it was before revisions existed.
+func TestAnalysisRevision(t *testing.T) {
+	c, err := Parse("x.yaml", []byte("dataset:\n  name: sst2\nembedding:\n  path: e.vec\nanalysis:\n  kind: mapping\nmechanisms:\n  - name: custext\n    epsilon: [1]\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := c.Cells()[0]
+	in := Inputs{Data: "d", Embedding: "e"}
+	d, _ := spec.Lookup(spec.Analysis, "mapping")
+	if d.Revision == 0 {
+		t.Fatal("mapping has revision 0")
+	}
+	k := analysisKey{Version: Version, Analysis: cell.Analysis, AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
+		Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in}
+	d2 := c.Dataset
+	k.Dataset, k.Tokenizer = &d2, c.Tokenizer
+	if hash(k) == c.Key(cell, in) {
+		t.Error("the key without the revision equals the key")
+	}
+	k.Revision = d.Revision
+	if hash(k) != c.Key(cell, in) {
+		t.Error("the key is not the listed inputs with the revision")
 	}
 }

@@ -84,6 +84,7 @@ var Unkeyed = []string{"name", "data", "threads", "workers", "output", "cache", 
 type analysisKey struct {
 	Version   string          `json:"version"`
 	Analysis  string          `json:"analysis"`
+	Revision  int             `json:"revision,omitempty"` // the analysis's spec.Descriptor.Revision
 	AParams   spec.Values     `json:"analysis_params,omitempty"`
 	Mechanism string          `json:"mechanism,omitempty"`
 	Params    spec.Values     `json:"params,omitempty"`
@@ -100,7 +101,7 @@ type analysisKey struct {
 // analysisKey). The config's device must be resolved (not "auto").
 func (c *Config) Key(cell Cell, in Inputs) string {
 	if cell.Analysis != "" {
-		k := analysisKey{Version: Version, Analysis: cell.Analysis, AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
+		k := analysisKey{Version: Version, Analysis: cell.Analysis, Revision: analysisRevision(cell.Analysis), AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
 			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in}
 		if c.analysisReadsDataset() {
 			d := c.Dataset
@@ -115,6 +116,13 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, Model: c.modelKey(), Train: c.Train,
 		Device: deviceKind(c.Device), Inputs: in,
 	})
+}
+
+func analysisRevision(name string) int {
+	if d, err := spec.Lookup(spec.Analysis, name); err == nil {
+		return d.Revision
+	}
+	return 0
 }
 
 // CorpusKey names a privatized split (see corpusKey). Cells that

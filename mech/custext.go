@@ -401,21 +401,26 @@ func (m *CusText) draw(r *rand.Rand, x int32, p []float64) int32 {
 	return set[len(set)-1]
 }
 
-// Closed reports whether input row x is of CusText's "N–M" type (Chen et
-// al. 2023, Table 4): every input word of x's output set maps to that same
-// set, so the set is shared by all its inputs (N inputs, M outputs) and
-// an output reveals nothing about which of them was the input beyond the
-// set. Output-set members that are not task words (not inputs) do not
-// count. It is false for rows that are not inputs.
-func (m *Mapping) Closed(x int32) bool {
+// Shared reports whether input row x is of CusText's "N–M" type (Chen et
+// al. 2023, Table 4): its output set is the output set of at least one
+// other input word too (N ≥ 2 inputs share M outputs), so an output does
+// not single out x's set as x's alone. Not N–M ("1–M") is a set only x
+// maps to: what the aggressive mapping gives almost every word, the
+// balanced one rarely (a set whose other members all had one already), the
+// conservative one never (disjoint sets, every member assigned). This
+// reading reproduces the three published orders of magnitude; the
+// stricter one — every input member of the set maps to it — does not
+// separate balanced from aggressive. It is false for rows that are not
+// inputs.
+func (m *Mapping) Shared(x int32) bool {
 	si, ok := m.Of[x]
 	if !ok {
 		return false
 	}
 	for _, y := range m.Sets[si] {
-		if sj, in := m.Of[y]; in && sj != si {
-			return false
+		if sj, in := m.Of[y]; in && y != x && sj == si {
+			return true
 		}
 	}
-	return true
+	return false
 }

@@ -96,6 +96,10 @@ type Descriptor struct {
 	// Exclusive lists groups of parameters of which at most one may be
 	// given (variants of one mechanism).
 	Exclusive [][]string
+	// Revision counts changes to how an analysis computes its numbers; it
+	// is part of the analysis cells' keys, so a change made after records
+	// exist is not answered from them (bump it with such a change).
+	Revision int
 }
 
 // ReadsDataset reports whether the descriptor, with resolved parameters
