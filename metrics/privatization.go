@@ -50,6 +50,7 @@ func (p Privatization) TypeUnchangedRate() float64 {
 func (p *Privatization) CountTypes(orig, priv [][]string, inVocab func(string) bool) {
 	type count struct{ n, same int }
 	byType := map[string]*count{}
+	var order []*count // first-seen order: the sum below is the same bits every run
 	for i, d := range orig {
 		for j, w := range d {
 			if !inVocab(w) {
@@ -59,6 +60,7 @@ func (p *Privatization) CountTypes(orig, priv [][]string, inVocab func(string) b
 			if c == nil {
 				c = &count{}
 				byType[w] = c
+				order = append(order, c)
 			}
 			c.n++
 			if priv[i][j] == w {
@@ -66,8 +68,8 @@ func (p *Privatization) CountTypes(orig, priv [][]string, inVocab func(string) b
 			}
 		}
 	}
-	p.Types, p.TypeUnchanged = int64(len(byType)), 0
-	for _, c := range byType {
+	p.Types, p.TypeUnchanged = int64(len(order)), 0
+	for _, c := range order {
 		p.TypeUnchanged += float64(c.same) / float64(c.n)
 	}
 }
