@@ -101,52 +101,69 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// loadRows rebuilds the table of a run's cells from its records.
-func loadRows(dir string, sum runner.Summary, maxOOV float64) ([]results.Row, error) {
-	store, err := results.OpenStore(dir)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := store.Records(sum.Keys())
-	if err != nil {
-		return nil, err
-	}
-	return results.Table(recs, results.TableOptions{MaxOOV: maxOOV}), nil
-}
-
-// lastRun reads the manifest of the last run in dir and the table of its
-// cells.
-func lastRun(dir string) (runner.Manifest, []results.Row, error) {
-	var m runner.Manifest
+// lastRun reads the manifest of the last run in dir and the records of
+// its cells and stages, rebuilding its utility table (rows) and analysis
+// table (stats): either may be empty.
+func lastRun(dir string) (m runner.Manifest, rows []results.Row, stats []results.StatRow, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
-		return m, nil, fmt.Errorf("%s: no finished run here (%w)", dir, err)
+		return m, nil, nil, fmt.Errorf("%s: no finished run here (%w)", dir, err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
+		return m, nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
 	}
-	rows, err := loadRows(dir, m.Summary, m.Provenance.Resolved.Checks.MaxOOV)
-	return m, rows, err
+	store, err := results.OpenStore(dir)
+	if err != nil {
+		return m, nil, nil, err
+	}
+	keys := m.Summary.Keys()
+	for _, st := range m.Summary.Stages {
+		keys = append(keys, st.Key)
+	}
+	recs, err := store.Records(keys)
+	if err != nil {
+		return m, nil, nil, err
+	}
+	c := m.Provenance.Resolved
+	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
+	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
+		opt.Attacker = sp.Attacker
+	}
+	if c.HasUtilityCells() {
+		rows = results.Table(recs, opt)
+	}
+	return m, rows, results.AnalysisTable(recs), nil
 }
 
-// resultsCmd prints the table of the last run in OUTDIR.
+// resultsCmd prints the tables of the last run in OUTDIR.
 func resultsCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("results", flag.ContinueOnError)
-	csv := fs.Bool("csv", false, "CSV instead of Markdown")
+	csv := fs.Bool("csv", false, "CSV instead of Markdown (the utility table)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp results [--csv] OUTDIR")
 	}
-	_, rows, err := lastRun(fs.Arg(0))
+	_, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	if *csv {
+		if rows == nil {
+			return errors.New("xp results --csv: an analysis run's CSV is tables/analysis.csv in its folder")
+		}
 		return results.WriteCSV(out, rows)
 	}
-	_, err = fmt.Fprint(out, results.Markdown(rows))
+	if len(stats) > 0 {
+		fmt.Fprint(out, results.AnalysisMarkdown(stats))
+		if rows != nil {
+			fmt.Fprintln(out)
+		}
+	}
+	if rows != nil {
+		_, err = fmt.Fprint(out, results.Markdown(rows))
+	}
 	return err
 }
 
@@ -159,13 +176,20 @@ func plotCmd(args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp plot OUTDIR")
 	}
-	m, rows, err := lastRun(fs.Arg(0))
+	m, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	paths, err := results.Plot(fs.Arg(0), m.Provenance.Resolved.Name, rows)
+	paths, err := results.PlotAnalysis(fs.Arg(0), m.Provenance.Resolved.Name, stats)
 	if err != nil {
 		return err
+	}
+	if rows != nil {
+		more, err := results.Plot(fs.Arg(0), m.Provenance.Resolved.Name, rows)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, more...)
 	}
 	for _, p := range paths {
 		fmt.Fprintln(out, "wrote", p)

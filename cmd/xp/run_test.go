@@ -248,3 +248,41 @@ func TestShardsShareAFolder(t *testing.T) {
 		t.Errorf("sharded table:\n%s\nsingle process:\n%s", a, b)
 	}
 }
+
+// TestResultsOfAnalysisRun: xp results and xp plot rebuild an analysis
+// run's tables and figures, stages included (before, they printed an empty
+// utility table and failed with "nothing to plot").
+func TestResultsOfAnalysisRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 5, Epochs: 1, Epsilon: []float64{1, 20}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(cfg)
+	text = []byte(strings.Replace(string(text), "apply: [none, train, test]\n", "analysis:\n  kind: bayes-adversary\n  samples: 20\nstages:\n  - kind: utility-loss\n", 1))
+	if err := os.WriteFile(cfg, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"run", cfg}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(filepath.Dir(cfg), "out")
+	var res bytes.Buffer
+	if err := run(context.Background(), []string{"results", out}, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bayes-adversary:", "utility-loss:", "| laplace | metric-dp | 20 | 1 |", "| laplace | metric-dp | both | 20 | 1 |"} {
+		if !strings.Contains(res.String(), want) {
+			t.Errorf("xp results lacks %q:\n%s", want, res.String())
+		}
+	}
+	var plots bytes.Buffer
+	if err := run(context.Background(), []string{"plot", out}, &plots); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bayes-adversary.png", "utility-loss.png", "accuracy.png"} {
+		if !strings.Contains(plots.String(), want) {
+			t.Errorf("xp plot lacks %s:\n%s", want, plots.String())
+		}
+	}
+}
