@@ -82,6 +82,8 @@ func (c Cell) String() string {
 	switch {
 	case c.Analysis != "" && c.Mechanism == "":
 		return fmt.Sprintf("%s seed=%d", c.Analysis, c.Seed)
+	case c.Analysis != "" && c.Epsilon == 0: // a stage's result over every ε of a setting
+		return fmt.Sprintf("%s: %s seed=%d", c.Analysis, c.Setting(), c.Seed)
 	case c.Analysis != "":
 		return fmt.Sprintf("%s: %s ε=%s seed=%d", c.Analysis, c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64), c.Seed)
 	case c.Mode == "none":

@@ -151,6 +151,7 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 // Privatize gives document j, position 0, under src with Split
 // "word <w>" (WordSource): the outputs equal n single-token Privatize
 // calls per word, and a word's draws do not depend on the other rows.
+// outs is reused for the next row: f copies what it keeps.
 func (m *noisyNN) draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
 	if n <= 0 || len(rows) == 0 {
 		return nil

@@ -139,12 +139,7 @@ func fnum(x float64) string {
 // outputs and notes.
 func AnalysisMarkdown(rows []StatRow) string {
 	var b strings.Builder
-	var kinds []string
-	for _, r := range rows {
-		if !slices.Contains(kinds, r.Analysis) {
-			kinds = append(kinds, r.Analysis)
-		}
-	}
+	kinds := analysisKinds(rows)
 	for i, kind := range kinds {
 		if i > 0 {
 			b.WriteString("\n")
@@ -217,6 +212,18 @@ func neighboursMarkdown(b *strings.Builder, rows []StatRow) {
 			b.WriteString("\n")
 		}
 	}
+}
+
+// analysisKinds are the analyses (and stages) of the rows in first-seen
+// order.
+func analysisKinds(rows []StatRow) []string {
+	var kinds []string
+	for _, r := range rows {
+		if !slices.Contains(kinds, r.Analysis) {
+			kinds = append(kinds, r.Analysis)
+		}
+	}
+	return kinds
 }
 
 func epsText(r StatRow) string {
@@ -306,12 +313,7 @@ var tradeoffs = map[string][][2]string{
 // and the privacy statistic against the utility loss where both exist.
 // It returns the paths written.
 func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
-	var kinds []string
-	for _, r := range rows {
-		if !slices.Contains(kinds, r.Analysis) {
-			kinds = append(kinds, r.Analysis)
-		}
-	}
+	kinds := analysisKinds(rows)
 	var paths []string
 	for _, a := range kinds {
 		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != a || r.Seeds == 0 })

@@ -91,8 +91,12 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
-			if most := slices.MaxFunc(append(r.Test.PerClass, metrics.ClassScore{}), func(a, b metrics.ClassScore) int { return a.Support - b.Support }); r.Test.N > 0 {
-				chance = append(chance, float64(most.Support)/float64(r.Test.N))
+			if r.Test.N > 0 {
+				most := 0
+				for _, c := range r.Test.PerClass {
+					most = max(most, c.Support)
+				}
+				chance = append(chance, float64(most)/float64(r.Test.N))
 			}
 			var all metrics.Privatization
 			for _, rep := range r.Privacy {

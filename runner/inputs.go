@@ -75,7 +75,11 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 	case !c.ReadsDataset():
 		in = &inputs{}
 	case c.IsAnalysis():
-		d, ex, err := loadWords(ctx, c)
+		d, err := loadDataset(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		ex, err := wordsOf(c, d)
 		if err != nil {
 			return nil, err
 		}
@@ -88,8 +92,10 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 		}
 		if c.HasUtilityCells() {
 			// The utility cells of a utility-loss stage read the task's
-			// splits; the analysis cells keep their view of the words.
-			d, ex, err := loadSplits(ctx, c)
+			// splits of the same loaded data (carving valid replaces the
+			// training split in d, not the words taken above); the analysis
+			// cells keep their view of the words.
+			ex, err := splitsOf(c, d)
 			if err != nil {
 				return nil, err
 			}
@@ -97,7 +103,11 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 			task.words, in = in, task
 		}
 	default:
-		d, ex, err := loadSplits(ctx, c)
+		d, err := loadDataset(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		ex, err := splitsOf(c, d)
 		if err != nil {
 			return nil, err
 		}
@@ -164,25 +174,22 @@ func checkFiles(c *experiments.Config) error {
 	return nil
 }
 
-// loadSplits loads the corpus, carves the validation split from the
-// training split and subsamples: the examples of train, valid and test.
-func loadSplits(ctx context.Context, c *experiments.Config) (*datasets.Dataset, map[string][]datasets.Example, error) {
+// splitsOf is what utility cells read of the loaded corpus: it carves the
+// validation split from the training split (in d) and subsamples, giving
+// the examples of train, valid and test.
+func splitsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets.Example, error) {
 	dc := c.Dataset
-	d, err := datasets.Load(ctx, c.Data, dc.Name, datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path)})
-	if err != nil {
-		return nil, nil, err
-	}
 	for _, s := range []struct{ key, name string }{{"train", dc.Train}, {"test", dc.Test}} {
 		ex, err := d.Split(s.name)
 		if err != nil {
-			return nil, nil, c.ErrAt(err.Error(), "dataset", s.key)
+			return nil, c.ErrAt(err.Error(), "dataset", s.key)
 		}
 		if len(ex) == 0 || !d.Labelled(s.name) {
-			return nil, nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty or unlabelled", s.name, d.Name), "dataset", s.key)
+			return nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty or unlabelled", s.name, d.Name), "dataset", s.key)
 		}
 	}
 	if err := d.Carve(dc.Train, "valid", dc.ValidFraction, dc.SplitSeed); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	train, _ := d.Split(dc.Train)
 	valid, _ := d.Split("valid")
@@ -195,26 +202,28 @@ func loadSplits(ctx context.Context, c *experiments.Config) (*datasets.Dataset, 
 	if dc.TrainLimit > 0 {
 		ex["valid"] = datasets.Sample(valid, max(1, dc.TrainLimit/9), dc.SplitSeed, "valid")
 	}
-	return d, ex, nil
+	return ex, nil
 }
 
-// loadWords loads what an analysis reads of a dataset: the examples of
-// dataset.train (subsampled to train_limit), whose words are its prior
-// and vocabulary.
-func loadWords(ctx context.Context, c *experiments.Config) (*datasets.Dataset, map[string][]datasets.Example, error) {
+// wordsOf is what an analysis reads of the loaded dataset: the examples
+// of dataset.train (subsampled to train_limit), whose words are its prior
+// and vocabulary. Taken before splitsOf carves, it is the whole split.
+func wordsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets.Example, error) {
 	dc := c.Dataset
-	d, err := datasets.Load(ctx, c.Data, dc.Name, datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path)})
-	if err != nil {
-		return nil, nil, err
-	}
 	ex, err := d.Split(dc.Train)
 	if err != nil {
-		return nil, nil, c.ErrAt(err.Error(), "dataset", "train")
+		return nil, c.ErrAt(err.Error(), "dataset", "train")
 	}
 	if len(ex) == 0 {
-		return nil, nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty", dc.Train, d.Name), "dataset", "train")
+		return nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty", dc.Train, d.Name), "dataset", "train")
 	}
-	return d, map[string][]datasets.Example{"train": datasets.Sample(ex, dc.TrainLimit, dc.SplitSeed, "train")}, nil
+	return map[string][]datasets.Example{"train": datasets.Sample(ex, dc.TrainLimit, dc.SplitSeed, "train")}, nil
+}
+
+// loadDataset reads the config's dataset once (both views come from it).
+func loadDataset(ctx context.Context, c *experiments.Config) (*datasets.Dataset, error) {
+	dc := c.Dataset
+	return datasets.Load(ctx, c.Data, dc.Name, datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path)})
 }
 
 // tokenize turns the examples into Splits, counts the task vocabulary and

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,11 +74,7 @@ type Manifest struct {
 // writeOutputs writes manifest.json, the tables and the plots from the
 // records of this config's cells.
 func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, prov results.Provenance, took time.Duration) error {
-	keys := sum.Keys()
-	for _, st := range sum.Stages {
-		keys = append(keys, st.Key)
-	}
-	mine, err := store.Records(keys)
+	mine, err := store.Records(sum.RecordKeys())
 	if err != nil {
 		return err
 	}
@@ -92,16 +87,14 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		if sum.Plots, err = results.PlotAnalysis(c.Output, c.Name, rows); err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
-		if slices.ContainsFunc(sum.Cells, func(cs CellStatus) bool { return cs.Cell.Analysis == "" }) {
-			// The utility cells a utility-loss stage reads have their own table.
-			tables, plots := sum.Tables, sum.Plots
-			if err := writeUtility(c, mine, sum); err != nil {
-				return err
-			}
-			sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
+	}
+	if c.HasUtilityCells() {
+		// Utility configs, and the utility cells a utility-loss stage reads.
+		tables, plots := sum.Tables, sum.Plots
+		if err := writeUtility(c, mine, sum); err != nil {
+			return err
 		}
-	} else if err := writeUtility(c, mine, sum); err != nil {
-		return err
+		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 	}
 	m := Manifest{Provenance: prov, Finished: time.Now().UTC().Format(time.RFC3339), Seconds: took.Seconds(), Summary: *sum}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -113,11 +106,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 
 // writeUtility writes the utility table and plots.
 func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (err error) {
-	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
-	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
-		opt.Attacker = sp.Attacker
-	}
-	rows := results.Table(mine, opt)
+	rows := results.Table(mine, TableOptions(c))
 	sum.Rows = rows
 	if sum.Tables, err = results.WriteTables(c.Output, rows); err != nil {
 		return fmt.Errorf("tables: %w", err)
@@ -128,6 +117,26 @@ func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (e
 		}
 	}
 	return nil
+}
+
+// TableOptions are how the config's utility table is judged and labelled:
+// its OOV threshold, and the attacked attribute of its dataset.
+func TableOptions(c *experiments.Config) results.TableOptions {
+	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
+	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
+		opt.Attacker = sp.Attacker
+	}
+	return opt
+}
+
+// RecordKeys are the keys of every record the run's tables read: its
+// cells' in sweep order, then its stages' results.
+func (s *Summary) RecordKeys() []string {
+	keys := s.Keys()
+	for _, st := range s.Stages {
+		keys = append(keys, st.Key)
+	}
+	return keys
 }
 
 // Keys are the record keys of the run's cells, in sweep order.

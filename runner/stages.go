@@ -76,7 +76,7 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 					return err
 				}
 				cs.Status, cs.Error = rec.Status, rec.Error
-				s.logf("%s: %s", stageName(j.cell), outcome(rec))
+				s.logf("%s: %s", j.cell, outcome(rec))
 			}
 			done = append(done, rec)
 			sum.Stages = append(sum.Stages, cs)
@@ -105,13 +105,6 @@ func (s *Session) runStage(ctx context.Context, cs CellStatus, keys []string, j 
 	rec.Provenance.WallSeconds = time.Since(start).Seconds()
 	rec.Provenance.PeakRSSBytes, _ = torchrt.PeakResidentBytes()
 	return rec
-}
-
-func stageName(c experiments.Cell) string {
-	if c.Epsilon == 0 {
-		return fmt.Sprintf("%s: %s seed=%d", c.Analysis, c.Setting(), c.Seed)
-	}
-	return c.String()
 }
 
 // point is a cell's coordinates without its analysis and mode: what

@@ -116,21 +116,12 @@ func lastRun(dir string) (m runner.Manifest, rows []results.Row, stats []results
 	if err != nil {
 		return m, nil, nil, err
 	}
-	keys := m.Summary.Keys()
-	for _, st := range m.Summary.Stages {
-		keys = append(keys, st.Key)
-	}
-	recs, err := store.Records(keys)
+	recs, err := store.Records(m.Summary.RecordKeys())
 	if err != nil {
 		return m, nil, nil, err
 	}
-	c := m.Provenance.Resolved
-	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
-	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
-		opt.Attacker = sp.Attacker
-	}
-	if c.HasUtilityCells() {
-		rows = results.Table(recs, opt)
+	if c := m.Provenance.Resolved; c.HasUtilityCells() {
+		rows = results.Table(recs, runner.TableOptions(&c))
 	}
 	return m, rows, results.AnalysisTable(recs), nil
 }
