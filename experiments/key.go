@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/xp-nlp/xp/spec"
@@ -175,3 +176,48 @@ type stageKey struct {
 func (c *Config) StageKey(i int, cell Cell, inputs []string) string {
 	return hash(stageKey{Version: Version, Stage: c.Stages[i].Kind, Params: c.StageParams(i), Cell: cell, Inputs: inputs})
 }
+
+// groupKey names what the cells of a group share: a privatized training
+// split (modes train and both of one setting, ε and seed), or the clean
+// training split of a seed (the baseline and the test-mode cells, which
+// all evaluate the clean model of their seed).
+type groupKey struct {
+	Version  string `json:"version"`
+	Corpus   string `json:"corpus,omitempty"`   // the privatized training split's key
+	Baseline string `json:"baseline,omitempty"` // the key of the seed's baseline cell
+}
+
+// GroupKey names the group a cell runs in. Cells that share a trained
+// model or a privatized training split share a group, so that a shard
+// (one task of a cluster array) holds all of them and builds what they
+// share once; an analysis cell is a group of its own. Like Key, it is a
+// content hash: ordering groups by it is independent of the order of the
+// config's keys.
+func (c *Config) GroupKey(cell Cell, in Inputs) string {
+	switch {
+	case cell.Analysis != "":
+		return c.Key(cell, in)
+	case cell.Privatizes("train"):
+		return hash(groupKey{Version: Version, Corpus: c.CorpusKey(cell, "train", in)})
+	}
+	return hash(groupKey{Version: Version, Baseline: c.Key(Cell{Mode: "none", Seed: cell.Seed}, in)})
+}
+
+// Groups numbers the distinct group keys of a sweep (one per cell, see
+// GroupKey) in sorted order: it returns each cell's group number and the
+// number of groups. Shard i of n runs the groups whose number is i
+// modulo n (see Shard); numbering by content key makes a cell's shard
+// independent of the order of the config's keys and of its cells.
+func Groups(keys []string) (group []int, n int) {
+	distinct := slices.Clone(keys)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	group = make([]int, len(keys))
+	for i, k := range keys {
+		group[i], _ = slices.BinarySearch(distinct, k)
+	}
+	return group, len(distinct)
+}
+
+// Shard is the shard of n that runs group g.
+func Shard(g, n int) int { return g % n }

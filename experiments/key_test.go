@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -176,4 +177,71 @@ func ExampleConfig_Key() {
 	// Output:
 	// vickrey t=0.25 ε=1 train seed=1
 	// vickrey exclude_input=false t=0.25 eps=1
+}
+
+// TestGroups: cells sharing a trained model (the baseline and test-mode
+// cells of a seed) or a privatized training split (train and both of one
+// setting, ε and seed) share a group; nothing else does; and a cell's
+// group number does not depend on the order of the config's keys.
+func TestGroups(t *testing.T) {
+	in := Inputs{Data: "d", Embedding: "e"}
+	groupsOf := func(c *Config) map[string]int {
+		cells := c.Cells()
+		keys := make([]string, len(cells))
+		for i, cell := range cells {
+			keys[i] = c.GroupKey(cell, in)
+		}
+		g, _ := Groups(keys)
+		m := map[string]int{}
+		for i, cell := range cells {
+			m[cell.String()] = g[i]
+		}
+		return m
+	}
+	c := parse(t, good, "apply=[none, train, test, both]")
+	m := groupsOf(c)
+	// 2 seeds × (1 clean group + 2 t × 2 ε privatized training splits).
+	if n := len(slices.Compact(slices.Sorted(maps.Values(m)))); n != 10 {
+		t.Errorf("%d groups, want 10: %v", n, m)
+	}
+	for _, same := range [][2]string{
+		{"baseline seed=1", "vickrey t=0.25 ε=5 test seed=1"},
+		{"baseline seed=2", "vickrey t=0.75 ε=1 test seed=2"},
+		{"vickrey t=0.25 ε=5 train seed=1", "vickrey t=0.25 ε=5 both seed=1"},
+	} {
+		if _, ok := m[same[1]]; !ok {
+			t.Fatalf("no cell %q in %v", same[1], m)
+		}
+		if m[same[0]] != m[same[1]] {
+			t.Errorf("%s and %s in groups %d and %d", same[0], same[1], m[same[0]], m[same[1]])
+		}
+	}
+	for _, other := range [][2]string{
+		{"baseline seed=1", "baseline seed=2"},
+		{"baseline seed=1", "vickrey t=0.25 ε=5 train seed=1"},
+		{"vickrey t=0.25 ε=5 train seed=1", "vickrey t=0.25 ε=5 train seed=2"},
+		{"vickrey t=0.25 ε=5 train seed=1", "vickrey t=0.75 ε=5 train seed=1"},
+		{"vickrey t=0.25 ε=5 train seed=1", "vickrey t=0.25 ε=1 train seed=1"},
+	} {
+		if m[other[0]] == m[other[1]] {
+			t.Errorf("%s and %s share group %d", other[0], other[1], m[other[0]])
+		}
+	}
+	// The same sweep with its keys in another order: the same groups.
+	reordered := parse(t, `seeds: [2, 1]
+apply: [both, test, train, none]
+mechanisms:
+  - grid:
+      t: [0.75, 0.25]
+    epsilon: [5, 1]
+    name: vickrey
+embedding:
+  path: e.vec
+dataset:
+  name: sst2
+name: t
+`)
+	if r := groupsOf(reordered); !maps.Equal(r, m) {
+		t.Errorf("reordered config's groups:\n%v\nwant\n%v", r, m)
+	}
 }

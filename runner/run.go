@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -20,22 +19,35 @@ import (
 
 // Options control a run without changing its results.
 type Options struct {
-	// Workers overrides the config's workers (0: keep it).
-	Workers int
 	// Threads overrides the config's libtorch threads (0: keep it).
 	Threads int
-	// Shard and Shards make this process run only the cells whose index
-	// in the sweep is Shard modulo Shards (Shards 0: all cells); a
-	// cluster runs one shard per node or GPU over a shared output folder.
+	// Shard and Shards make this process run only the cells of the
+	// groups whose number is Shard modulo Shards (Shards 0: all cells; see
+	// experiments.GroupKey); a cluster runs one shard per task over a
+	// shared output folder.
 	Shard, Shards int
-	// Spawn starts the worker process of one shard: the same binary, run
-	// on the resolved config at path with --shard and --threads. With
-	// Workers > 1 and Spawn set, cells run in Workers processes, each with
-	// its own libtorch generator and threads; without Spawn, one at a time
-	// in this process.
-	Spawn func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd
+	// Launcher runs the sweep's shards in other processes (Local: worker
+	// processes; a cluster's: jobs). Nil: the cells run one at a time in
+	// this process.
+	Launcher Launcher
+	// Queue: the launcher queues the shards on a batch scheduler and
+	// returns (the slurm package). This process only plans: it opens no
+	// device (a CUDA config plans on a login node without a GPU), builds
+	// no cache, and writes no table.
+	Queue bool
+	// Worker marks a worker process of Local: its log has one line per
+	// finished cell (passed on by the parent), no header.
+	Worker bool
 	// DryRun lists the cells and what is cached, and runs nothing.
 	DryRun bool
+	// Prepare builds what several groups share (see prepare) and writes
+	// the run folder's config and plan, and runs no cell: a cluster's
+	// first job.
+	Prepare bool
+	// Merge runs no cell: it reads the records that are there, runs the
+	// stages and writes the tables and plots (cells without a record are
+	// reported missing): a cluster's last job.
+	Merge bool
 	// Progress receives progress bars (drawn on terminals only); Log one
 	// line per event. Either may be nil.
 	Progress, Log io.Writer
@@ -45,7 +57,8 @@ type Options struct {
 type CellStatus struct {
 	Key    string           `json:"key"`
 	Cell   experiments.Cell `json:"cell"`
-	Status string           `json:"status"` // cached, todo, ok, failed, other-shard
+	Group  int              `json:"group"`            // see experiments.Groups
+	Status string           `json:"status,omitempty"` // cached, todo, ok, failed, missing, other-shard
 	Error  string           `json:"error,omitempty"`
 }
 
@@ -54,11 +67,18 @@ type Summary struct {
 	Out    string       `json:"out"`
 	Config string       `json:"config"` // the resolved config in the run folder
 	Cells  []CellStatus `json:"cells"`
+	Groups int          `json:"groups"`
 	Reused int          `json:"reused"`
 	Ran    int          `json:"ran"`
 	Failed int          `json:"failed"`
-	Tables []string     `json:"tables,omitempty"`
-	Plots  []string     `json:"plots,omitempty"`
+	// Missing counts the cells without a record: not run by a merge, or
+	// left by a worker that stopped before recording them.
+	Missing int `json:"missing,omitempty"`
+	// Queued is true when a launcher queued the shards (a cluster's jobs)
+	// instead of running them: their records come later.
+	Queued bool     `json:"queued,omitempty"`
+	Tables []string `json:"tables,omitempty"`
+	Plots  []string `json:"plots,omitempty"`
 	// Rows (utility) or Stats (analyses) is the table written (not in the
 	// manifest: the records are).
 	Rows  []results.Row     `json:"-"`
@@ -93,13 +113,13 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 			}
 		}
 	}
-	threads, workers := runShape(c, opt)
+	threads := runThreads(c, opt)
 	if err := torchrt.SetThreads(threads); err != nil {
 		// libtorch fixes its pool once parallel work has run in the
 		// process; records carry the count actually used.
 		logf("warning: %v; running with %d threads", err, torchrt.Threads())
 	}
-	s, err := Open(ctx, c, SessionOptions{Log: opt.Log, Progress: opt.Progress, ReadOnly: opt.DryRun})
+	s, err := Open(ctx, c, SessionOptions{Log: opt.Log, Progress: opt.Progress, ReadOnly: opt.DryRun || opt.Queue})
 	if err != nil {
 		return sum, err
 	}
@@ -112,7 +132,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if err != nil {
 		return sum, err
 	}
-	logf("%s: %d cells, %d cached, %d to run (data %.12s, vectors %.12s)", c.File(), len(sum.Cells), sum.Reused, len(todo), s.in.sums.Data, s.in.sums.Embedding)
+	if !opt.Worker {
+		logf("%s: %d cells in %d groups, %d cached, %d to run (data %.12s, vectors %.12s)", c.File(), len(sum.Cells), sum.Groups, sum.Reused, len(todo), s.in.sums.Data, s.in.sums.Embedding)
+	}
 	for _, p := range store.Problems() {
 		logf("warning: %s", p)
 	}
@@ -127,14 +149,25 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if err := xio.WriteFileAtomic(sum.Config, resolved); err != nil {
 		return sum, fmt.Errorf("output: %w", err)
 	}
+	if err := writePlan(c.Output, s.c, &sum); err != nil {
+		return sum, err
+	}
 	prov := newProvenance(s, resolved)
 	prov.Started = started.UTC().Format(time.RFC3339)
-	if workers > 1 && opt.Spawn != nil && opt.Shards == 0 && len(todo) > 1 {
-		err = spawn(ctx, opt, sum.Config, workers, len(todo), store, sum.Cells)
-	} else {
-		err = execute(ctx, s, store, prov, todo, workers <= 1 || opt.Spawn == nil, opt, &sum)
+	switch {
+	case opt.Prepare:
+		return sum, prepare(ctx, s, &sum, todo)
+	case opt.Merge:
+		todo = nil
+	case opt.Launcher != nil && opt.Shards == 0 && (len(todo) > 0 || opt.Queue):
+		sw := &Sweep{Config: sum.Config, Out: c.Output, Groups: sum.Groups, Cells: sum.Cells, Threads: opt.Threads, store: store}
+		if err := opt.Launcher.Launch(ctx, sw); err != nil || opt.Queue {
+			sum.Queued = err == nil
+			return sum, err
+		}
+		todo = nil
 	}
-	if err != nil {
+	if err := execute(ctx, s, store, prov, todo, opt, &sum); err != nil {
 		return sum, err
 	}
 	if err := collect(store, &sum); err != nil {
@@ -149,35 +182,39 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	return sum, writeOutputs(s.c, store, &sum, prov, time.Since(started))
 }
 
-// runShape is the thread count of this process and the number of worker
-// processes.
-func runShape(c *experiments.Config, opt Options) (threads, workers int) {
-	workers, threads = c.Workers, c.Threads
-	if opt.Workers > 0 {
-		workers = opt.Workers
-	}
+// runThreads is the thread count of this process.
+func runThreads(c *experiments.Config, opt Options) (threads int) {
+	threads = c.Threads
 	if opt.Threads > 0 {
 		threads = opt.Threads
 	}
 	if threads == 0 && opt.Shards > 1 {
 		threads = max(1, runtime.NumCPU()/opt.Shards)
 	}
-	return threads, workers
+	return threads
 }
 
-// plan lists every cell with its status: cached (a successful record
-// exists), other-shard, or todo; it returns the indices of the todo cells.
+// plan lists every cell with its group and status: cached (a successful
+// record exists), other-shard, or todo; it returns the indices of the todo
+// cells, in sweep order.
 func plan(s *Session, store *results.Store, opt Options, sum *Summary) ([]int, error) {
+	cells := s.c.Cells()
+	groupKeys := make([]string, len(cells))
+	for i, cell := range cells {
+		groupKeys[i] = s.c.GroupKey(cell, s.in.view(cell).sums)
+	}
+	groups, n := experiments.Groups(groupKeys)
+	sum.Groups = n
 	var todo []int
-	for i, cell := range s.c.Cells() {
-		cs := CellStatus{Key: s.Key(cell), Cell: cell, Status: "todo"}
+	for i, cell := range cells {
+		cs := CellStatus{Key: s.Key(cell), Cell: cell, Group: groups[i], Status: "todo"}
 		switch done, err := store.Done(cs.Key); {
 		case err != nil:
 			return nil, err
 		case done:
 			cs.Status = "cached"
 			sum.Reused++
-		case opt.Shards > 1 && i%opt.Shards != opt.Shard:
+		case opt.Shards > 1 && experiments.Shard(cs.Group, opt.Shards) != opt.Shard:
 			cs.Status = "other-shard"
 		default:
 			todo = append(todo, i)
@@ -188,14 +225,14 @@ func plan(s *Session, store *results.Store, opt Options, sum *Summary) ([]int, e
 }
 
 // execute runs the todo cells one by one in this process, recording each;
-// nested draws privatization and epoch bars under the sweep's bar.
-func execute(ctx context.Context, s *Session, store *results.Store, prov results.Provenance, todo []int, nested bool, opt Options, sum *Summary) error {
+// privatization and epoch bars are drawn under the sweep's bar.
+func execute(ctx context.Context, s *Session, store *results.Store, prov results.Provenance, todo []int, opt Options, sum *Summary) error {
+	if len(todo) == 0 {
+		return nil
+	}
 	bar := progress.New(opt.Progress, int64(len(todo)), "cells", false)
 	defer bar.Finish()
 	inner := opt.Progress
-	if !nested {
-		inner = nil
-	}
 	for _, i := range todo {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -230,15 +267,13 @@ func collect(store *results.Store, sum *Summary) error {
 		case err != nil:
 			return err
 		case !ok:
-			cs.Status, cs.Error = "failed", "no record: its worker stopped before finishing it"
+			cs.Status, cs.Error = "missing", "no record: not run yet, or its process stopped before recording it"
+			sum.Missing++
 		case r.Status == "ok":
 			cs.Status = "ok"
+			sum.Ran++
 		default:
 			cs.Status, cs.Error = "failed", r.Error
-		}
-		if cs.Status == "ok" {
-			sum.Ran++
-		} else {
 			sum.Failed++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/sugarme/gotch"
 
@@ -31,7 +32,10 @@ type Session struct {
 // SessionOptions tune Open without changing any result.
 type SessionOptions struct {
 	Log, Progress io.Writer
-	// ReadOnly skips creating the cache folder (a dry run).
+	// ReadOnly only plans (a dry run, or a cluster submission from a login
+	// node): the cache folder is not created, and a CUDA device that this
+	// machine lacks is accepted (keys name only the device's kind; no
+	// tensor is made).
 	ReadOnly bool
 }
 
@@ -42,10 +46,14 @@ type SessionOptions struct {
 func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Session, error) {
 	c = c.Clone()
 	dev, err := torchrt.ParseDevice(c.Device)
-	if err != nil {
+	switch {
+	case err == nil:
+		c.Device = torchrt.DeviceString(dev) // auto resolved before any key is computed
+	case opt.ReadOnly && strings.HasPrefix(strings.TrimSpace(c.Device), "cuda"):
+		dev = gotch.CPU // keys only: they hold the kind, cuda
+	default:
 		return nil, c.ErrAt(err.Error(), "device")
 	}
-	c.Device = torchrt.DeviceString(dev) // auto resolved before any key is computed
 	if !opt.ReadOnly {
 		if err := xio.CheckWritable("cache", c.Cache); err != nil {
 			return nil, c.ErrAt(err.Error(), "cache")

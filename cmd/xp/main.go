@@ -5,6 +5,8 @@
 //	xp data list|get|show  the data root: what is there, fetch what is not
 //	xp privatize CONFIG  write the tokens one cell of a config trains or is tested on
 //	xp run CONFIG        run an experiment sweep (resumable; see docs/config.md)
+//	xp slurm CONFIG      spread a sweep over Slurm as an array job (docs/cluster.md)
+//	xp status OUTDIR     done, failed and missing cells; Slurm jobs
 //	xp results OUTDIR    print a run's table
 //	xp plot OUTDIR       redraw a run's plots
 //	xp help [mechanisms|models]  usage, or the mechanisms' and models' parameters
@@ -24,18 +26,23 @@ import (
 	"time"
 
 	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	runner.WatchParent(stop) // a worker process stops with its parent
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "xp:", err)
 		var f failedCells
 		if errors.As(err, &f) {
+			if os.Getenv(runner.WorkerEnv) == "1" {
+				os.Exit(0) // recorded: the parent reports failed cells
+			}
 			os.Exit(min(f.n, 125))
 		}
 		os.Exit(1)
@@ -51,7 +58,10 @@ commands:
   privatize  write the tokens one cell of a config trains or is tested on (TSV):
            xp privatize [--set k=v]... [--setting S] [--eps E] [--seed N] [--split train|valid|test] CONFIG.yaml
   run      run an experiment: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml
-  results  print the table of a run: xp results [--csv] OUTDIR
+  slurm    write (--submit: submit) a sweep as Slurm jobs: xp slurm [--set k=v]... [--partition P] [--gres gpu:1]
+           [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--tasks N] [--submit] CONFIG.yaml
+  status   done, failed and missing cells of a run folder, and its Slurm jobs: xp status OUTDIR
+  results  print the table of a run (finished or partial): xp results [--csv] OUTDIR
   plot     redraw the plots of a run: xp plot OUTDIR
   help     this text; xp help mechanisms, xp help models: their parameters, defaults and ranges
 `
@@ -72,6 +82,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return privatize(ctx, args[1:], out)
 	case "run":
 		return runCmd(ctx, args[1:], out)
+	case "slurm":
+		return slurmCmd(ctx, args[1:], out)
+	case "status":
+		return statusCmd(ctx, args[1:], out)
 	case "results":
 		return resultsCmd(args[1:], out)
 	case "plot":

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -19,12 +17,23 @@ import (
 	"github.com/xp-nlp/xp/runner"
 )
 
-// failedCells is returned when a sweep finished with failed cells; the
-// process exits with their number (at most 125).
-type failedCells struct{ n, of int }
+// failedCells is returned when a sweep finished with failed or missing
+// cells; the process exits with their number (at most 125).
+type failedCells struct {
+	n, of   int
+	missing int // of n: without a record
+	out     string
+}
 
 func (f failedCells) Error() string {
-	return fmt.Sprintf("%d of %d cells failed (see their records)", f.n, f.of)
+	switch {
+	case f.missing == 0:
+		return fmt.Sprintf("%d of %d cells failed (their errors: xp status %s)", f.n, f.of, f.out)
+	case f.missing == f.n:
+		return fmt.Sprintf("%d of %d cells have no record yet (xp status %s; run again to run them)", f.n, f.of, f.out)
+	}
+	return fmt.Sprintf("%d of %d cells failed or have no record: %d failed (their errors: xp status %s), %d without a record (run again to run them)",
+		f.n, f.of, f.n-f.missing, f.out, f.missing)
 }
 
 type setFlags []string
@@ -40,7 +49,9 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	dry := fs.Bool("dry-run", false, "list the cells and what is cached; run nothing")
 	workers := fs.Int("workers", 0, "worker processes over cells (0: the config's workers)")
 	threads := fs.Int("threads", 0, "libtorch threads of this process (0: the config's threads)")
-	shard := fs.String("shard", "", "run only shard I of N (I/N), e.g. one per node or GPU over a shared output folder")
+	shard := fs.String("shard", "", "run only shard I of N (I/N) of the sweep's groups, e.g. one per node or GPU over a shared output folder")
+	prep := fs.Bool("prepare", false, "build what the shards share (caches), write the run's config and plan, run no cell")
+	merge := fs.Bool("merge", false, "run no cell: run the stages and write tables and plots from the records there")
 	quiet := fs.Bool("q", false, "no progress bars")
 	if err := fs.Parse(reorder(args, fs)); err != nil {
 		return err
@@ -55,7 +66,8 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := runner.Options{Workers: *workers, Threads: *threads, DryRun: *dry, Log: os.Stderr, Progress: os.Stderr}
+	opt := runner.Options{Threads: *threads, DryRun: *dry, Prepare: *prep, Merge: *merge,
+		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: os.Stderr, Progress: os.Stderr}
 	if *quiet {
 		opt.Progress = nil
 	}
@@ -68,10 +80,11 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		}
 		opt.Shard, opt.Shards = a, b
 	}
-	if exe, err := os.Executable(); err == nil {
-		opt.Spawn = func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, "run", "-q", "--shard", fmt.Sprintf("%d/%d", shard, shards), "--threads", strconv.Itoa(threads), config)
-		}
+	if *workers == 0 {
+		*workers = c.Workers
+	}
+	if exe, err := os.Executable(); err == nil && *workers > 1 && opt.Shards == 0 {
+		opt.Launcher = runner.Local{Workers: *workers, Command: shardCommand(exe), Progress: opt.Progress, Log: os.Stderr}
 	}
 	sum, err := runner.Run(ctx, c, opt)
 	if err != nil {
@@ -79,9 +92,13 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *dry {
 		for _, cs := range sum.Cells {
-			fmt.Fprintf(out, "%-7s %.12s  %s\n", cs.Status, cs.Key, cs.Cell)
+			fmt.Fprintf(out, "%-7s %.12s  group %-3d %s\n", cs.Status, cs.Key, cs.Group, cs.Cell)
 		}
-		fmt.Fprintf(out, "%d cells: %d cached, %d to run\n", len(sum.Cells), sum.Reused, len(sum.Cells)-sum.Reused)
+		fmt.Fprintf(out, "%d cells in %d groups: %d cached, %d to run\n", len(sum.Cells), sum.Groups, sum.Reused, len(sum.Cells)-sum.Reused)
+		return nil
+	}
+	if *prep {
+		fmt.Fprintf(out, "prepared %s: %d cells in %d groups, %d cached\n", c.Output, len(sum.Cells), sum.Groups, sum.Reused)
 		return nil
 	}
 	if opt.Shards == 0 {
@@ -90,40 +107,56 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		} else {
 			fmt.Fprint(out, results.Markdown(sum.Rows))
 		}
-		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run, %d failed\n", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Failed)
+		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run, %d failed", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Failed)
+		if sum.Missing > 0 {
+			fmt.Fprintf(out, ", %d without a record", sum.Missing)
+		}
+		fmt.Fprintln(out)
 		for _, p := range append(sum.Tables, sum.Plots...) {
 			fmt.Fprintln(out, "wrote", p)
 		}
 	}
-	if sum.Failed > 0 {
-		return failedCells{sum.Failed, len(sum.Cells)}
+	if n := sum.Failed + sum.Missing; n > 0 {
+		return failedCells{n: n, of: len(sum.Cells), missing: sum.Missing, out: c.Output}
 	}
 	return nil
 }
 
-// lastRun reads the manifest of the last run in dir and the records of
-// its cells and stages, rebuilding its utility table (rows) and analysis
-// table (stats): either may be empty.
-func lastRun(dir string) (m runner.Manifest, rows []results.Row, stats []results.StatRow, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+// shardCommand is the command of one shard: this binary, quiet, on the
+// resolved config.
+func shardCommand(exe string) func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd {
+	return func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, "run", "-q", "--shard", fmt.Sprintf("%d/%d", shard, shards), "--threads", strconv.Itoa(threads), config)
+	}
+}
+
+// lastRun reads the run folder dir — finished, partial or sharded — and
+// rebuilds its utility table (rows) and analysis table (stats) from the
+// records there: either may be empty. The state says which cells are
+// missing or failed.
+func lastRun(dir string) (st *runner.State, rows []results.Row, stats []results.StatRow, err error) {
+	st, err = runner.ReadState(dir)
 	if err != nil {
-		return m, nil, nil, fmt.Errorf("%s: no finished run here (%w)", dir, err)
+		return nil, nil, nil, err
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
-	}
-	store, err := results.OpenStore(dir)
+	recs, err := st.Records()
 	if err != nil {
-		return m, nil, nil, err
+		return nil, nil, nil, err
 	}
-	recs, err := store.Records(m.Summary.RecordKeys())
-	if err != nil {
-		return m, nil, nil, err
-	}
-	if c := m.Provenance.Resolved; c.HasUtilityCells() {
+	if c := st.Plan.Config; c.HasUtilityCells() {
 		rows = results.Table(recs, runner.TableOptions(&c))
 	}
-	return m, rows, results.AnalysisTable(recs), nil
+	return st, rows, results.AnalysisTable(recs), nil
+}
+
+// incomplete says, on w, which cells of a partial run have no successful
+// record.
+func incomplete(w io.Writer, st *runner.State) {
+	if st.Failed+st.Missing == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: partial run: %d of %d cells done, %d failed, %d missing (xp status %s lists them)\n",
+		st.Dir, st.Ok, len(st.Cells), st.Failed, st.Missing, st.Dir)
 }
 
 // resultsCmd prints the tables of the last run in OUTDIR.
@@ -136,10 +169,11 @@ func resultsCmd(args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp results [--csv] OUTDIR")
 	}
-	_, rows, stats, err := lastRun(fs.Arg(0))
+	st, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
+	incomplete(os.Stderr, st)
 	if *csv {
 		if rows == nil {
 			return errors.New("xp results --csv: an analysis run's CSV is tables/analysis.csv in its folder")
@@ -167,16 +201,18 @@ func plotCmd(args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New("usage: xp plot OUTDIR")
 	}
-	m, rows, stats, err := lastRun(fs.Arg(0))
+	st, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	paths, err := results.PlotAnalysis(fs.Arg(0), m.Provenance.Resolved.Name, stats)
+	incomplete(os.Stderr, st)
+	name := st.Plan.Config.Name
+	paths, err := results.PlotAnalysis(fs.Arg(0), name, stats)
 	if err != nil {
 		return err
 	}
 	if rows != nil {
-		more, err := results.Plot(fs.Arg(0), m.Provenance.Resolved.Name, rows)
+		more, err := results.Plot(fs.Arg(0), name, rows)
 		if err != nil {
 			return err
 		}

@@ -167,7 +167,7 @@ func TestRunConfigErrors(t *testing.T) {
 	if err := run(context.Background(), []string{"run", "--dry-run", cfg}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "3 cells: 0 cached, 3 to run") {
+	if !strings.Contains(out.String(), "3 cells in 2 groups: 0 cached, 3 to run") {
 		t.Errorf("dry run:\n%s", out.String())
 	}
 }

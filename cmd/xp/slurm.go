@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/slurm"
+)
+
+// slurmCmd writes (and with --submit submits) a sweep's Slurm jobs.
+func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("slurm", flag.ContinueOnError)
+	var sets, sbatch setFlags
+	fs.Var(&sets, "set", "override a config key: path.to.key=value (repeatable), as in xp run")
+	fs.Var(&sbatch, "sbatch-arg", "one more sbatch option for every job, e.g. --sbatch-arg=--qos=low (repeatable)")
+	data := fs.String("data", datasets.RootFromEnv(), "data root when the config has no data key (default $"+datasets.EnvRoot+"); on a shared filesystem")
+	var o slurm.Options
+	fs.StringVar(&o.Partition, "partition", "", "partition (sbatch --partition)")
+	fs.StringVar(&o.Gres, "gres", "", "generic resources per task, e.g. gpu:1 (a config with device auto then runs on cuda)")
+	fs.IntVar(&o.CPUsPerTask, "cpus-per-task", 0, "cores per task; each task runs libtorch on that many threads")
+	fs.StringVar(&o.Mem, "mem", "", "memory per task (sbatch --mem), e.g. 16G")
+	fs.StringVar(&o.Time, "time", "", "time limit per task (sbatch --time), e.g. 4:00:00")
+	fs.StringVar(&o.Account, "account", "", "account to charge (sbatch --account)")
+	fs.IntVar(&o.ArrayParallel, "array-parallel", 0, "at most K array tasks at once (%K; 0: no throttle)")
+	fs.IntVar(&o.Tasks, "tasks", 0, "array tasks N (0: one per group of cells, at most 1000); fixed by a run folder's first submission")
+	fs.BoolVar(&o.Submit, "submit", false, "submit the jobs (default: write the scripts and print how to submit them)")
+	if err := fs.Parse(reorder(args, fs)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: xp slurm [--set k=v]... [--partition P] [--gres gpu:1] [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--sbatch-arg ARG]... [--tasks N] [--submit] CONFIG.yaml")
+	}
+	if o.CPUsPerTask < 0 || o.ArrayParallel < 0 || o.Tasks < 0 {
+		return fmt.Errorf("--cpus-per-task %d, --array-parallel %d, --tasks %d: want ≥ 0", o.CPUsPerTask, o.ArrayParallel, o.Tasks)
+	}
+	o.SbatchArgs = sbatch
+	c, err := experiments.Load(fs.Arg(0), experiments.Options{Set: sets, DataRoot: *data})
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.Device) == "auto" {
+		// Every task must compute the same keys, whatever node it lands on.
+		c.Device = "cpu"
+		if strings.Contains(o.Gres, "gpu") {
+			c.Device = "cuda"
+		}
+		fmt.Fprintf(os.Stderr, "device auto: the jobs run on %s (--gres %q)\n", c.Device, o.Gres)
+	}
+	if o.Exe, err = os.Executable(); err != nil {
+		return err
+	}
+	if *data != "" {
+		o.Env = append(o.Env, datasets.EnvRoot+"="+*data)
+	}
+	o.Log = os.Stderr
+	sum, err := runner.Run(ctx, c, runner.Options{Launcher: slurm.Launcher{Options: o}, Queue: true, Log: os.Stderr, Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, sum.Out) // the run folder
+	return nil
+}
+
+// statusCmd prints how far a run folder is: done, failed and missing
+// cells, and its Slurm jobs still queued or running.
+func statusCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("usage: xp status OUTDIR")
+	}
+	dir := fs.Arg(0)
+	st, err := runner.ReadState(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s (%s): %d cells in %d groups: %d done, %d failed, %d missing\n",
+		dir, st.Plan.Config.Name, len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
+	for _, cs := range st.Cells {
+		if cs.Status == "failed" {
+			msg, _, _ := strings.Cut(cs.Error, "\n")
+			fmt.Fprintf(out, "  failed  %s: %s\n", cs.Cell, msg)
+		}
+	}
+	if jobs, err := slurm.ReadJobs(dir); err != nil {
+		return err
+	} else if len(jobs.Submissions) > 0 {
+		last := jobs.Submissions[len(jobs.Submissions)-1]
+		fmt.Fprintf(out, "Slurm: %d submission(s); last: array %s (tasks %s of %d), merge %s\n", len(jobs.Submissions), last.Array, slurm.Ranges(last.Shards), jobs.Tasks, last.Merge)
+		tasks, err := slurm.Queue(ctx, dir)
+		if err != nil {
+			fmt.Fprintf(out, "  queue unknown: %v\n", err)
+		} else {
+			by := map[string][]string{}
+			for _, t := range tasks {
+				by[t.State] = append(by[t.State], t.ID)
+			}
+			states := make([]string, 0, len(by))
+			for s := range by {
+				states = append(states, s)
+			}
+			sort.Strings(states)
+			if len(states) == 0 {
+				fmt.Fprintln(out, "  nothing queued or running")
+			}
+			for _, s := range states {
+				fmt.Fprintf(out, "  %-10s %d: %s\n", strings.ToLower(s), len(by[s]), strings.Join(by[s], " "))
+			}
+		}
+	}
+	if st.Failed+st.Missing > 0 && st.Ok > 0 {
+		fmt.Fprintf(out, "partial: xp results %s shows what is done; run (or xp slurm --submit) again to finish\n", dir)
+	}
+	return nil
+}
