@@ -133,7 +133,11 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		return sum, err
 	}
 	if !opt.Worker {
-		logf("%s: %d cells in %d groups, %d cached, %d to run (data %.12s, vectors %.12s)", c.File(), len(sum.Cells), sum.Groups, sum.Reused, len(todo), s.in.sums.Data, s.in.sums.Embedding)
+		what := "to run"
+		if opt.Merge {
+			what = "without a record (a merge runs none)"
+		}
+		logf("%s: %d cells in %d groups, %d cached, %d %s (data %.12s, vectors %.12s)", c.File(), len(sum.Cells), sum.Groups, sum.Reused, len(todo), what, s.in.sums.Data, s.in.sums.Embedding)
 	}
 	for _, p := range store.Problems() {
 		logf("warning: %s", p)

@@ -4,7 +4,10 @@
 # optimized BLAS (Debian's libtorch uses whatever libblas.so.3 is selected;
 # libopenblas0-pthread makes that OpenBLAS). Does nothing when all is there.
 #
-#   scripts/setup.sh           what the build and tests need
+#   scripts/setup.sh           what the build and tests need (the Slurm test
+#                              also wants Debian's slurmctld, slurmd, slurm-client
+#                              and munge: installed when apt-get can, else that
+#                              test skips, saying so)
 #   scripts/setup.sh pytorch   also Debian's python3-torch (the same libtorch),
 #                              for the PyTorch comparison benchmark (bench/)
 set -euo pipefail
@@ -28,16 +31,36 @@ if [ "${1:-}" = pytorch ]; then
   { python3 -c 'import torch' || /usr/bin/python3 -c 'import torch'; } >/dev/null 2>&1 || need+=(python3-torch)
 fi
 
-[ ${#need[@]} -eq 0 ] && exit 0
-
-command -v apt-get >/dev/null 2>&1 || die "missing ${need[*]} and no apt-get: install them, or set LIBTORCH (see docs/build.md)"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null 2>&1 || die "missing ${need[*]}: run as root or install sudo"
-  sudo=sudo
+# Slurm for TestSlurm (a single-node cluster the test starts itself):
+# optional, never removed again (its libraries are shared with libtorch).
+slurm=()
+if command -v dpkg-query >/dev/null 2>&1 && [ "${1:-}" != pytorch ]; then
+  for p in slurmctld slurmd slurm-client munge; do
+    dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "install ok installed" || slurm+=($p)
+  done
 fi
-echo "setup: installing ${need[*]} (apt-get; a few minutes the first time)" >&2
+
+[ ${#need[@]} -eq 0 ] && [ ${#slurm[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo=sudo
+if ! command -v apt-get >/dev/null 2>&1 || { [ -n "$sudo" ] && ! command -v sudo >/dev/null 2>&1; }; then
+  [ ${#need[@]} -eq 0 ] || die "missing ${need[*]}: install them as root with apt-get, or set LIBTORCH (see docs/build.md)"
+  echo "setup: no apt-get or not root: ${slurm[*]} not installed; TestSlurm will skip" >&2
+  exit 0
+fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-echo "setup: installed ${need[*]}" >&2
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]} (apt-get; a few minutes the first time)" >&2
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  echo "setup: installed ${need[*]}" >&2
+fi
+if [ ${#slurm[@]} -gt 0 ]; then
+  echo "setup: installing ${slurm[*]} for the Slurm test (apt-get)" >&2
+  if { [ ${#need[@]} -gt 0 ] || $sudo apt-get update -qq; } && $sudo apt-get install -y -qq --no-install-recommends "${slurm[@]}" >/dev/null; then
+    echo "setup: installed ${slurm[*]}" >&2
+  else
+    echo "setup: could not install ${slurm[*]}: TestSlurm will skip" >&2
+  fi
+fi

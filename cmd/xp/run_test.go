@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,6 +126,11 @@ func TestRunWorkersMatchOneProcess(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("workers %s: %v\n%s", workers, err, stderr.String())
 		}
+		// One line per finished cell, whichever process ran it (workers'
+		// lines were swallowed before).
+		if n := strings.Count(stderr.String(), "accuracy "); n != 5 {
+			t.Errorf("workers %s: %d cell lines, want 5:\n%s", workers, n, stderr.String())
+		}
 		m := map[string]float64{}
 		for name, b := range records(t, filepath.Join(dir, "out")) {
 			var r results.Record
@@ -143,6 +150,84 @@ func TestRunWorkersMatchOneProcess(t *testing.T) {
 			t.Errorf("cell %s: %v in one process, %v with two workers", k, v, two[k])
 		}
 	}
+}
+
+// TestWorkersDieWithParent kills `xp run --workers 2` with SIGKILL while
+// its workers run: they must stop too (before, they ran on, orphaned).
+func TestWorkersDieWithParent(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 150, Test: 30, Epochs: 1000, Epsilon: []float64{1, 5, 20}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := xpCommand("run", "-q", "--workers", "2", cfg)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var workers []int
+	deadline := time.Now().Add(time.Minute)
+	for len(workers) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		workers = children(cmd.Process.Pid)
+	}
+	if len(workers) < 2 {
+		cmd.Process.Kill()
+		t.Fatalf("workers of %d: %v", cmd.Process.Pid, workers)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		var alive []int
+		for _, w := range workers {
+			if running(w) {
+				alive = append(alive, w)
+			}
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, w := range alive {
+				syscall.Kill(w, syscall.SIGKILL)
+			}
+			t.Fatalf("workers %v still running 10 s after their parent was killed", alive)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// children lists the processes whose parent is pid (from /proc).
+func children(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces; split after ')'.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// running reports whether pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }
 
 func TestRunConfigErrors(t *testing.T) {
@@ -284,5 +369,50 @@ func TestResultsOfAnalysisRun(t *testing.T) {
 		if !strings.Contains(plots.String(), want) {
 			t.Errorf("xp plot lacks %s:\n%s", want, plots.String())
 		}
+	}
+}
+
+// TestPartialRun: after one shard of two, xp status counts what is done
+// and missing, xp results prints the table of what is there and says it
+// is partial, and a merge writes the tables and fails naming the cells
+// without a record (it said "see their records" before, where none was).
+func TestPartialRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 40, Test: 20, Epochs: 1, Epsilon: []float64{1, 20}, Seeds: []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if b, err := xpCommand("run", "-q", "--shard", "0/2", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("shard 0/2: %v\n%s", err, b)
+	}
+	n := len(records(t, out))
+	if n == 0 || n >= 10 {
+		t.Fatalf("%d of 10 records after shard 0/2", n)
+	}
+	var status bytes.Buffer
+	if err := run(context.Background(), []string{"status", out}, &status); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("10 cells in 6 groups: %d done, 0 failed, %d missing", n, 10-n); !strings.Contains(status.String(), want) {
+		t.Errorf("xp status:\n%s\nwant %q", status.String(), want)
+	}
+	var res bytes.Buffer
+	if err := run(context.Background(), []string{"results", out}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.String(), "| none |") {
+		t.Errorf("xp results of a partial run:\n%s", res.String())
+	}
+	err = run(context.Background(), []string{"run", "-q", "--merge", cfg}, &bytes.Buffer{})
+	var f failedCells
+	if !errors.As(err, &f) || f.n != 10-n || f.missing != 10-n || strings.Contains(err.Error(), "see their records") || !strings.Contains(err.Error(), "no record yet") {
+		t.Errorf("merge of a partial run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "tables", "results.csv")); err != nil {
+		t.Errorf("merge wrote no table: %v", err)
+	}
+	if n2 := len(records(t, out)); n2 != n {
+		t.Errorf("merge ran cells: %d records, had %d", n2, n)
 	}
 }

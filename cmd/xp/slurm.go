@@ -87,10 +87,24 @@ func statusCmd(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%s (%s): %d cells in %d groups: %d done, %d failed, %d missing\n",
 		dir, st.Plan.Config.Name, len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
+	const most = 20 // cells listed per status
+	listed := map[string]int{}
 	for _, cs := range st.Cells {
-		if cs.Status == "failed" {
-			msg, _, _ := strings.Cut(cs.Error, "\n")
-			fmt.Fprintf(out, "  failed  %s: %s\n", cs.Cell, msg)
+		if cs.Status == "ok" {
+			continue
+		}
+		if listed[cs.Status]++; listed[cs.Status] > most {
+			continue
+		}
+		msg, _, _ := strings.Cut(cs.Error, "\n")
+		if cs.Status == "missing" {
+			msg = "no record yet"
+		}
+		fmt.Fprintf(out, "  %-8s group %-4d %s: %s\n", cs.Status, cs.Group, cs.Cell, msg)
+	}
+	for _, s := range []string{"failed", "missing"} {
+		if listed[s] > most {
+			fmt.Fprintf(out, "  … and %d more %s\n", listed[s]-most, s)
 		}
 	}
 	if jobs, err := slurm.ReadJobs(dir); err != nil {
