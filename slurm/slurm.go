@@ -183,7 +183,9 @@ func (l Launcher) write(sw *runner.Sweep, n int) ([]string, error) {
 		fmt.Fprintf(&b, "#!/bin/bash\n# Written by xp slurm: %s.\n", s.doc)
 		opts := []string{"--job-name=xp-" + jobName(sw.Out), "--output=" + filepath.Join(logs, s.output), "--chdir=" + cwd}
 		if s.name == "array.sbatch" {
-			opts = append(opts, "--requeue") // a preempted task runs again; finished cells are reused
+			// A preempted task runs again, reusing its finished cells, and
+			// appends to its log.
+			opts = append(opts, "--requeue", "--open-mode=append")
 		}
 		opts = append(opts, l.resources()...)
 		for _, o := range opts {

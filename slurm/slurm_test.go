@@ -43,7 +43,7 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`--shard "${SLURM_ARRAY_TASK_ID}/7"`, `--threads "${SLURM_CPUS_PER_TASK:-1}"`, "#SBATCH --requeue", "#SBATCH --partition=gpu",
+		`--shard "${SLURM_ARRAY_TASK_ID}/7"`, `--threads "${SLURM_CPUS_PER_TASK:-1}"`, "#SBATCH --requeue", "#SBATCH --open-mode=append", "#SBATCH --partition=gpu",
 		"#SBATCH --gres=gpu:1", "#SBATCH --cpus-per-task=4", "#SBATCH --mem=16G", "#SBATCH --time=2:00:00", "#SBATCH --qos=low",
 		"#SBATCH --output=" + filepath.Join(Dir(out), "logs", "shard-%a-job%A.out"), "export XP_DATA='/shared/data'",
 		`exec '/opt/xp it'\''s/xp' run -q --shard`,

@@ -47,13 +47,19 @@ func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(c.Device) == "auto" {
+	gpu := strings.Contains(o.Gres, "gpu")
+	switch d := strings.TrimSpace(c.Device); {
+	case d == "auto":
 		// Every task must compute the same keys, whatever node it lands on.
-		c.Device = "cpu"
-		if strings.Contains(o.Gres, "gpu") {
-			c.Device = "cuda"
-		}
+		c.Device = map[bool]string{true: "cuda", false: "cpu"}[gpu]
 		fmt.Fprintf(os.Stderr, "device auto: the jobs run on %s (--gres %q)\n", c.Device, o.Gres)
+	case strings.HasPrefix(d, "cuda:") && gpu:
+		// Slurm shows each task only its own GPUs (CUDA_VISIBLE_DEVICES):
+		// the first visible one is the task's.
+		c.Device = "cuda"
+		fmt.Fprintf(os.Stderr, "device %s: each task runs on the first GPU Slurm assigns it (cuda)\n", d)
+	case strings.HasPrefix(d, "cuda") && !gpu:
+		return fmt.Errorf("device %s but no GPU asked of Slurm: add --gres gpu:1 (or --set device=cpu)", d)
 	}
 	if o.Exe, err = os.Executable(); err != nil {
 		return err
