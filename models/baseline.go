@@ -113,6 +113,12 @@ func (m *Baseline) Save(path string) error { return m.vs.Save(path) }
 // Load reads parameters saved by Save into a model of the same config.
 func (m *Baseline) Load(path string) error { return m.vs.Load(path) }
 
+// SaveOptimizer writes Adam's state to path.
+func (m *Baseline) SaveOptimizer(path string) error { return m.opt.XpSave(path) }
+
+// LoadOptimizer restores a state SaveOptimizer wrote.
+func (m *Baseline) LoadOptimizer(path string) error { return m.opt.XpLoad(path) }
+
 // Close frees parameters and optimizer state.
 func (m *Baseline) Close() {
 	m.opt.Drop()

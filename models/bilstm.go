@@ -434,9 +434,8 @@ func predict(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.Tenso
 }
 
 // Save writes the model's parameters (embedding included, frozen or not)
-// to path in libtorch's format. The optimizer state is not saved: a loaded
-// model predicts exactly as the saved one, and training it again restarts
-// Adam's moments.
+// to path in libtorch's format. The optimizer state is not saved (see
+// SaveOptimizer): a loaded model predicts exactly as the saved one.
 func (m *BiLSTM) Save(path string) error {
 	if err := m.vs.Save(path); err != nil {
 		return fmt.Errorf("bilstm: save %s: %w", path, err)
@@ -452,6 +451,13 @@ func (m *BiLSTM) Load(path string) error {
 	}
 	return nil
 }
+
+// SaveOptimizer writes Adam's state (moments, step counts) to path.
+func (m *BiLSTM) SaveOptimizer(path string) error { return m.opt.XpSave(path) }
+
+// LoadOptimizer restores a state SaveOptimizer wrote for a model of the
+// same configuration.
+func (m *BiLSTM) LoadOptimizer(path string) error { return m.opt.XpLoad(path) }
 
 // Close frees the model's parameters and optimizer state.
 func (m *BiLSTM) Close() {

@@ -24,6 +24,10 @@ type Classifier interface {
 	Predict(b *Batch) ([]int64, error)
 	Save(path string) error
 	Load(path string) error
+	// SaveOptimizer and LoadOptimizer write and read the optimizer's
+	// state, for checkpoints (see TrainOptions.Checkpoint).
+	SaveOptimizer(path string) error
+	LoadOptimizer(path string) error
 }
 
 // Data is a labelled set of token-id sequences, or of sequence pairs
@@ -78,6 +82,12 @@ type TrainOptions struct {
 	Log      io.Writer
 	// Dir holds the best model's weights during training ("" : a temporary folder).
 	Dir string
+	// Checkpoint, when set, is a folder where Train keeps its state after
+	// every epoch and from which it resumes: a process stopped at any
+	// moment and run again with the same model, data and options ends with
+	// the same weights, history and scores as one that never stopped. The
+	// caller removes it once the result is kept.
+	Checkpoint string
 	// OnEpoch, when set, is called after each epoch's validation, on the
 	// training thread.
 	OnEpoch func(metrics.Epoch)
@@ -123,8 +133,21 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 	}
 	best := filepath.Join(dir, "best.ot")
 	err := torchrt.Do(func() error {
-		bestAcc, since := -1.0, 0
-		for epoch := 1; epoch <= opt.Epochs; epoch++ {
+		bestAcc, since, first := -1.0, 0, 1
+		if opt.Checkpoint != "" {
+			ck, ok, err := loadCheckpoint(opt.Checkpoint, m, opt.Device, best)
+			if err != nil {
+				return fmt.Errorf("train: resume from %s: %w", opt.Checkpoint, err)
+			}
+			if ok {
+				res.Epochs, res.BestEpoch, res.Valid = ck.Epochs, ck.BestEpoch, ck.Valid
+				bestAcc, since, first = ck.BestAcc, ck.Since, ck.Epoch+1
+				if opt.Log != nil {
+					fmt.Fprintf(opt.Log, "resuming after epoch %d from %s\n", ck.Epoch, opt.Checkpoint)
+				}
+			}
+		}
+		for epoch := first; epoch <= opt.Epochs; epoch++ {
 			start := time.Now()
 			batches := Buckets(train.Seqs, opt.Batch, opt.MaxLen, opt.Seed, epoch)
 			bar := progress.New(opt.Progress, int64(len(batches)), fmt.Sprintf("epoch %d", epoch), false)
@@ -159,12 +182,22 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 			if opt.Log != nil {
 				fmt.Fprintf(opt.Log, "epoch %d: loss %.4f, valid accuracy %.4f macro-F1 %.4f, %.0f examples/s\n", epoch, st.Loss, met.Accuracy, met.MacroF1, st.ExamplesPerSec)
 			}
+			stop := false
 			if met.Accuracy > bestAcc {
 				bestAcc, since, res.BestEpoch, res.Valid = met.Accuracy, 0, epoch, met
 				if err := m.Save(best); err != nil {
 					return err
 				}
 			} else if since++; opt.Patience > 0 && since >= opt.Patience {
+				stop = true
+			}
+			if opt.Checkpoint != "" && epoch < opt.Epochs && !stop {
+				ck := checkpoint{Epoch: epoch, Epochs: res.Epochs, BestEpoch: res.BestEpoch, BestAcc: bestAcc, Since: since, Valid: res.Valid}
+				if err := saveCheckpoint(opt.Checkpoint, m, opt.Device, ck, best); err != nil {
+					return fmt.Errorf("train: checkpoint after epoch %d: %w", epoch, err)
+				}
+			}
+			if stop {
 				break
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -414,5 +415,75 @@ func TestPartialRun(t *testing.T) {
 	}
 	if n2 := len(records(t, out)); n2 != n {
 		t.Errorf("merge ran cells: %d records, had %d", n2, n)
+	}
+}
+
+// TestCellResumesMidTraining kills `xp run` with SIGKILL during a cell's
+// training, after its epoch checkpoints began, runs it again, and requires
+// the cell's record to equal an uninterrupted run's (scores and per-epoch
+// losses) and its checkpoint to be gone.
+func TestCellResumesMidTraining(t *testing.T) {
+	opt := fixture.Options{Train: 150, Test: 30, Epochs: 12, Epsilon: []float64{5}, Seeds: []int{1}}
+	score := func(dir string) (results.Record, string) {
+		t.Helper()
+		recs := records(t, filepath.Join(dir, "out"))
+		if len(recs) != 1 {
+			t.Fatalf("%d records in %s", len(recs), dir)
+		}
+		for _, b := range recs {
+			var r results.Record
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			var losses []string
+			for _, e := range r.Epochs {
+				losses = append(losses, fmt.Sprint(e.Loss, e.Valid.Accuracy))
+			}
+			return r, strings.Join(losses, " ")
+		}
+		panic("unreachable")
+	}
+	whole := t.TempDir()
+	cfg, err := fixture.Write(whole, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := xpCommand("run", "-q", "--set", "apply=[train]", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	dir := t.TempDir()
+	cfg2, err := fixture.Write(dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := xpCommand("run", "-q", "--set", "apply=[train]", cfg2)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "cache", "checkpoints", "*", "epoch-[3-9]")); len(m) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if n := len(records(t, filepath.Join(dir, "out"))); n != 0 {
+		t.Fatalf("%d records when killed: the kill did not land mid-training", n)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "cache", "checkpoints", "*", "latest")); len(m) != 1 {
+		t.Fatalf("no checkpoint when killed: %v", m)
+	}
+	if b, err := xpCommand("run", "-q", "--set", "apply=[train]", cfg2).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	a, al := score(whole)
+	b, bl := score(dir)
+	if al != bl || !reflect.DeepEqual(a.Test, b.Test) || !reflect.DeepEqual(a.Valid, b.Valid) || a.BestEpoch != b.BestEpoch {
+		t.Errorf("uninterrupted: test %+v, epochs %s\nresumed: test %+v, epochs %s", a.Test, al, b.Test, bl)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "cache", "checkpoints", "*")); len(m) != 0 {
+		t.Errorf("checkpoints left after the cell was recorded: %v", m)
 	}
 }

@@ -41,6 +41,20 @@ func gotchEdits(clip string) map[string][]edit {
 		"nn/optimizer.go": {
 			{old: "\t\"math\"\n\n\t\"github.com/sugarme/gotch/ts\"\n", new: "\t\"math\"\n\t\"sort\"\n\n\t\"github.com/sugarme/gotch\"\n\t\"github.com/sugarme/gotch/ts\"\n", want: 1},
 			{new: clip, wholeFunc: true},
+			// Parameters entered the optimizer in Go's map order, a new
+			// order in each model: a saved optimizer state (Adam's moments,
+			// matched to parameters by position) loaded into another
+			// instance of the same model landed on the wrong parameters.
+			{
+				old:  "\tnames := make(map[string]struct{})\n\tfor name, v := range vs.vars {\n\t\tif v.Trainable {\n",
+				new:  "\tnames := make(map[string]struct{})\n\torder := make([]string, 0, len(vs.vars))\n\tfor name := range vs.vars {\n\t\torder = append(order, name)\n\t}\n\tsort.Strings(order) // xp: a fixed order (see tools/torchbuild)\n\tfor _, name := range order {\n\t\tv := vs.vars[name]\n\t\tif v.Trainable {\n",
+				want: 1,
+			},
+			{
+				old:  "\t\tfor name, x := range trainables {\n\t\t\tif _, ok := opt.variablesInOptimizer[name]; !ok {\n",
+				new:  "\t\tnames := make([]string, 0, len(trainables))\n\t\tfor name := range trainables {\n\t\t\tnames = append(names, name)\n\t\t}\n\t\tsort.Strings(names) // xp: a fixed order (see tools/torchbuild)\n\t\tfor _, name := range names {\n\t\t\tx := trainables[name]\n\t\t\tif _, ok := opt.variablesInOptimizer[name]; !ok {\n",
+				want: 1,
+			},
 		},
 		// AtGradSetEnabled read a Go int (8 bytes) from the address of a C
 		// int (4 bytes): the previous grad mode it returns was garbage, so

@@ -2,7 +2,10 @@
 #include "torch_api.h"
 #include "xp_ext.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/Generator.h>
+#include <mutex>
 #include <ATen/Version.h>
 #include <cstring>
 #include <dlfcn.h>
@@ -23,4 +26,42 @@ char *xp_torch_library(void) {
   }
   torch_last_err = strdup("dladdr found no library for at::get_num_threads");
   return nullptr;
+}
+
+int xp_optimizer_save(optimizer o, const char *path) {
+  PROTECT(torch::save(*o, std::string(path)); return 0;)
+  return -1;
+}
+
+int xp_optimizer_load(optimizer o, const char *path) {
+  PROTECT(torch::load(*o, std::string(path)); return 0;)
+  return -1;
+}
+
+static at::Generator xp_generator(int cuda, int index) {
+  if (cuda) {
+    return at::globalContext().defaultGenerator(
+        c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index)));
+  }
+  return at::detail::getDefaultCPUGenerator();
+}
+
+int xp_rng_get_state(int cuda, int index, tensor *out) {
+  PROTECT(
+    at::Generator g = xp_generator(cuda, index);
+    std::lock_guard<std::mutex> lock(g.mutex());
+    *out = new torch::Tensor(g.get_state());
+    return 0;
+  )
+  return -1;
+}
+
+int xp_rng_set_state(int cuda, int index, tensor state) {
+  PROTECT(
+    at::Generator g = xp_generator(cuda, index);
+    std::lock_guard<std::mutex> lock(g.mutex());
+    g.set_state(*state);
+    return 0;
+  )
+  return -1;
 }

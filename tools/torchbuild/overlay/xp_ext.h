@@ -11,6 +11,16 @@ extern "C" {
 char *xp_torch_version(void); /* TORCH_VERSION of the headers built against */
 char *xp_torch_config(void);  /* at::show_config(): build options, BLAS, CUDA */
 char *xp_torch_library(void); /* path of the libtorch_cpu actually loaded */
+
+/* Training checkpoints. Each returns 0, or -1 with the thread's last error
+ * set. The optimizer's state (Adam's moments and step counts) is written in
+ * libtorch's serialization format (torch::save); the generator's state is
+ * the byte tensor at::Generator::get_state returns (CPU generator when
+ * cuda is 0, else that of GPU index). */
+int xp_optimizer_save(optimizer o, const char *path);
+int xp_optimizer_load(optimizer o, const char *path);
+int xp_rng_get_state(int cuda, int index, tensor *out);
+int xp_rng_set_state(int cuda, int index, tensor state);
 #ifdef __cplusplus
 }
 #endif

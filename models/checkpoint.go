@@ -1,0 +1,154 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/metrics"
+)
+
+// A checkpoint is everything Train needs to go on after an epoch exactly
+// as if it had not stopped: the model's weights, the optimizer's state,
+// libtorch's generator state (dropout draws), the best epoch's weights and
+// the history. The batch order needs nothing: it is a function of the
+// seed and the epoch (Buckets).
+//
+// Layout under the checkpoint folder: epoch-N/ holds the files of epoch
+// N; "latest" names the last whole one and is replaced atomically after
+// it is written, so a process killed at any moment leaves a usable
+// checkpoint or none.
+type checkpoint struct {
+	Epoch     int                    `json:"epoch"`
+	Epochs    []metrics.Epoch        `json:"epochs"`
+	BestEpoch int                    `json:"best_epoch"`
+	BestAcc   float64                `json:"best_accuracy"`
+	Since     int                    `json:"since_best"`
+	Valid     metrics.Classification `json:"valid"`
+}
+
+const latestName = "latest"
+
+// saveCheckpoint writes the state after epoch ck.Epoch into dir; best is
+// the best epoch's weights file.
+func saveCheckpoint(dir string, m Classifier, dev gotch.Device, ck checkpoint, best string) error {
+	name := "epoch-" + strconv.Itoa(ck.Epoch)
+	sub := filepath.Join(dir, name)
+	if err := os.RemoveAll(sub); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(sub, 0o777); err != nil {
+		return err
+	}
+	if err := m.Save(filepath.Join(sub, "model.ot")); err != nil {
+		return err
+	}
+	if err := m.SaveOptimizer(filepath.Join(sub, "optimizer.pt")); err != nil {
+		return fmt.Errorf("optimizer state: %w", err)
+	}
+	if err := saveRNG(filepath.Join(sub, "rng.bin"), dev); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(best)
+	if err != nil {
+		return err
+	}
+	if err := xio.WriteFileAtomic(filepath.Join(sub, "best.ot"), b); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(ck, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := xio.WriteFileAtomic(filepath.Join(sub, "state.json"), js); err != nil {
+		return err
+	}
+	if err := xio.WriteFileAtomic(filepath.Join(dir, latestName), []byte(name+"\n")); err != nil {
+		return err
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "epoch-") && e.Name() != name {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// loadCheckpoint restores the last whole checkpoint of dir into m and
+// libtorch's generator, writes the best weights to best, and returns the
+// state; ok is false when dir holds none.
+func loadCheckpoint(dir string, m Classifier, dev gotch.Device, best string) (ck checkpoint, ok bool, err error) {
+	name, err := os.ReadFile(filepath.Join(dir, latestName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ck, false, nil
+	}
+	if err != nil {
+		return ck, false, err
+	}
+	sub := filepath.Join(dir, strings.TrimSpace(string(name)))
+	js, err := os.ReadFile(filepath.Join(sub, "state.json"))
+	if err != nil {
+		return ck, false, err
+	}
+	if err := json.Unmarshal(js, &ck); err != nil {
+		return ck, false, fmt.Errorf("%s: %w", filepath.Join(sub, "state.json"), err)
+	}
+	if err := m.Load(filepath.Join(sub, "model.ot")); err != nil {
+		return ck, false, err
+	}
+	if err := m.LoadOptimizer(filepath.Join(sub, "optimizer.pt")); err != nil {
+		return ck, false, fmt.Errorf("optimizer state: %w", err)
+	}
+	if err := loadRNG(filepath.Join(sub, "rng.bin"), dev); err != nil {
+		return ck, false, err
+	}
+	b, err := os.ReadFile(filepath.Join(sub, "best.ot"))
+	if err != nil {
+		return ck, false, err
+	}
+	if err := xio.WriteFileAtomic(best, b); err != nil {
+		return ck, false, err
+	}
+	return ck, true, nil
+}
+
+// saveRNG writes the state of the generator dropout draws from: the
+// device's (a GPU's own generator, or the CPU's).
+func saveRNG(path string, dev gotch.Device) error {
+	st, err := ts.XpRNGState(dev)
+	if err != nil {
+		return fmt.Errorf("generator state: %w", err)
+	}
+	defer st.MustDrop()
+	b, ok := st.Vals().([]uint8)
+	if !ok {
+		return fmt.Errorf("generator state: %s tensor, want bytes", st.DType())
+	}
+	return xio.WriteFileAtomic(path, b)
+}
+
+func loadRNG(path string, dev gotch.Device) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	st, err := ts.OfSlice(b)
+	if err != nil {
+		return fmt.Errorf("generator state: %w", err)
+	}
+	defer st.MustDrop()
+	if err := ts.XpSetRNGState(dev, st); err != nil {
+		return fmt.Errorf("generator state: %w", err)
+	}
+	return nil
+}
