@@ -140,13 +140,7 @@ func (s *Summary) RecordKeys() []string {
 }
 
 // Keys are the record keys of the run's cells, in sweep order.
-func (s *Summary) Keys() []string {
-	keys := make([]string, len(s.Cells))
-	for i, cs := range s.Cells {
-		keys[i] = cs.Key
-	}
-	return keys
-}
+func (s *Summary) Keys() []string { return keysOf(s.Cells) }
 
 // hasPrivatized reports whether the sweep has a privatized cell with a
 // result (a baseline-only sweep, or one whose privatized cells all

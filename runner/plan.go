@@ -89,18 +89,15 @@ func ReadState(dir string) (*State, error) {
 		return nil, err
 	}
 	for _, cs := range st.Plan.Cells {
-		r, ok, err := store.Get(cs.Key)
-		switch {
-		case err != nil:
+		if cs.Status, cs.Error, err = recordStatus(store, cs.Key); err != nil {
 			return nil, err
-		case !ok:
-			cs.Status = "missing"
+		}
+		switch cs.Status {
+		case "missing":
 			st.Missing++
-		case r.Status == "ok":
-			cs.Status = "ok"
+		case "ok":
 			st.Ok++
 		default:
-			cs.Status, cs.Error = "failed", r.Error
 			st.Failed++
 		}
 		st.Cells = append(st.Cells, cs)
@@ -109,6 +106,21 @@ func ReadState(dir string) (*State, error) {
 		st.Stages = m.Summary.Stages
 	}
 	return st, nil
+}
+
+// recordStatus is what the store holds for key: ok, failed (with the
+// record's error) or missing.
+func recordStatus(store *results.Store, key string) (status, msg string, err error) {
+	r, ok, err := store.Get(key)
+	switch {
+	case err != nil:
+		return "", "", err
+	case !ok:
+		return "missing", "no record: not run yet, or its process stopped before recording it", nil
+	case r.Status == "ok":
+		return "ok", "", nil
+	}
+	return "failed", r.Error, nil
 }
 
 func keysOf(cells []CellStatus) []string {

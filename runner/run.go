@@ -266,18 +266,16 @@ func collect(store *results.Store, sum *Summary) error {
 		if cs.Status == "cached" || cs.Status == "other-shard" {
 			continue
 		}
-		r, ok, err := store.Get(cs.Key)
-		switch {
-		case err != nil:
+		var err error
+		if cs.Status, cs.Error, err = recordStatus(store, cs.Key); err != nil {
 			return err
-		case !ok:
-			cs.Status, cs.Error = "missing", "no record: not run yet, or its process stopped before recording it"
+		}
+		switch cs.Status {
+		case "missing":
 			sum.Missing++
-		case r.Status == "ok":
-			cs.Status = "ok"
+		case "ok":
 			sum.Ran++
 		default:
-			cs.Status, cs.Error = "failed", r.Error
 			sum.Failed++
 		}
 	}

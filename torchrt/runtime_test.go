@@ -147,6 +147,27 @@ func TestOpsDoNotLeak(t *testing.T) {
 		t.Skip("200,000 ops: skipped with -short")
 	}
 	const ops = 200_000
+	// A leak grows memory in every round; a round whose growth is noise
+	// (the Go heap, which holds a large allocation per tensor, growing
+	// while the GC lags behind a loaded machine: seen once at 5 MB while
+	// other test packages ran) is followed by one that does not.
+	for round := 1; ; round++ {
+		growth := opsGrowth(t, ops)
+		const limit = 4 << 20
+		if growth <= limit {
+			return
+		}
+		if round == 3 {
+			t.Errorf("resident memory grew by more than %d KiB in each of 3 rounds of %d ops (last: %d KiB): tensor ops leak", limit>>10, ops, growth>>10)
+			return
+		}
+	}
+}
+
+// opsGrowth is the growth of resident memory over n tensor ops, after a
+// warm-up.
+func opsGrowth(t *testing.T, ops int) int64 {
+	t.Helper()
 	var before, after int64
 	err := Do(func() error {
 		x, err := ts.Ones([]int64{4}, gotch.Float, gotch.CPU)
@@ -187,11 +208,8 @@ func TestOpsDoNotLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	growth := after - before
-	t.Logf("RSS %d MiB -> %d MiB after %d ops (%+d KiB, %.1f bytes/op)", before>>20, after>>20, ops, growth>>10, float64(growth)/ops)
-	const limit = 4 << 20
-	if growth > limit {
-		t.Errorf("resident memory grew %d KiB over %d ops (limit %d KiB): tensor ops leak", growth>>10, ops, limit>>10)
-	}
+	t.Logf("RSS %d MiB -> %d MiB after %d ops (%+d KiB, %.1f bytes/op)", before>>20, after>>20, ops, growth>>10, float64(growth)/float64(ops))
+	return growth
 }
 
 // TestGradModeRoundTrip guards xp's fix of gotch's AtGradSetEnabled, which
