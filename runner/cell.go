@@ -48,7 +48,7 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 	for name, sp := range splits {
 		data[name], rec.Coverage[name] = modelData(sp, vocab, s.in.emb)
 	}
-	return s.train(ctx, rec.Key, cell, vocab, data, rec, progress)
+	return s.train(ctx, cell, vocab, data, rec, progress)
 }
 
 // analyze computes an analysis cell: its mechanism (if it takes one)
@@ -188,7 +188,7 @@ func modelData(sp Split, vocab *datasets.Vocab, emb *embedding.Embedding) (model
 // a node lost) and run again resumes the cell after its last finished
 // epoch with the same result as an uninterrupted run. The checkpoint is
 // removed once the cell's scores are computed.
-func (s *Session) train(ctx context.Context, key string, cell experiments.Cell, vocab *datasets.Vocab, data map[string]models.Data, rec *results.Record, progress io.Writer) (err error) {
+func (s *Session) train(ctx context.Context, cell experiments.Cell, vocab *datasets.Vocab, data map[string]models.Data, rec *results.Record, progress io.Writer) (err error) {
 	pre, _, err := models.EmbeddingMatrix(vocab.Words, s.in.emb, s.in.emb.Dim, padID, cell.Seed)
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (s *Session) train(ctx context.Context, key string, cell experiments.Cell, 
 	}
 	defer os.RemoveAll(dir)
 	classes := len(s.in.dataset.Labels)
-	ck := filepath.Join(s.c.Cache, "checkpoints", key)
+	ck := filepath.Join(s.c.Cache, "checkpoints", rec.Key)
 	opt := models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
 		Classes: classes, Pad: padID, Seed: cell.Seed, Device: s.dev, Progress: progress, Dir: dir, Checkpoint: ck}
 	env := models.Env{Vocab: int64(vocab.Len()), EmbedDim: int64(s.in.emb.Dim), Classes: int64(classes), Pretrained: pre, Pair: s.in.dataset.Pair, Device: s.dev}

@@ -9,13 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/results"
 )
@@ -48,14 +46,7 @@ type Sweep struct {
 
 // Todo returns the shards of n that hold a cell to run.
 func (sw *Sweep) Todo(n int) []int {
-	var out []int
-	for _, cs := range sw.Cells {
-		if cs.Status == "todo" {
-			out = append(out, experiments.Shard(cs.Group, n))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return shardsOf(sw.Cells, n, func(cs CellStatus) bool { return cs.Status == "todo" })
 }
 
 // recorded counts the todo cells that have a record now.

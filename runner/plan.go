@@ -57,6 +57,9 @@ type State struct {
 	Ok, Failed, Missing int
 	// Manifest is the last finished run's manifest (nil: none yet).
 	Manifest *Manifest
+
+	store   *results.Store
+	records []results.Record // the cells' records there, in plan order
 }
 
 // ReadState reads a run folder: plan.json (or, for runs written before
@@ -88,11 +91,16 @@ func ReadState(dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.store = store
 	for _, cs := range st.Plan.Cells {
-		if cs.Status, cs.Error, err = recordStatus(store, cs.Key); err != nil {
+		r, ok, err := st.store.Get(cs.Key)
+		if err != nil {
 			return nil, err
 		}
-		switch cs.Status {
+		if ok {
+			st.records = append(st.records, r)
+		}
+		switch cs.Status, cs.Error = statusOf(r, ok); cs.Status {
 		case "missing":
 			st.Missing++
 		case "ok":
@@ -108,19 +116,16 @@ func ReadState(dir string) (*State, error) {
 	return st, nil
 }
 
-// recordStatus is what the store holds for key: ok, failed (with the
-// record's error) or missing.
-func recordStatus(store *results.Store, key string) (status, msg string, err error) {
-	r, ok, err := store.Get(key)
+// statusOf is a cell's status from what the store holds for it (r, ok
+// from Store.Get): ok, failed (with the record's error) or missing.
+func statusOf(r results.Record, ok bool) (status, msg string) {
 	switch {
-	case err != nil:
-		return "", "", err
 	case !ok:
-		return "missing", "no record: not run yet, or its process stopped before recording it", nil
+		return "missing", "no record: not run yet, or its process stopped before recording it"
 	case r.Status == "ok":
-		return "ok", "", nil
+		return "ok", ""
 	}
-	return "failed", r.Error, nil
+	return "failed", r.Error
 }
 
 func keysOf(cells []CellStatus) []string {
@@ -134,23 +139,24 @@ func keysOf(cells []CellStatus) []string {
 // Records returns the records of the run's cells and stages that are
 // there, in plan order.
 func (st *State) Records() ([]results.Record, error) {
-	store, err := results.OpenStore(st.Dir)
+	stages, err := st.store.Records(keysOf(st.Stages))
 	if err != nil {
 		return nil, err
 	}
-	keys := keysOf(st.Plan.Cells)
-	for _, s := range st.Stages {
-		keys = append(keys, s.Key)
-	}
-	return store.Records(keys)
+	return append(slices.Clone(st.records), stages...), nil
 }
 
 // Unfinished returns the shards of n whose groups hold a cell without a
 // successful record: the tasks to submit again.
 func (st *State) Unfinished(n int) []int {
+	return shardsOf(st.Cells, n, func(cs CellStatus) bool { return cs.Status != "ok" })
+}
+
+// shardsOf returns the shards of n whose groups hold a picked cell.
+func shardsOf(cells []CellStatus, n int, pick func(CellStatus) bool) []int {
 	var out []int
-	for _, cs := range st.Cells {
-		if cs.Status != "ok" {
+	for _, cs := range cells {
+		if pick(cs) {
 			out = append(out, experiments.Shard(cs.Group, n))
 		}
 	}

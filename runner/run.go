@@ -266,11 +266,11 @@ func collect(store *results.Store, sum *Summary) error {
 		if cs.Status == "cached" || cs.Status == "other-shard" {
 			continue
 		}
-		var err error
-		if cs.Status, cs.Error, err = recordStatus(store, cs.Key); err != nil {
+		r, ok, err := store.Get(cs.Key)
+		if err != nil {
 			return err
 		}
-		switch cs.Status {
+		switch cs.Status, cs.Error = statusOf(r, ok); cs.Status {
 		case "missing":
 			sum.Missing++
 		case "ok":
