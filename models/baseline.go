@@ -30,7 +30,7 @@ type Baseline struct {
 	device gotch.Device
 	vs     *nn.VarStore
 	opt    *nn.Optimizer
-	embed  *ts.Tensor
+	embed  table
 	head   head
 }
 
@@ -50,7 +50,7 @@ func NewBaseline(cfg BaselineConfig, device gotch.Device) (*Baseline, error) {
 	m := &Baseline{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
 	root := m.vs.Root()
 	var err error
-	if m.embed, err = newEmbedding(root, cfg.Vocab, cfg.EmbedDim, cfg.Pretrained, cfg.Freeze, device); err != nil {
+	if m.embed.weight, err = newEmbedding(root, cfg.Vocab, cfg.EmbedDim, cfg.Pretrained, cfg.Freeze, device); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	in := cfg.EmbedDim
@@ -90,7 +90,7 @@ func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := s.Keep(ts.Embedding(m.embed, b.Tokens, 0, false, false))
+	x, err := s.Keep(ts.Embedding(m.embed.get(), b.Tokens, 0, false, false))
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,15 @@ func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
 }
 
 // Step trains on one labelled batch (see BiLSTM.Step).
-func (m *Baseline) Step(b *Batch) (float64, error) { return step(b, m.opt, m.cfg.ClipNorm, m.logits) }
+func (m *Baseline) Step(b *Batch) (float64, error) {
+	if m.embed.extended != nil {
+		return 0, fmt.Errorf("baseline: %w", errExtended)
+	}
+	return step(b, m.opt, m.cfg.ClipNorm, m.logits)
+}
+
+// Extend appends frozen embedding rows for evaluation (see BiLSTM.Extend).
+func (m *Baseline) Extend(rows []float32) error { return m.embed.extend(rows, m.cfg.EmbedDim, m.device) }
 
 // Predict returns arg-max classes in the batch's idx order.
 func (m *Baseline) Predict(b *Batch) ([]int64, error) { return predict(b, m.device, m.logits) }
@@ -122,7 +130,8 @@ func (m *Baseline) LoadOptimizer(path string) error { return m.opt.XpLoad(path) 
 // Close frees parameters and optimizer state.
 func (m *Baseline) Close() {
 	m.opt.Drop()
-	for _, t := range append([]*ts.Tensor{m.embed}, m.head.params...) {
+	m.embed.drop()
+	for _, t := range m.head.params {
 		t.Drop()
 	}
 }

@@ -73,7 +73,7 @@ type BiLSTM struct {
 	device gotch.Device
 	vs     *nn.VarStore
 	opt    *nn.Optimizer
-	embed  *ts.Tensor
+	embed  table
 	lstm   []*ts.Tensor // per layer and direction: w_ih, w_hh, b_ih, b_hh
 	head   head
 }
@@ -89,7 +89,7 @@ func NewBiLSTM(cfg BiLSTMConfig, device gotch.Device) (*BiLSTM, error) {
 	m := &BiLSTM{cfg: cfg, device: device, vs: nn.NewVarStore(device)}
 	root := m.vs.Root()
 	var err error
-	if m.embed, err = newEmbedding(root, cfg.Vocab, cfg.EmbedDim, cfg.Pretrained, cfg.Freeze, device); err != nil {
+	if m.embed.weight, err = newEmbedding(root, cfg.Vocab, cfg.EmbedDim, cfg.Pretrained, cfg.Freeze, device); err != nil {
 		return nil, fmt.Errorf("bilstm: %w", err)
 	}
 	k := 1 / math.Sqrt(float64(cfg.Hidden))
@@ -176,7 +176,7 @@ func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := s.Keep(ts.Embedding(m.embed, b.Tokens, m.cfg.PadIndex, false, false))
+	x, err := s.Keep(ts.Embedding(m.embed.get(), b.Tokens, m.cfg.PadIndex, false, false))
 	if err != nil {
 		return nil, err
 	}
@@ -351,8 +351,17 @@ func maxPool(vals, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*ts
 // gradient clipping to ClipNorm, Adam update. It returns the batch's mean
 // loss.
 func (m *BiLSTM) Step(b *Batch) (float64, error) {
+	if m.embed.extended != nil {
+		return 0, fmt.Errorf("bilstm: %w", errExtended)
+	}
 	return step(b, m.opt, m.cfg.ClipNorm, m.logits)
 }
+
+// Extend appends frozen embedding rows (n × EmbedDim values) after the
+// vocabulary for evaluation: token ids Vocab … Vocab+n−1 reach the model
+// through them (see table). Step refuses an extended model; Save writes
+// the trained parameters only.
+func (m *BiLSTM) Extend(rows []float32) error { return m.embed.extend(rows, m.cfg.EmbedDim, m.device) }
 
 // Predict returns the arg-max class of each example of the batch, in the
 // order of the idx the batch was built from.
@@ -462,7 +471,8 @@ func (m *BiLSTM) LoadOptimizer(path string) error { return m.opt.XpLoad(path) }
 // Close frees the model's parameters and optimizer state.
 func (m *BiLSTM) Close() {
 	m.opt.Drop()
-	for _, t := range append(append([]*ts.Tensor{m.embed}, m.head.params...), m.lstm...) {
+	m.embed.drop()
+	for _, t := range append(m.head.params, m.lstm...) {
 		t.Drop()
 	}
 }

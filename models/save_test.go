@@ -87,7 +87,7 @@ func TestSaveLoadAndFreeze(t *testing.T) {
 			}
 		}
 		emb := make([]float32, len(pre))
-		if err := m.embed.CopyData(emb, uint(len(emb))); err != nil {
+		if err := m.embed.weight.CopyData(emb, uint(len(emb))); err != nil {
 			return err
 		}
 		if !slices.Equal(emb, pre) {

@@ -28,6 +28,10 @@ type Classifier interface {
 	// state, for checkpoints (see TrainOptions.Checkpoint).
 	SaveOptimizer(path string) error
 	LoadOptimizer(path string) error
+	// Extend appends frozen embedding rows after the vocabulary, for
+	// evaluating words the model never trained on through their
+	// pretrained vectors (see BiLSTM.Extend).
+	Extend(rows []float32) error
 }
 
 // Data is a labelled set of token-id sequences, or of sequence pairs
