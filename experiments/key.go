@@ -16,8 +16,11 @@ import (
 // change it when a change to xp alters the numbers of an unchanged config
 // (xp-cell-2: the classifier's vocabulary covers every evaluated token
 // with a vector; SanText+'s sensitive set is drawn from the task
-// vocabulary; resolved parameters name the noise streams).
-const Version = "xp-cell-2"
+// vocabulary; resolved parameters name the noise streams. xp-cell-3: a
+// model's vocabulary comes from its training input only and evaluated
+// words outside it that have a vector are appended to its embedding, so
+// that one trained model serves every cell that shares it).
+const Version = "xp-cell-3"
 
 // Inputs are the checksums of what every cell reads: the loaded and
 // subsampled splits, and the embedding (with its restriction).
@@ -177,30 +180,53 @@ func (c *Config) StageKey(i int, cell Cell, inputs []string) string {
 	return hash(stageKey{Version: Version, Stage: c.Stages[i].Kind, Params: c.StageParams(i), Cell: cell, Inputs: inputs})
 }
 
-// groupKey names what the cells of a group share: a privatized training
-// split (modes train and both of one setting, ε and seed), or the clean
-// training split of a seed (the baseline and the test-mode cells, which
-// all evaluate the clean model of their seed).
-type groupKey struct {
-	Version  string `json:"version"`
-	Corpus   string `json:"corpus,omitempty"`   // the privatized training split's key
-	Baseline string `json:"baseline,omitempty"` // the key of the seed's baseline cell
+// trainingKey is everything a trained classifier depends on: the
+// training split as the cell's mode gives it (clean, or privatized: the
+// privatized training split's key), the seed, the data, tokenizer and
+// vectors, the model and the training settings. The evaluated split is
+// not in it: one model serves every split it is evaluated on.
+type trainingKey struct {
+	Version   string          `json:"version"`
+	Corpus    string          `json:"corpus,omitempty"` // the privatized training split's key; "" when clean
+	Seed      uint64          `json:"seed"`
+	Dataset   DatasetConfig   `json:"dataset"`
+	Tokenizer string          `json:"tokenizer"`
+	Embedding EmbeddingConfig `json:"embedding"`
+	Model     modelKey        `json:"model"`
+	Train     TrainConfig     `json:"train"`
+	Device    string          `json:"device"`
+	Inputs    Inputs          `json:"inputs"`
 }
 
-// GroupKey names the group a cell runs in. Cells that share a trained
-// model or a privatized training split share a group, so that a shard
-// (one task of a cluster array) holds all of them and builds what they
-// share once; an analysis cell is a group of its own. Like Key, it is a
-// content hash: ordering groups by it is independent of the order of the
-// config's keys.
-func (c *Config) GroupKey(cell Cell, in Inputs) string {
-	switch {
-	case cell.Analysis != "":
-		return c.Key(cell, in)
-	case cell.Privatizes("train"):
-		return hash(groupKey{Version: Version, Corpus: c.CorpusKey(cell, "train", in)})
+// ModelKey names the classifier a utility cell evaluates (see
+// trainingKey): the baseline and the test-mode cells of a seed share the
+// clean model; train- and both-mode cells of one setting, ε and seed
+// share the model trained on their privatized training split. A sweep
+// trains one model per distinct key. Analysis cells train none ("").
+func (c *Config) ModelKey(cell Cell, in Inputs) string {
+	if cell.Analysis != "" {
+		return ""
 	}
-	return hash(groupKey{Version: Version, Baseline: c.Key(Cell{Mode: "none", Seed: cell.Seed}, in)})
+	k := trainingKey{Version: Version, Seed: cell.Seed, Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding,
+		Model: c.modelKey(), Train: c.Train, Device: deviceKind(c.Device), Inputs: in}
+	if cell.Privatizes("train") {
+		k.Corpus = c.CorpusKey(cell, "train", in)
+	}
+	return hash(k)
+}
+
+// GroupKey names the group a cell runs in: the cells that share a
+// trained model (see ModelKey) — the baseline and test-mode cells of a
+// seed, the train and both cells of a setting, ε and seed, which also
+// share a privatized training split — so that a shard (one task of a
+// cluster array) holds all of them and builds what they share once; an
+// analysis cell is a group of its own. Like Key, it is a content hash:
+// ordering groups by it is independent of the order of the config's keys.
+func (c *Config) GroupKey(cell Cell, in Inputs) string {
+	if cell.Analysis != "" {
+		return c.Key(cell, in)
+	}
+	return c.ModelKey(cell, in)
 }
 
 // Groups numbers the distinct group keys of a sweep (one per cell, see

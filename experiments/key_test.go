@@ -245,3 +245,41 @@ name: t
 		t.Errorf("reordered config's groups:\n%v\nwant\n%v", r, m)
 	}
 }
+
+// TestModelKey: the cells that evaluate one trained model share its key
+// (the baseline and every test-mode cell of a seed; train and both of a
+// setting, ε and seed), no other two do, and the model and training
+// settings are in it while the evaluated split is not.
+func TestModelKey(t *testing.T) {
+	in := Inputs{Data: "d", Embedding: "e"}
+	keys := func(c *Config) map[string]string {
+		m := map[string]string{}
+		for _, cell := range c.Cells() {
+			m[cell.String()] = c.ModelKey(cell, in)
+		}
+		return m
+	}
+	c := parse(t, good, "apply=[none, train, test, both]")
+	m := keys(c)
+	distinct := slices.Compact(slices.Sorted(maps.Values(m)))
+	// 2 seeds × (1 clean model + 2 t × 2 ε privatized training splits).
+	if len(distinct) != 10 {
+		t.Errorf("%d models, want 10", len(distinct))
+	}
+	for _, same := range [][2]string{
+		{"baseline seed=1", "vickrey t=0.25 ε=5 test seed=1"},
+		{"vickrey t=0.75 ε=1 test seed=1", "vickrey t=0.25 ε=5 test seed=1"},
+		{"vickrey t=0.25 ε=5 train seed=1", "vickrey t=0.25 ε=5 both seed=1"},
+	} {
+		if m[same[0]] == "" || m[same[0]] != m[same[1]] {
+			t.Errorf("%s and %s evaluate different models", same[0], same[1])
+		}
+	}
+	for _, set := range []string{"model.hidden=7", "train.batch=17", "seeds=[1, 3]"} {
+		if k := keys(parse(t, good, "apply=[none, train, test, both]", set)); k["baseline seed=1"] == m["baseline seed=1"] && set != "seeds=[1, 3]" {
+			t.Errorf("%s: same model key", set)
+		} else if set == "seeds=[1, 3]" && k["baseline seed=1"] != m["baseline seed=1"] {
+			t.Errorf("%s: the seed-1 model's key changed with the other seeds", set)
+		}
+	}
+}
