@@ -32,6 +32,10 @@ type Record struct {
 	Valid     metrics.Classification `json:"valid"`
 	BestEpoch int                    `json:"best_epoch"`
 	Epochs    []metrics.Epoch        `json:"epochs,omitempty"`
+	// Model is the key of the trained classifier the cell evaluated (see
+	// experiments.ModelKey): cells sharing it share Valid, BestEpoch and
+	// Epochs.
+	Model string `json:"model,omitempty"`
 	// Privacy reports each privatized split (train, valid, test).
 	Privacy map[string]metrics.Privatization `json:"privacy,omitempty"`
 	// Coverage says how the model saw each split's tokens.
@@ -75,9 +79,12 @@ type Provenance struct {
 	Started        string             `json:"started"` // RFC 3339
 	WallSeconds    float64            `json:"wall_seconds"`
 	TokensPerSec   float64            `json:"privatized_tokens_per_sec,omitempty"`
-	ExamplesPerSec float64            `json:"train_examples_per_sec,omitempty"`
-	PeakRSSBytes   int64              `json:"peak_rss_bytes"`
-	Host           string             `json:"host"`
+	ExamplesPerSec float64            `json:"train_examples_per_sec,omitempty"` // of the model's training
+	// ModelReused says the cell evaluated a model already in the cache
+	// (trained by an earlier cell, run or process) instead of training it.
+	ModelReused  bool   `json:"model_reused,omitempty"`
+	PeakRSSBytes int64  `json:"peak_rss_bytes"`
+	Host         string `json:"host"`
 }
 
 // Store is the folder of a run's records, one JSON file per cell named by
@@ -91,21 +98,34 @@ type Store struct {
 
 	mu       sync.Mutex
 	problems map[string]string // file → what is wrong with it
+	readOnly bool
 }
 
 // OpenStore opens (creating) the record folder under the run's output,
 // removes the temporaries that processes which are gone left behind, and
 // notes files xp did not write (see Problems).
-func OpenStore(out string) (*Store, error) {
+func OpenStore(out string) (*Store, error) { return openStore(out, true) }
+
+// ReadStore opens the record folder under the run's output for reading:
+// it creates and removes nothing (a dry run, xp status); a missing folder
+// is an empty store. Put on it fails.
+func ReadStore(out string) (*Store, error) { return openStore(out, false) }
+
+func openStore(out string, write bool) (*Store, error) {
 	dir := filepath.Join(out, "cells")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	s := &Store{dir: dir, problems: map[string]string{}}
-	if _, err := xio.CleanTemps(dir); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+	s := &Store{dir: dir, problems: map[string]string{}, readOnly: !write}
+	if write {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		if _, err := xio.CleanTemps(dir); err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
 	}
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) && !write {
+		return s, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
@@ -146,6 +166,9 @@ func (s *Store) Problems() []string {
 func (s *Store) Put(r Record) error {
 	if r.Key == "" {
 		return errors.New("results: record without key")
+	}
+	if s.readOnly {
+		return fmt.Errorf("results: %s opened for reading", s.dir)
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -208,6 +231,9 @@ func (s *Store) Records(keys []string) ([]Record, error) {
 // All returns every usable record, sorted by key.
 func (s *Store) All() ([]Record, error) {
 	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) && s.readOnly {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}

@@ -2,17 +2,13 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/models"
@@ -42,13 +38,18 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 	if err != nil {
 		return err
 	}
-	vocab := modelVocab(splits, s.in.emb)
-	data := map[string]models.Data{}
-	rec.Coverage = map[string]results.Coverage{}
-	for name, sp := range splits {
-		data[name], rec.Coverage[name] = modelData(sp, vocab, s.in.emb)
+	m, t, reused, err := s.classifier(ctx, cell, splits, progress)
+	if err != nil {
+		return err
 	}
-	return s.train(ctx, cell, vocab, data, rec, progress)
+	defer torchrt.Do(func() error { m.Close(); return nil })
+	rec.Model, rec.Provenance.ModelReused = t.Key, reused
+	rec.Valid, rec.BestEpoch, rec.Epochs, rec.Provenance.ExamplesPerSec = t.Valid, t.BestEpoch, t.Epochs, t.ExamplesPerSec
+	rec.Coverage = map[string]results.Coverage{"train": t.Coverage["train"], "valid": t.Coverage["valid"]}
+	var cov results.Coverage
+	rec.Test, cov, err = s.evaluate(cell, m, t, splits["test"])
+	rec.Coverage["test"] = cov
+	return err
 }
 
 // analyze computes an analysis cell: its mechanism (if it takes one)
@@ -126,18 +127,18 @@ const (
 	unkID = 1
 )
 
-// modelVocab is the classifier's vocabulary for a cell. With frozen
-// embeddings (the default) a word's vector is all the model knows of it,
-// so every token of every text the model trains or is evaluated on —
-// clean or privatized, as the cell sees it — that has a vector gets it:
-// the vocabulary is every word of the training split, and every word of
-// the validation and test texts that has a vector. Only an evaluated word
-// with neither reaches the model as <unk>. With fine_tune the vocabulary
-// is the same: words seen only in evaluated text get no gradient and keep
-// their pretrained vectors.
+// modelVocab is a classifier's vocabulary, from its training input only
+// (so that one model serves every split it is evaluated on): every word
+// of the training split, and every word of the validation split that has
+// a vector. With frozen embeddings (the default) a word's vector is all
+// the model knows of it; a word of an evaluated text outside the
+// vocabulary that has a vector reaches the model through it (see
+// extension), so only an evaluated word without a vector reaches it as
+// <unk>. With fine_tune the same holds: words absent from training get no
+// gradient and keep their pretrained vectors.
 func modelVocab(splits map[string]Split, emb *embedding.Embedding) *datasets.Vocab {
 	counter := datasets.NewCounter()
-	for _, name := range Splits {
+	for _, name := range []string{"train", "valid"} {
 		sp := splits[name]
 		for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
 			for _, d := range docs {
@@ -152,9 +153,44 @@ func modelVocab(splits map[string]Split, emb *embedding.Embedding) *datasets.Voc
 	return counter.Vocab(datasets.VocabOptions{Reserved: []string{"<pad>", "<unk>"}})
 }
 
+// extension numbers the words of an evaluated split that have a vector
+// but are not in the model's vocabulary, after the vocabulary's ids; the
+// model's embedding is extended by their vectors (rows) for evaluation.
+type extension struct {
+	base  int64
+	ids   map[string]int64
+	index []int // the words' rows in the embedding, in id order
+}
+
+func newExtension(base int) *extension { return &extension{base: int64(base), ids: map[string]int64{}} }
+
+// id is w's extension id, if it has a vector.
+func (e *extension) id(w string, emb *embedding.Embedding) (int64, bool) {
+	if id, ok := e.ids[w]; ok {
+		return id, true
+	}
+	j, ok := emb.Index(w)
+	if !ok {
+		return 0, false
+	}
+	id := e.base + int64(len(e.index))
+	e.ids[w], e.index = id, append(e.index, j)
+	return id, true
+}
+
+// rows are the extension's vectors, in id order.
+func (e *extension) rows(emb *embedding.Embedding) []float32 {
+	out := make([]float32, 0, len(e.index)*emb.Dim)
+	for _, j := range e.index {
+		out = append(out, emb.Vector(j)...)
+	}
+	return out
+}
+
 // modelData maps a split to token ids and counts how its tokens reach
-// the model.
-func modelData(sp Split, vocab *datasets.Vocab, emb *embedding.Embedding) (models.Data, results.Coverage) {
+// the model: a word outside vocab gets an extension id when ext is given
+// and the word has a vector, the unknown-word id otherwise.
+func modelData(sp Split, vocab *datasets.Vocab, ext *extension, emb *embedding.Embedding) (models.Data, results.Coverage) {
 	d := models.Data{Labels: sp.Labels}
 	var cov results.Coverage
 	ids := func(doc []string) []int64 {
@@ -163,6 +199,11 @@ func modelData(sp Split, vocab *datasets.Vocab, emb *embedding.Embedding) (model
 			cov.Tokens++
 			if _, ok := emb.Index(w); ok {
 				cov.Vectors++
+			}
+			if out[i] == unkID && ext != nil {
+				if id, ok := ext.id(w, emb); ok {
+					out[i] = id
+				}
 			}
 			if out[i] == unkID {
 				cov.Unknown++
@@ -177,57 +218,4 @@ func modelData(sp Split, vocab *datasets.Vocab, emb *embedding.Embedding) (model
 		}
 	}
 	return d, cov
-}
-
-// train builds the config's model over the cell's vocabulary, trains it
-// on the train split (selecting the epoch on valid), evaluates it on
-// test, and records the numbers.
-//
-// Training keeps a checkpoint after every epoch under the cache
-// (checkpoints/<cell key>): a process stopped mid-cell (preempted, killed,
-// a node lost) and run again resumes the cell after its last finished
-// epoch with the same result as an uninterrupted run. The checkpoint is
-// removed once the cell's scores are computed.
-func (s *Session) train(ctx context.Context, cell experiments.Cell, vocab *datasets.Vocab, data map[string]models.Data, rec *results.Record, progress io.Writer) (err error) {
-	pre, _, err := models.EmbeddingMatrix(vocab.Words, s.in.emb, s.in.emb.Dim, padID, cell.Seed)
-	if err != nil {
-		return err
-	}
-	dir, err := xio.MkdirTemp(filepath.Join(s.c.Cache, "tmp"), "cell")
-	if err != nil {
-		return fmt.Errorf("checkpoint folder: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	classes := len(s.in.dataset.Labels)
-	ck := filepath.Join(s.c.Cache, "checkpoints", rec.Key)
-	opt := models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
-		Classes: classes, Pad: padID, Seed: cell.Seed, Device: s.dev, Progress: progress, Dir: dir, Checkpoint: ck}
-	env := models.Env{Vocab: int64(vocab.Len()), EmbedDim: int64(s.in.emb.Dim), Classes: int64(classes), Pretrained: pre, Pair: s.in.dataset.Pair, Device: s.dev}
-	defer func() {
-		if err != nil && ctx.Err() == nil {
-			os.RemoveAll(ck) // a failed cell starts afresh when retried
-		}
-	}()
-	return torchrt.Do(func() error {
-		torchrt.ManualSeed(int64(cell.Seed))
-		m, err := models.New(s.c.Model.Kind, s.c.Model.Params, env)
-		if err != nil {
-			return err
-		}
-		defer m.Close()
-		res, err := models.Train(ctx, m, data["train"], data["valid"], opt)
-		if err != nil {
-			return err
-		}
-		rec.Valid, rec.BestEpoch, rec.Epochs = res.Valid, res.BestEpoch, res.Epochs
-		var eps float64
-		for _, e := range res.Epochs {
-			eps += e.ExamplesPerSec
-		}
-		rec.Provenance.ExamplesPerSec = eps / float64(len(res.Epochs))
-		if rec.Test, err = models.Evaluate(m, data["test"], opt); err != nil {
-			return err
-		}
-		return os.RemoveAll(ck)
-	})
 }

@@ -71,6 +71,9 @@ type Summary struct {
 	Reused int          `json:"reused"`
 	Ran    int          `json:"ran"`
 	Failed int          `json:"failed"`
+	// Trained counts the models this run's cells trained; the others
+	// evaluated a model from the cache (see experiments.ModelKey).
+	Trained int `json:"trained"`
 	// Missing counts the cells without a record: not run by a merge, or
 	// left by a worker that stopped before recording them.
 	Missing int `json:"missing,omitempty"`
@@ -124,7 +127,11 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		return sum, err
 	}
 	defer s.Close()
-	store, err := results.OpenStore(c.Output)
+	openStore := results.OpenStore
+	if opt.DryRun {
+		openStore = results.ReadStore // a dry run writes nothing
+	}
+	store, err := openStore(c.Output)
 	if err != nil {
 		return sum, err
 	}
@@ -275,6 +282,9 @@ func collect(store *results.Store, sum *Summary) error {
 			sum.Missing++
 		case "ok":
 			sum.Ran++
+			if r.Model != "" && !r.Provenance.ModelReused {
+				sum.Trained++
+			}
 		default:
 			sum.Failed++
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -154,5 +155,70 @@ func TestRunReportsMissingFiles(t *testing.T) {
 	_, err = Run(context.Background(), c, Options{})
 	if err == nil || !strings.Contains(err.Error(), "missing.txt") || !strings.Contains(err.Error(), "xp.yaml") {
 		t.Errorf("missing embedding: %v", err)
+	}
+}
+
+// TestModelsShared: a sweep trains one model per distinct training input
+// (the clean split of each seed, each privatized training split): the
+// test-mode cells evaluate their seed's clean model and train and both
+// share theirs. A cell evaluating a cached model scores exactly as the
+// cell that trained it would, and a cell run again alone trains nothing.
+func TestModelsShared(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 40, Test: 15, Epochs: 2, Epsilon: []float64{1, 50}, Seeds: []int{1}}, "apply=[none, train, test, both]")
+	ctx := context.Background()
+	sum, err := Run(ctx, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 baseline + 2 ε × 3 modes; models: clean + 2 privatized training splits.
+	if len(sum.Cells) != 7 || sum.Ran != 7 || sum.Trained != 3 {
+		t.Fatalf("%d cells, %d ran, %d models trained; want 7, 7, 3", len(sum.Cells), sum.Ran, sum.Trained)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(c.Cache, "models")); len(ents) != 3 {
+		t.Errorf("%d cached models, want 3", len(ents))
+	}
+	store, _ := results.OpenStore(c.Output)
+	recs, _ := store.All()
+	byCell := map[string]results.Record{}
+	for _, r := range recs {
+		byCell[r.Cell.String()] = r
+	}
+	base := byCell["baseline seed=1"]
+	for name, want := range map[string]string{
+		"laplace ε=1 test seed=1":  base.Model,
+		"laplace ε=50 test seed=1": base.Model,
+		"laplace ε=1 both seed=1":  byCell["laplace ε=1 train seed=1"].Model,
+	} {
+		r := byCell[name]
+		if r.Model == "" || r.Model != want || !r.Provenance.ModelReused {
+			t.Errorf("%s: model %.12s (reused %v), want %.12s", name, r.Model, r.Provenance.ModelReused, want)
+		}
+		if want == base.Model && !reflect.DeepEqual(r.Epochs, base.Epochs) {
+			t.Errorf("%s: training history differs from the baseline's, which trained its model", name)
+		}
+	}
+	if byCell["laplace ε=1 train seed=1"].Model == byCell["laplace ε=50 train seed=1"].Model || byCell["laplace ε=1 train seed=1"].Model == base.Model {
+		t.Error("different training inputs share a model")
+	}
+	// A test-mode cell evaluated with the model just trained (a fresh
+	// cache, the cell alone) scores as with the model read from the cache.
+	c2 := c.Clone()
+	c2.Cache, c2.Output = filepath.Join(t.TempDir(), "cache"), filepath.Join(t.TempDir(), "out")
+	c2.Apply = []string{"test"}
+	c2.Mechanisms[0].Epsilon = []float64{50}
+	alone, err := Run(ctx, c2, Options{})
+	if err != nil || alone.Trained != 1 {
+		t.Fatalf("alone: %v, %d trained", err, alone.Trained)
+	}
+	s2, _ := results.OpenStore(c2.Output)
+	r2, _ := s2.All()
+	if want := byCell["laplace ε=50 test seed=1"]; len(r2) != 1 || r2[0].Provenance.ModelReused || !reflect.DeepEqual(r2[0].Test, want.Test) || r2[0].Key != want.Key {
+		t.Errorf("trained here: %+v\nfrom the cache: %+v", r2[0].Test, want.Test)
+	}
+	// The cell's record removed: run again, it trains nothing.
+	os.Remove(filepath.Join(c.Output, "cells", byCell["laplace ε=1 test seed=1"].Key+".json"))
+	again, err := Run(ctx, c, Options{})
+	if err != nil || again.Ran != 1 || again.Trained != 0 {
+		t.Errorf("rerun: %v, %d ran, %d trained", err, again.Ran, again.Trained)
 	}
 }

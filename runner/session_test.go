@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,29 +91,38 @@ func TestCorpusCacheVerified(t *testing.T) {
 	}
 }
 
-// TestModelVocabulary: with frozen vectors, every evaluated token that has
-// a vector reaches the model with it; only words with neither a vector
-// nor a training occurrence are <unk>.
+// TestModelVocabulary: a model's vocabulary comes from its training
+// input (every training word, validation words with a vector); with
+// frozen vectors every evaluated token that has a vector reaches the
+// model with it (an extension id after the vocabulary when outside it);
+// only words with neither a vector nor a training occurrence are <unk>.
 func TestModelVocabulary(t *testing.T) {
 	emb := &embedding.Embedding{Dim: 1, Words: []string{"good", "bad", "great", "awful"}, Data: []float32{1, 2, 3, 4}}
 	emb = emb.Top(4) // builds the index
 	splits := map[string]Split{
 		"train": {Docs: [][]string{{"good", "bad", "trainonly"}}},
-		"valid": {Docs: [][]string{{"good", "great"}}},
-		"test":  {Docs: [][]string{{"awful", "great", "unseen", "trainonly"}}},
+		"valid": {Docs: [][]string{{"good", "great", "validonly"}}},
+		"test":  {Docs: [][]string{{"awful", "great", "unseen", "trainonly", "awful"}}},
 	}
 	v := modelVocab(splits, emb)
-	for _, w := range []string{"good", "bad", "trainonly", "great", "awful"} {
+	for _, w := range []string{"good", "bad", "trainonly", "great"} {
 		if _, ok := v.ID(w); !ok {
 			t.Errorf("%q is not in the model's vocabulary", w)
 		}
 	}
-	if _, ok := v.ID("unseen"); ok {
-		t.Error("a test word with no vector and no training occurrence got an id")
+	for _, w := range []string{"awful", "unseen", "validonly"} {
+		if _, ok := v.ID(w); ok {
+			t.Errorf("%q got an id: only training words and validation words with a vector do", w)
+		}
 	}
-	d, cov := modelData(splits["test"], v, emb)
-	if cov != (results.Coverage{Tokens: 4, Vectors: 2, Unknown: 1}) || d.Seqs[0][2] != unkID {
-		t.Errorf("test coverage %+v, ids %v", cov, d.Seqs[0])
+	ext := newExtension(v.Len())
+	d, cov := modelData(splits["test"], v, ext, emb)
+	awful := int64(v.Len())
+	if cov != (results.Coverage{Tokens: 5, Vectors: 3, Unknown: 1}) || !slices.Equal(d.Seqs[0], []int64{awful, d.Seqs[0][1], unkID, d.Seqs[0][3], awful}) {
+		t.Errorf("test coverage %+v, ids %v (vocabulary %d)", cov, d.Seqs[0], v.Len())
+	}
+	if rows := ext.rows(emb); !slices.Equal(rows, []float32{4}) {
+		t.Errorf("extension rows %v, want awful's vector [4]", rows)
 	}
 }
 

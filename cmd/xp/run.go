@@ -107,7 +107,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		} else {
 			fmt.Fprint(out, results.Markdown(sum.Rows))
 		}
-		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run, %d failed", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Failed)
+		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run (%d models trained), %d failed", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Trained, sum.Failed)
 		if sum.Missing > 0 {
 			fmt.Fprintf(out, ", %d without a record", sum.Missing)
 		}

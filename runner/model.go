@@ -1,0 +1,224 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// The model cache: cache/models/<model key>/ holds a trained classifier
+// (see experiments.ModelKey) as model.ot (libtorch's parameters) and
+// model.json (trained). A folder appears whole, by one rename of a
+// finished temporary folder, so a killed process leaves a model or none;
+// processes sharing a cache may train one model at the same time (two
+// runs of overlapping configs), the first rename wins and the other copy,
+// identical, is discarded.
+const (
+	modelsDir      = "models"
+	modelFile      = "model.ot"
+	modelMetaFile  = "model.json"
+	checkpointsDir = "checkpoints"
+)
+
+// trained is what a cached model's cells record of its training.
+type trained struct {
+	Key            string                 `json:"key"`
+	Vocab          []string               `json:"vocab"` // token id i is Vocab[i]
+	BestEpoch      int                    `json:"best_epoch"`
+	Valid          metrics.Classification `json:"valid"`
+	Epochs         []metrics.Epoch        `json:"epochs"`
+	ExamplesPerSec float64                `json:"train_examples_per_sec"`
+	// Coverage of the training and validation splits (the evaluated
+	// split's is each cell's).
+	Coverage map[string]results.Coverage `json:"coverage"`
+}
+
+// classifier returns the cell's trained model, open (the caller closes
+// it), with its training record: from the cache when it holds the cell's
+// model key, otherwise trained on the cell's training and validation
+// splits and cached. reused says which.
+func (s *Session) classifier(ctx context.Context, cell experiments.Cell, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, reused bool, err error) {
+	key := s.c.ModelKey(cell, s.in.sums)
+	dir := filepath.Join(s.c.Cache, modelsDir, key)
+	t, err = readTrained(dir, key)
+	switch {
+	case err == nil:
+		if m, err = s.openModel(cell, t, filepath.Join(dir, modelFile)); err == nil {
+			return m, t, true, nil
+		}
+		fallthrough
+	case !errors.Is(err, fs.ErrNotExist):
+		s.logf("model %s: %v; training it again", short(key), err)
+	}
+	m, t, err = s.trainModel(ctx, cell, key, splits, progress)
+	return m, t, false, err
+}
+
+// readTrained reads a cached model's record and checks it is the model
+// named key.
+func readTrained(dir, key string) (*trained, error) {
+	b, err := os.ReadFile(filepath.Join(dir, modelMetaFile))
+	if err != nil {
+		return nil, err
+	}
+	var t trained
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("%s: %w", modelMetaFile, err)
+	}
+	if t.Key != key || len(t.Vocab) == 0 {
+		return nil, fmt.Errorf("%s: not the model %s", modelMetaFile, short(key))
+	}
+	return &t, nil
+}
+
+// openModel builds the config's model over t's vocabulary and loads the
+// parameters saved at path (nil path: fresh parameters, seeded by the
+// cell).
+func (s *Session) openModel(cell experiments.Cell, t *trained, path string) (models.Model, error) {
+	pre, _, err := models.EmbeddingMatrix(t.Vocab, s.in.emb, s.in.emb.Dim, padID, cell.Seed)
+	if err != nil {
+		return nil, err
+	}
+	env := models.Env{Vocab: int64(len(t.Vocab)), EmbedDim: int64(s.in.emb.Dim), Classes: int64(len(s.in.dataset.Labels)), Pretrained: pre,
+		Pair: s.in.dataset.Pair, Device: s.dev}
+	var m models.Model
+	err = torchrt.Do(func() error {
+		torchrt.ManualSeed(int64(cell.Seed))
+		if m, err = models.New(s.c.Model.Kind, s.c.Model.Params, env); err != nil {
+			return err
+		}
+		if path != "" {
+			if err := m.Load(path); err != nil {
+				m.Close()
+				m = nil
+				return err
+			}
+		}
+		return nil
+	})
+	return m, err
+}
+
+// trainOptions are the config's training settings for a cell.
+func (s *Session) trainOptions(cell experiments.Cell) models.TrainOptions {
+	return models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
+		Classes: len(s.in.dataset.Labels), Pad: padID, Seed: cell.Seed, Device: s.dev}
+}
+
+// trainModel trains the model named key on the cell's training split
+// (selecting the epoch on valid) and caches it.
+//
+// Training keeps a checkpoint after every epoch under the cache
+// (checkpoints/<model key>): a process stopped mid-training (preempted,
+// killed, a node lost) and run again resumes after its last finished
+// epoch with the same result as an uninterrupted run. The checkpoint is
+// removed once the model is cached, or when training fails.
+func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
+	vocab := modelVocab(splits, s.in.emb)
+	t = &trained{Key: key, Vocab: vocab.Words, Coverage: map[string]results.Coverage{}}
+	data := map[string]models.Data{}
+	for _, name := range []string{"train", "valid"} {
+		data[name], t.Coverage[name] = modelData(splits[name], vocab, nil, s.in.emb)
+	}
+	tmp, err := xio.MkdirTemp(filepath.Join(s.c.Cache, modelsDir), key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model folder: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	ck := filepath.Join(s.c.Cache, checkpointsDir, key)
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			os.RemoveAll(ck) // a failed training starts afresh when retried
+		}
+	}()
+	if m, err = s.openModel(cell, t, ""); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+			m = nil
+		}
+	}()
+	opt := s.trainOptions(cell)
+	opt.Progress, opt.Dir, opt.Checkpoint = progress, tmp, ck
+	start := time.Now()
+	res, err := models.Train(ctx, m, data["train"], data["valid"], opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Valid, t.BestEpoch, t.Epochs = res.Valid, res.BestEpoch, res.Epochs
+	for _, e := range res.Epochs {
+		t.ExamplesPerSec += e.ExamplesPerSec / float64(len(res.Epochs))
+	}
+	if err := s.cacheModel(m, t, tmp); err != nil {
+		return nil, nil, err
+	}
+	s.logf("model %s trained in %.0fs", short(key), time.Since(start).Seconds())
+	return m, t, os.RemoveAll(ck)
+}
+
+// cacheModel writes m and t into the temporary folder tmp (which Train
+// used for its best weights) and renames it to the model's folder.
+func (s *Session) cacheModel(m models.Model, t *trained, tmp string) error {
+	for _, name := range []string{"best.ot"} {
+		os.Remove(filepath.Join(tmp, name))
+	}
+	if err := torchrt.Do(func() error { return m.Save(filepath.Join(tmp, modelFile)) }); err != nil {
+		return fmt.Errorf("cache model: %w", err)
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := xio.WriteFileAtomic(filepath.Join(tmp, modelMetaFile), b); err != nil {
+		return fmt.Errorf("cache model: %w", err)
+	}
+	dir := filepath.Join(s.c.Cache, modelsDir, t.Key)
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, modelMetaFile)); serr == nil {
+			return nil // another process cached the same model first
+		}
+		return fmt.Errorf("cache model: %w", err)
+	}
+	return nil
+}
+
+// short abbreviates a key for messages.
+func short(key string) string { return key[:min(12, len(key))] }
+
+// evaluate scores m on the cell's evaluated split: its words that have a
+// vector but are not in the model's vocabulary reach the model through
+// their vectors (appended to its embedding, see models.Classifier.Extend).
+func (s *Session) evaluate(cell experiments.Cell, m models.Model, t *trained, test Split) (metrics.Classification, results.Coverage, error) {
+	vocab, err := datasets.NewVocab(t.Vocab)
+	if err != nil {
+		return metrics.Classification{}, results.Coverage{}, fmt.Errorf("model %s: %w", short(t.Key), err)
+	}
+	ext := newExtension(vocab.Len())
+	data, cov := modelData(test, vocab, ext, s.in.emb)
+	var met metrics.Classification
+	err = torchrt.Do(func() error {
+		if err := m.Extend(ext.rows(s.in.emb)); err != nil {
+			return err
+		}
+		var err error
+		met, err = models.Evaluate(m, data, s.trainOptions(cell))
+		return err
+	})
+	return met, cov, err
+}
