@@ -39,7 +39,7 @@ func (t *table) extend(rows []float32, dim int64, device gotch.Device) error {
 		return fmt.Errorf("extend: %d values are not rows of %d", len(rows), dim)
 	}
 	if t.extended != nil {
-		t.extended.MustDrop()
+		t.extended.Drop()
 		t.extended = nil
 	}
 	if len(rows) == 0 {
@@ -49,12 +49,12 @@ func (t *table) extend(rows []float32, dim int64, device gotch.Device) error {
 	if err != nil {
 		return fmt.Errorf("extend: %w", err)
 	}
-	defer extra.MustDrop()
+	defer extra.Drop()
 	w, err := t.weight.DetachCopy(false)
 	if err != nil {
 		return fmt.Errorf("extend: %w", err)
 	}
-	defer w.MustDrop()
+	defer w.Drop()
 	if t.extended, err = ts.Cat([]*ts.Tensor{w, extra}, 0); err != nil {
 		return fmt.Errorf("extend: %w", err)
 	}
@@ -62,8 +62,8 @@ func (t *table) extend(rows []float32, dim int64, device gotch.Device) error {
 }
 
 func (t *table) drop() {
-	t.weight.MustDrop()
+	t.weight.Drop()
 	if t.extended != nil {
-		t.extended.MustDrop()
+		t.extended.Drop()
 	}
 }
