@@ -65,8 +65,9 @@ func (in *inputs) view(cell experiments.Cell) *inputs {
 
 // load reads the dataset and embedding the config names, carves the
 // validation split, subsamples, tokenizes and checksums. Missing files
-// are reported at the config's key before anything is read.
-func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (*inputs, error) {
+// are reported at the config's key before anything is read. With
+// readOnly the embedding cache is read but not written.
+func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progress io.Writer) (*inputs, error) {
 	if err := checkFiles(c); err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func load(ctx context.Context, c *experiments.Config, log, progress io.Writer) (
 	if format == "auto" {
 		format = ""
 	}
-	e, err := embedding.Load(ctx, c.Path(c.Embedding.Path), embedding.Options{Format: format, CacheDir: filepath.Join(c.Cache, "embeddings"), Progress: progress, Log: log})
+	e, err := embedding.Load(ctx, c.Path(c.Embedding.Path), embedding.Options{Format: format, CacheDir: filepath.Join(c.Cache, "embeddings"), KeepCache: readOnly, Progress: progress, Log: log})
 	if err != nil {
 		return nil, c.ErrAt(err.Error(), "embedding", "path")
 	}

@@ -32,14 +32,14 @@ func newProvenance(s *Session, resolved []byte) results.Provenance {
 		Inputs: s.in.sums, DataRoot: s.c.Data, GoVersion: runtime.Version(), Device: s.c.Device, RNG: mech.RNG}
 	info := torchrt.Collect()
 	p.Gotch, p.Libtorch, p.Threads = info.GotchVersion, info.TorchVersion, torchrt.Threads()
-	p.Git, p.GitDirty = gitState()
+	p.Git, p.GitDirty = GitState()
 	p.Host, _ = os.Hostname()
 	return p
 }
 
-// gitState is the commit xp was built from (stamped by go build) or, for
+// GitState is the commit xp was built from (stamped by go build) or, for
 // test binaries, of the working directory's repository.
-func gitState() (string, bool) {
+func GitState() (string, bool) {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev string
 		var dirty bool

@@ -87,7 +87,7 @@ func ReadState(dir string) (*State, error) {
 	default:
 		return nil, err
 	}
-	store, err := results.OpenStore(dir)
+	store, err := results.ReadStore(dir)
 	if err != nil {
 		return nil, err
 	}

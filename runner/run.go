@@ -86,6 +86,8 @@ type Summary struct {
 	// manifest: the records are).
 	Rows  []results.Row     `json:"-"`
 	Stats []results.StatRow `json:"-"`
+	// Estimate is a dry run's account of the work to do.
+	Estimate *Estimate `json:"-"`
 	// Stages are the results of the config's stages, run after the cells.
 	Stages []CellStatus `json:"stages,omitempty"`
 }
@@ -150,6 +152,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		logf("warning: %s", p)
 	}
 	if opt.DryRun {
+		sum.Estimate = s.estimate(&sum, todo, torchrt.Threads())
 		return sum, nil
 	}
 	resolved, err := c.Resolved()
@@ -256,6 +259,7 @@ func execute(ctx context.Context, s *Session, store *results.Store, prov results
 		if err := store.Put(rec); err != nil {
 			return err
 		}
+		s.noteRates(rec)
 		s.logf("%s: %s", cs.Cell, outcome(rec))
 		for _, f := range rec.Flags {
 			s.logf("  warning: %s", f)

@@ -33,8 +33,8 @@ type Session struct {
 type SessionOptions struct {
 	Log, Progress io.Writer
 	// ReadOnly only plans (a dry run, or a cluster submission from a login
-	// node): the cache folder is not created, and a CUDA device that this
-	// machine lacks is accepted (keys name only the device's kind; no
+	// node): nothing is written to the cache (its entries are read), and a
+	// CUDA device that this machine lacks is accepted (keys name only the device's kind; no
 	// tensor is made).
 	ReadOnly bool
 }
@@ -58,13 +58,13 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 		if err := xio.CheckWritable("cache", c.Cache); err != nil {
 			return nil, c.ErrAt(err.Error(), "cache")
 		}
-		for _, sub := range []string{"corpora", "mech", "embeddings", "tmp"} {
+		for _, sub := range []string{"corpora", "mech", "embeddings", modelsDir, "tmp"} {
 			if _, err := xio.CleanTemps(filepath.Join(c.Cache, sub)); err != nil {
 				return nil, fmt.Errorf("cache: %w", err)
 			}
 		}
 	}
-	in, err := load(ctx, c, opt.Log, opt.Progress)
+	in, err := load(ctx, c, opt.ReadOnly, opt.Log, opt.Progress)
 	if err != nil {
 		return nil, err
 	}

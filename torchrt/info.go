@@ -34,6 +34,20 @@ type Info struct {
 	Config         string // at::show_config()
 }
 
+// Torch describes the libtorch xp runs on: its version and, for Debian's,
+// the package (Debian's 1.13.1 ships headers that say 1.13.0; the
+// package knows better).
+func (in Info) Torch() string {
+	torch := in.TorchVersion
+	if in.TorchPackage != "" {
+		torch += " (Debian package " + in.TorchPackage + ")"
+		if v := upstreamVersion(in.TorchPackage); v != "" && v != in.TorchVersion {
+			torch = v + " (Debian package " + in.TorchPackage + "; its headers say " + in.TorchVersion + ")"
+		}
+	}
+	return torch
+}
+
 // Collect gathers Info from the running process.
 func Collect() Info {
 	b := Build()
@@ -110,14 +124,7 @@ func blasDescription(config string) string {
 
 // Write prints in as aligned "key: value" lines.
 func (in Info) Write(w io.Writer) error {
-	torch := in.TorchVersion
-	if in.TorchPackage != "" {
-		torch += " (Debian package " + in.TorchPackage + ")"
-		if v := upstreamVersion(in.TorchPackage); v != "" && v != in.TorchVersion {
-			// Debian's 1.13.1 ships headers that say 1.13.0; the package knows better.
-			torch = v + " (Debian package " + in.TorchPackage + "; its headers say " + in.TorchVersion + ")"
-		}
-	}
+	torch := in.Torch()
 	cuda := "no"
 	if in.CUDAAvailable {
 		cuda = fmt.Sprintf("yes, %d device(s)", in.CUDADevices)

@@ -23,9 +23,13 @@ flags common to all: -data DIR (default $XP_DATA)
 `
 
 func data(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0:
 		fmt.Fprint(out, dataUsage)
 		return errors.New("data: no subcommand")
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+		fmt.Fprint(out, dataUsage)
+		return errHelp
 	}
 	fs := flag.NewFlagSet("data "+args[0], flag.ContinueOnError)
 	root := fs.String("data", datasets.RootFromEnv(), "data root")
@@ -33,7 +37,7 @@ func data(ctx context.Context, args []string, out io.Writer) error {
 	mirror := fs.String("mirror", "", "get: copy from this folder instead of downloading")
 	retries := fs.Int("retries", 3, "get: resume an interrupted download this many times")
 	seed := fs.Uint64("seed", 0, "show: seed of the standard carvings")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:], dataUsage, out); err != nil {
 		return err
 	}
 	switch args[0] {

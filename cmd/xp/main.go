@@ -9,6 +9,7 @@
 //	xp status OUTDIR     done, failed and missing cells; Slurm jobs
 //	xp results OUTDIR    print a run's table
 //	xp plot OUTDIR       redraw a run's plots
+//	xp version           version, commit, libtorch and devices
 //	xp help [mechanisms|models]  usage, or the mechanisms' and models' parameters
 //
 // xp only parses flags and wires packages together; see README.md.
@@ -22,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -37,6 +39,9 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
 	if err != nil {
+		if errors.Is(err, errHelp) {
+			return // the usage was asked for, and printed
+		}
 		fmt.Fprintln(os.Stderr, "xp:", err)
 		var f failedCells
 		if errors.As(err, &f) {
@@ -63,6 +68,7 @@ commands:
   status   done, failed and missing cells of a run folder, and its Slurm jobs: xp status OUTDIR
   results  print the table of a run (finished or partial): xp results [--csv] OUTDIR
   plot     redraw the plots of a run: xp plot OUTDIR
+  version  xp's version and commit, Go, libtorch, and the devices it sees
   help     this text; xp help mechanisms, xp help models: their parameters, defaults and ranges
 `
 
@@ -90,6 +96,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return resultsCmd(args[1:], out)
 	case "plot":
 		return plotCmd(args[1:], out)
+	case "version", "--version":
+		return version(args[1:], out)
 	case "help", "-h", "--help":
 		return help(args[1:], out)
 	}
@@ -112,10 +120,43 @@ func help(args []string, out io.Writer) error {
 	return err
 }
 
+// version prints what a record's provenance holds about the build: xp's
+// module version and commit, Go, gotch, libtorch, and the devices.
+func version(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if err := parseFlags(fs, args, "usage: xp version", out); err != nil {
+		return err
+	}
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	commit, dirty := runner.GitState()
+	if commit == "" {
+		commit = "unknown"
+	}
+	if dirty {
+		commit += " (with uncommitted changes)"
+	}
+	in := torchrt.Collect()
+	dev := fmt.Sprintf("cpu (%d cores)", in.CPUs)
+	switch {
+	case in.CUDAAvailable:
+		dev += fmt.Sprintf("; cuda: %d device(s)", in.CUDADevices)
+	case in.CUDALinked:
+		dev += "; cuda: built with CUDA, no device visible"
+	default:
+		dev += "; cuda: not built with CUDA"
+	}
+	_, err := fmt.Fprintf(out, "xp %s\ncommit   %s\ngo       %s\ngotch    %s\nlibtorch %s, %s\ndevices  %s\n",
+		v, commit, in.GoVersion, in.GotchVersion, in.Torch(), in.TorchLibrary, dev)
+	return err
+}
+
 func doctor(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	threads := fs.Int("threads", 0, "libtorch intra-op threads (0: one per core)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "usage: xp doctor [--threads N]", out); err != nil {
 		return err
 	}
 	if err := torchrt.SetThreads(*threads); err != nil {
@@ -131,7 +172,7 @@ func smoke(ctx context.Context, args []string, out io.Writer) error {
 	threads := fs.Int("threads", 0, "libtorch intra-op threads (0: one per core)")
 	seed := fs.Uint64("seed", c.Seed, "seed of libtorch, the data and the batch order")
 	steps := fs.Int("steps", c.Steps, "training steps")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "usage: xp smoke [--device D] [--threads N] [--seed N] [--steps N]", out); err != nil {
 		return err
 	}
 	d, err := torchrt.ParseDevice(*device)

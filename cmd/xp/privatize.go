@@ -39,7 +39,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	limit := fs.Int("limit", 0, "write only the first N examples (0: all)")
 	outPath := fs.String("o", "", "output TSV (default: stdout)")
 	threads := fs.Int("threads", 0, "libtorch intra-op threads (0: the config's, or one per core)")
-	if err := fs.Parse(reorder(args, fs)); err != nil {
+	if err := parseFlags(fs, args, privatizeUsage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

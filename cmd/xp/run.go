@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
@@ -41,6 +43,8 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
+const runUsage = "usage: xp run [--set k=v]... [--dry-run] [--workers N] [--shard I/N] [--prepare|--merge] CONFIG.yaml"
+
 func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var sets setFlags
@@ -53,11 +57,11 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	prep := fs.Bool("prepare", false, "build what the shards share (caches), write the run's config and plan, run no cell")
 	merge := fs.Bool("merge", false, "run no cell: run the stages and write tables and plots from the records there")
 	quiet := fs.Bool("q", false, "no progress bars")
-	if err := fs.Parse(reorder(args, fs)); err != nil {
+	if err := parseFlags(fs, args, runUsage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml")
+		return errors.New(runUsage)
 	}
 	if *workers < 0 || *threads < 0 {
 		return fmt.Errorf("--workers %d, --threads %d: want ≥ 0 (0: the config's)", *workers, *threads)
@@ -91,10 +95,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *dry {
-		for _, cs := range sum.Cells {
-			fmt.Fprintf(out, "%-7s %.12s  group %-3d %s\n", cs.Status, cs.Key, cs.Group, cs.Cell)
-		}
-		fmt.Fprintf(out, "%d cells in %d groups: %d cached, %d to run\n", len(sum.Cells), sum.Groups, sum.Reused, len(sum.Cells)-sum.Reused)
+		dryRun(out, c, opt, sum)
 		return nil
 	}
 	if *prep {
@@ -120,6 +121,48 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return failedCells{n: n, of: len(sum.Cells), missing: sum.Missing, out: c.Output}
 	}
 	return nil
+}
+
+// dryRun prints what a run would do: where it reads and writes (absolute
+// paths), each cell's status and group, the privatizations and trainings
+// to compute, and an estimate of the time they take.
+func dryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner.Summary) {
+	for _, p := range []struct{ what, path string }{{"config", c.File()}, {"output", c.Output}, {"cache", c.Cache}, {"data", c.Data}} {
+		if p.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.path)
+		if err != nil {
+			abs = p.path
+		}
+		fmt.Fprintf(out, "%-7s %s\n", p.what, abs)
+	}
+	todo := 0
+	for _, cs := range sum.Cells {
+		fmt.Fprintf(out, "%-11s %.12s  group %-3d %s\n", cs.Status, cs.Key, cs.Group, cs.Cell)
+		if cs.Status == "todo" {
+			todo++
+		}
+	}
+	fmt.Fprintf(out, "%d cells in %d groups: %d cached, %d to run", len(sum.Cells), sum.Groups, sum.Reused, todo)
+	if opt.Shards > 0 {
+		fmt.Fprintf(out, " in shard %d/%d (%d in other shards)", opt.Shard, opt.Shards, len(sum.Cells)-sum.Reused-todo)
+	}
+	fmt.Fprintln(out)
+	if e := sum.Estimate; e != nil {
+		fmt.Fprintf(out, "to compute: %d privatized splits (%d tokens), %d models to train (%d training examples over all epochs)\n", e.Privatizations, e.Tokens, e.Trainings, e.Examples)
+		switch {
+		case e.Privatizations+e.Trainings == 0:
+		case e.Seconds == 0:
+			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
+		case len(e.Unknown) == 0:
+			fmt.Fprintf(out, "estimated time: %s, from %s\n", time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis)
+		default:
+			fmt.Fprintf(out, "estimated time: at least %s, from %s; no rate recorded yet for: %s\n",
+				time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis, strings.Join(e.Unknown, "; "))
+		}
+	}
+	fmt.Fprintln(out, "dry run: nothing was run or written")
 }
 
 // shardCommand is the command of one shard: this binary, quiet, on the
@@ -163,11 +206,12 @@ func incomplete(w io.Writer, st *runner.State) {
 func resultsCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("results", flag.ContinueOnError)
 	csv := fs.Bool("csv", false, "CSV instead of Markdown (the utility table)")
-	if err := fs.Parse(args); err != nil {
+	const usage = "usage: xp results [--csv] OUTDIR"
+	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: xp results [--csv] OUTDIR")
+		return errors.New(usage)
 	}
 	st, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
@@ -195,11 +239,12 @@ func resultsCmd(args []string, out io.Writer) error {
 // plotCmd redraws the plots of the last run in OUTDIR.
 func plotCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	const usage = "usage: xp plot OUTDIR"
+	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: xp plot OUTDIR")
+		return errors.New(usage)
 	}
 	st, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
@@ -222,34 +267,4 @@ func plotCmd(args []string, out io.Writer) error {
 		fmt.Fprintln(out, "wrote", p)
 	}
 	return nil
-}
-
-// reorder moves flags before positional arguments so that
-// "xp run CONFIG --set k=v" works as well as "xp run --set k=v CONFIG":
-// a flag of fs that is not boolean takes the next argument as its value.
-func reorder(args []string, fs *flag.FlagSet) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if f := fs.Lookup(name); f != nil && i+1 < len(args) {
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
-				flags = append(flags, args[i+1])
-				i++
-			}
-		}
-	}
-	return append(flags, pos...)
 }

@@ -17,6 +17,8 @@ import (
 )
 
 // slurmCmd writes (and with --submit submits) a sweep's Slurm jobs.
+const slurmUsage = "usage: xp slurm [--set k=v]... [--partition P] [--gres gpu:1] [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--sbatch-arg ARG]... [--tasks N] [--submit] CONFIG.yaml"
+
 func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("slurm", flag.ContinueOnError)
 	var sets, sbatch setFlags
@@ -33,11 +35,11 @@ func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&o.ArrayParallel, "array-parallel", 0, "at most K array tasks at once (%K; 0: no throttle)")
 	fs.IntVar(&o.Tasks, "tasks", 0, "array tasks N (0: one per group of cells, at most 1000); fixed by a run folder's first submission")
 	fs.BoolVar(&o.Submit, "submit", false, "submit the jobs (default: write the scripts and print how to submit them)")
-	if err := fs.Parse(reorder(args, fs)); err != nil {
+	if err := parseFlags(fs, args, slurmUsage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: xp slurm [--set k=v]... [--partition P] [--gres gpu:1] [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--sbatch-arg ARG]... [--tasks N] [--submit] CONFIG.yaml")
+		return errors.New(slurmUsage)
 	}
 	if o.CPUsPerTask < 0 || o.ArrayParallel < 0 || o.Tasks < 0 {
 		return fmt.Errorf("--cpus-per-task %d, --array-parallel %d, --tasks %d: want ≥ 0", o.CPUsPerTask, o.ArrayParallel, o.Tasks)
@@ -80,11 +82,12 @@ func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
 // cells, and its Slurm jobs still queued or running.
 func statusCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	const usage = "usage: xp status OUTDIR"
+	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("usage: xp status OUTDIR")
+		return errors.New(usage)
 	}
 	dir := fs.Arg(0)
 	st, err := runner.ReadState(dir)

@@ -33,6 +33,9 @@ type Options struct {
 	Format string
 	// CacheDir holds binary caches; "" disables caching.
 	CacheDir string
+	// KeepCache reads a cache entry when there is one but writes none (a
+	// dry run writes nothing).
+	KeepCache bool
 	// Progress receives a progress bar for the first (streaming) load when
 	// it is a terminal; nil draws nothing.
 	Progress io.Writer
@@ -68,7 +71,7 @@ func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.CacheDir != "" {
+	if opt.CacheDir != "" && !opt.KeepCache {
 		if err := writeCache(opt.CacheDir, path, st, e); err != nil {
 			return nil, fmt.Errorf("embedding cache: %w", err)
 		}

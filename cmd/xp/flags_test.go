@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xp-nlp/xp/internal/fixture"
+)
+
+// TestHelpExitsZero: -h and --help on every command (every one the usage
+// lists) and data subcommand print the command's usage to stdout and
+// exit 0 (xp run -h exited 1 with "flag: help requested").
+func TestHelpExitsZero(t *testing.T) {
+	cmds := [][]string{{"run"}, {"privatize"}, {"slurm"}, {"status"}, {"results"}, {"plot"}, {"doctor"}, {"smoke"}, {"version"},
+		{"data"}, {"data", "list"}, {"data", "get"}, {"data", "show"}}
+	listed := regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage, -1)
+	for _, m := range listed {
+		if m[1] != "help" && !slices.ContainsFunc(cmds, func(c []string) bool { return c[0] == m[1] }) {
+			t.Errorf("command %s is in the usage but not tested here", m[1])
+		}
+	}
+	for _, c := range cmds {
+		for _, h := range []string{"-h", "--help"} {
+			cmd := xpCommand(append(slices.Clone(c), h)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if err != nil || !strings.Contains(stdout.String(), "usage: xp "+c[0]) || stderr.Len() > 0 {
+				t.Errorf("xp %s %s: %v\nstdout: %s\nstderr: %s", strings.Join(c, " "), h, err, stdout.String(), stderr.String())
+			}
+		}
+	}
+}
+
+// TestFlagsAfterArguments: every command takes its flags before or after
+// its positional arguments alike.
+func TestFlagsAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", cfg, "--dry-run", "--set", "train.epochs=1"},
+		{"run", "--dry-run", cfg, "--set", "train.epochs=1"},
+		{"privatize", cfg, "--split", "test", "--set", "train.epochs=1"},
+		{"slurm", cfg, "--set", "train.epochs=1", "--partition", "p"},
+		{"doctor", "--threads", "1"},
+	} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, &out); err != nil {
+			t.Errorf("xp %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	// The run folder commands, on a folder without records: the flag is
+	// taken (the error is about the folder, not the flag).
+	for _, args := range [][]string{{"results", dir, "--csv"}, {"status", dir}} {
+		err := run(context.Background(), args, &bytes.Buffer{})
+		if err != nil && strings.Contains(err.Error(), "flag") {
+			t.Errorf("xp %s: %v", strings.Join(args, " "), err)
+		}
+	}
+}
+
+// TestDryRunWritesNothing: a dry run creates no file or folder (it
+// created the output folder and a 52 MB embedding cache), names its
+// folders by absolute paths, honours --shard, and counts the
+// privatizations and trainings to do; after a real run of part of the
+// sweep it estimates the rest from the rates that run recorded.
+func TestDryRunWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{5, 50}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func() []string {
+		var all []string
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			all = append(all, p)
+			return nil
+		})
+		return all
+	}
+	before := files()
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir) // relative paths in the config resolve to absolute ones
+	dry := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), append([]string{"run", "--dry-run", "xp.yaml"}, args...), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	out := dry()
+	if after := files(); !slices.Equal(before, after) {
+		t.Errorf("the dry run wrote: %v", slices.DeleteFunc(after, func(p string) bool { return slices.Contains(before, p) }))
+	}
+	// 1 baseline + 2 ε × 2 modes; 2 ε × (train, valid, test) splits; 1 clean + 2 privatized models.
+	for _, want := range []string{"output  " + filepath.Join(dir, "out") + "\n", "cache   " + filepath.Join(dir, "cache") + "\n",
+		"5 cells in 3 groups: 0 cached, 5 to run\n", "to compute: 6 privatized splits", "3 models to train",
+		"no time estimate: no rate recorded", "dry run: nothing was run or written"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run: no %q in\n%s", want, out)
+		}
+	}
+	if out := dry("--shard", "1/2"); !strings.Contains(out, "in shard 1/2") || !strings.Contains(out, "other-shard") {
+		t.Errorf("--shard 1/2:\n%s", out)
+	}
+	// Run the baseline and ε=5, then the dry run of the whole sweep prices
+	// what is left at the rates measured.
+	if err := run(context.Background(), []string{"run", "-q", "xp.yaml", "--set", "mechanisms.0.epsilon=[5]"}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out = dry()
+	for _, want := range []string{"5 cells in 3 groups: 3 cached, 2 to run\n", "to compute: 3 privatized splits", "1 models to train", "estimated time: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run after a partial run: no %q in\n%s", want, out)
+		}
+	}
+}

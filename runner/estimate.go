@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/results"
+)
+
+// Estimate is what a dry run says the cells to run will compute, and how
+// long that should take on this machine.
+type Estimate struct {
+	// Privatizations are the privatized splits not in the corpus cache,
+	// with their tokens; Trainings the models not in the model cache, with
+	// the examples they train on (epochs × training split, an upper bound
+	// under early stopping).
+	Privatizations, Trainings int
+	Tokens, Examples          int64
+	// Seconds is the sum over the work with a recorded rate; Unknown
+	// lists the work without one (no earlier run on this host measured
+	// it), which Seconds leaves out.
+	Seconds float64
+	Unknown []string
+	// Basis says where the rates come from.
+	Basis string
+}
+
+// ratesFile holds, per host, the speeds earlier runs measured (see
+// rateKeys): cache/rates.json. Only estimates read it.
+const ratesFile = "rates.json"
+
+type rate struct {
+	PerSec float64 `json:"per_sec"`
+	When   string  `json:"when"`
+}
+
+// rateKeys name the speeds that a cell's work runs at: privatizing with
+// its mechanism (tokens/s), training its model on this data (examples/s;
+// the model's parameters, the sequence bound, batch and threads set it).
+func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train string) {
+	if cell.Mechanism != "" {
+		privatize = "privatize " + cell.Mechanism
+	}
+	m, _ := json.Marshal(s.c.Model)
+	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", s.c.Dataset.Name, m, s.c.Train.MaxLen, s.c.Train.Batch, threads)
+	return privatize, train
+}
+
+func readRates(cache string) map[string]map[string]rate {
+	all := map[string]map[string]rate{}
+	if b, err := os.ReadFile(filepath.Join(cache, ratesFile)); err == nil {
+		json.Unmarshal(b, &all) // a damaged file only loses estimates
+	}
+	return all
+}
+
+// noteRates records the speeds a finished cell measured, for later
+// estimates. Processes sharing the cache may overwrite each other's
+// update: a lost rate only costs an estimate.
+func (s *Session) noteRates(r results.Record) {
+	if r.Status != "ok" || r.Analysis != nil {
+		return
+	}
+	host := r.Provenance.Host
+	all := readRates(s.c.Cache)
+	if all[host] == nil {
+		all[host] = map[string]rate{}
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	p, t := s.rateKeys(r.Cell, r.Provenance.Threads)
+	if p != "" && r.Provenance.TokensPerSec > 0 {
+		all[host][p] = rate{r.Provenance.TokensPerSec, now}
+	}
+	if !r.Provenance.ModelReused && r.Provenance.ExamplesPerSec > 0 {
+		all[host][t] = rate{r.Provenance.ExamplesPerSec, now}
+	}
+	if b, err := json.MarshalIndent(all, "", "  "); err == nil {
+		if err := xio.WriteFileAtomic(filepath.Join(s.c.Cache, ratesFile), b); err != nil {
+			s.logf("warning: rates for estimates: %v", err)
+		}
+	}
+}
+
+// estimate counts the privatizations and trainings the todo cells need
+// (what the caches lack; each once however many cells share it) and
+// prices them at the rates recorded on this host.
+func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
+	host, _ := os.Hostname()
+	rates := readRates(s.c.Cache)[host]
+	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
+	seen := map[string]bool{}
+	price := func(key string, n int64) {
+		if r, ok := rates[key]; ok && r.PerSec > 0 {
+			e.Seconds += float64(n) / r.PerSec
+		} else if !slices.Contains(e.Unknown, key) {
+			e.Unknown = append(e.Unknown, key)
+		}
+	}
+	for _, i := range todo {
+		cell := sum.Cells[i].Cell
+		if cell.Analysis != "" {
+			continue
+		}
+		priv, train := s.rateKeys(cell, threads)
+		for _, split := range Splits {
+			if !cell.Privatizes(role(split)) {
+				continue
+			}
+			key := s.c.CorpusKey(cell, split, s.in.sums)
+			if seen[key] || exists(filepath.Join(s.c.Cache, "corpora", key+".gob.gz")) {
+				continue
+			}
+			seen[key] = true
+			n := s.in.splits[split].tokens()
+			e.Privatizations++
+			e.Tokens += n
+			price(priv, n)
+		}
+		key := s.c.ModelKey(cell, s.in.sums)
+		if seen[key] || exists(filepath.Join(s.c.Cache, modelsDir, key, modelMetaFile)) {
+			continue
+		}
+		seen[key] = true
+		n := int64(s.c.Train.Epochs) * int64(len(s.in.splits["train"].Docs))
+		e.Trainings++
+		e.Examples += n
+		price(train, n)
+	}
+	return e
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// tokens counts the split's tokens (both texts of pairs).
+func (sp Split) tokens() int64 {
+	var n int64
+	for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
+		for _, d := range docs {
+			n += int64(len(d))
+		}
+	}
+	return n
+}
