@@ -110,7 +110,9 @@ func (m *Baseline) Step(b *Batch) (float64, error) {
 }
 
 // Extend appends frozen embedding rows for evaluation (see BiLSTM.Extend).
-func (m *Baseline) Extend(rows []float32) error { return m.embed.extend(rows, m.cfg.EmbedDim, m.device) }
+func (m *Baseline) Extend(rows []float32) error {
+	return m.embed.extend(rows, m.cfg.EmbedDim, m.device)
+}
 
 // Predict returns arg-max classes in the batch's idx order.
 func (m *Baseline) Predict(b *Batch) ([]int64, error) { return predict(b, m.device, m.logits) }
