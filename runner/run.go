@@ -177,12 +177,12 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		sw := &Sweep{Config: sum.Config, Out: c.Output, Groups: sum.Groups, Cells: sum.Cells, Threads: opt.Threads, store: store}
 		if err := opt.Launcher.Launch(ctx, sw); err != nil || opt.Queue {
 			sum.Queued = err == nil
-			return sum, err
+			return sum, interrupted(ctx, err, store, &sum)
 		}
 		todo = nil
 	}
 	if err := execute(ctx, s, store, prov, todo, opt, &sum); err != nil {
-		return sum, err
+		return sum, interrupted(ctx, err, store, &sum)
 	}
 	if err := collect(store, &sum); err != nil {
 		return sum, err
@@ -194,6 +194,29 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		return sum, err
 	}
 	return sum, writeOutputs(s.c, store, &sum, prov, time.Since(started))
+}
+
+// Interrupted is Run's error when its context was cancelled (Ctrl-C,
+// SIGTERM) before the sweep finished: the cells recorded are kept, the
+// one in flight is not recorded, and running again resumes.
+type Interrupted struct {
+	Recorded, Cells int // cells with a successful record, of all
+}
+
+func (e Interrupted) Error() string {
+	return fmt.Sprintf("interrupted: %d of %d cells recorded; run again to resume", e.Recorded, e.Cells)
+}
+
+// interrupted turns err into Interrupted when ctx was cancelled, counting
+// the cells recorded by then (in this process or its workers).
+func interrupted(ctx context.Context, err error, store *results.Store, sum *Summary) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	if cerr := collect(store, sum); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return Interrupted{Recorded: sum.Reused + sum.Ran, Cells: len(sum.Cells)}
 }
 
 // runThreads is the thread count of this process.

@@ -43,6 +43,9 @@ func main() {
 			return // the usage was asked for, and printed
 		}
 		fmt.Fprintln(os.Stderr, "xp:", err)
+		if errors.As(err, new(runner.Interrupted)) {
+			os.Exit(130) // the shell's code for a process stopped by Ctrl-C
+		}
 		var f failedCells
 		if errors.As(err, &f) {
 			if os.Getenv(runner.WorkerEnv) == "1" {

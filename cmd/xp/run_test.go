@@ -487,3 +487,36 @@ func TestCellResumesMidTraining(t *testing.T) {
 		t.Errorf("checkpoints left after the cell was recorded: %v", m)
 	}
 }
+
+// TestInterruptSaysWhereItStopped: Ctrl-C (SIGINT) mid-sweep ends the run
+// with "interrupted: K of N cells recorded; run again to resume" (it said
+// "context canceled"), K the records on disk, and exit status 130.
+func TestInterruptSaysWhereItStopped(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 150, Test: 30, Epochs: 6, Epsilon: []float64{1, 5, 20}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var stderr bytes.Buffer
+	cmd := xpCommand("run", "-q", cfg)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for len(records(t, out)) < 1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	n := len(records(t, out))
+	if n < 1 || n >= 7 {
+		t.Fatalf("%d of 7 records when interrupted: the signal did not land mid-sweep", n)
+	}
+	want := fmt.Sprintf("xp: interrupted: %d of 7 cells recorded; run again to resume\n", n)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("exit %v, stderr ends %q; want status 130 and %q", err, stderr.String()[max(0, stderr.Len()-200):], want)
+	}
+}

@@ -5,6 +5,7 @@
 package progress
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -14,7 +15,11 @@ import (
 )
 
 // Bar is a progress bar; a nil *Bar is valid and draws nothing.
-type Bar struct{ pb *progressbar.ProgressBar }
+type Bar struct {
+	pb      *progressbar.ProgressBar
+	w       io.Writer
+	stopped bool // finished short of its total
+}
 
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
@@ -28,7 +33,12 @@ func New(w io.Writer, total int64, desc string, bytes bool) *Bar {
 	if w == nil || !IsTerminal(w) {
 		return nil
 	}
-	return &Bar{pb: progressbar.NewOptions64(total,
+	return newBar(w, total, desc, bytes)
+}
+
+func newBar(w io.Writer, total int64, desc string, bytes bool) *Bar {
+	b := &Bar{w: w}
+	b.pb = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowBytes(bytes),
@@ -36,8 +46,13 @@ func New(w io.Writer, total int64, desc string, bytes bool) *Bar {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionOnCompletion(func() { io.WriteString(w, "\n") }),
-	)}
+		progressbar.OptionOnCompletion(func() {
+			if !b.stopped {
+				io.WriteString(w, "\n")
+			}
+		}),
+	)
+	return b
 }
 
 // Add advances the bar by n.
@@ -54,11 +69,22 @@ func (b *Bar) Describe(s string) {
 	}
 }
 
-// Finish completes the bar.
+// Finish ends the bar: filled when its count reached the total (or the
+// total is unknown), otherwise left where it stopped, so that an
+// interrupted loop's bar shows how far it got instead of jumping to 100%.
 func (b *Bar) Finish() {
-	if b != nil {
-		b.pb.Finish()
+	if b == nil {
+		return
 	}
+	if st := b.pb.State(); st.Max >= 0 && st.CurrentNum < st.Max {
+		b.stopped = true
+		b.pb.Exit()
+		// The bar's last frame may predate the last count (drawing is
+		// throttled): replace it by a line that says where it stopped.
+		fmt.Fprintf(b.w, "\r\x1b[K%s: stopped at %d of %d\n", st.Description, st.CurrentNum, st.Max)
+		return
+	}
+	b.pb.Finish()
 }
 
 // Reader wraps r so that reading advances the bar.
