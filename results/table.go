@@ -2,8 +2,10 @@ package results
 
 import (
 	"cmp"
+	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/go-gota/gota/dataframe"
 	"github.com/go-gota/gota/series"
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/metrics"
@@ -31,8 +34,16 @@ type Row struct {
 	Failed    int         // failed cells of this line
 	Accuracy  float64     // mean over seeds
 	AccSD     float64     // sample standard deviation (0 for one seed)
+	AccCI     float64     // half-width of the mean's 95% confidence interval (Student's t; NaN below 2 seeds)
 	MacroF1   float64
 	MacroF1SD float64
+	MacroF1CI float64
+	// Diff is the paired difference of accuracy against the baseline of
+	// the same seed (cell − baseline), averaged over the seeds that have
+	// both, with its 95% half-width; NaN for the baseline or without a
+	// baseline. DiffSeeds counts the pairs.
+	Diff, DiffCI float64
+	DiffSeeds    int
 	// Unchanged is the mean share of in-vocabulary tokens the mechanism
 	// left as they were, over the cell's privatized splits; OOV the mean
 	// share of tokens without a vector, passed through unprivatized;
@@ -51,6 +62,7 @@ type Row struct {
 	Attacker string
 	// Flags are the warnings of the line's cells (see metrics.Flags).
 	Flags []string
+	order int // the setting's place in the config (TableOptions.Order)
 }
 
 // TableOptions set how a table is judged.
@@ -62,6 +74,9 @@ type TableOptions struct {
 	// the config's checks.max_oov (metrics.DefaultMaxOOV unless it says
 	// otherwise; 0 flags any out-of-vocabulary token).
 	MaxOOV float64
+	// Order lists the settings (experiments.Cell.Setting) in the config's
+	// order: rows follow it, then unlisted settings by name.
+	Order []string
 }
 
 // Table aggregates records into rows: the baseline first, then by
@@ -79,10 +94,20 @@ func Table(recs []Record, opt TableOptions) []Row {
 		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon}
 		groups[k] = append(groups[k], r)
 	}
+	baseline := map[uint64]float64{} // seed → the baseline's accuracy
+	for _, r := range groups[key{"none", "none", 0}] {
+		if r.Status == "ok" {
+			baseline[r.Cell.Seed] = r.Test.Accuracy
+		}
+	}
 	var rows []Row
 	for k, rs := range groups {
-		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker}
-		var acc, f1, unch, oov, stop, types, chance []float64
+		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
+			Diff: math.NaN(), DiffCI: math.NaN(), order: len(opt.Order)}
+		if i := slices.Index(opt.Order, k.setting); i >= 0 {
+			row.order = i
+		}
+		var acc, f1, unch, oov, stop, types, chance, diff []float64
 		for _, r := range rs {
 			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" {
@@ -91,6 +116,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
+			if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" {
+				diff = append(diff, r.Test.Accuracy-b)
+			}
 			if r.Test.N > 0 {
 				most := 0
 				for _, c := range r.Test.PerClass {
@@ -98,18 +126,13 @@ func Table(recs []Record, opt TableOptions) []Row {
 				}
 				chance = append(chance, float64(most)/float64(r.Test.N))
 			}
-			var all metrics.Privatization
-			for _, rep := range r.Privacy {
-				all.Add(rep)
-			}
-			if all.Tokens > 0 {
-				oov = append(oov, all.OOVShare())
-				stop = append(stop, float64(all.Stopwords)/float64(all.Tokens))
-				if all.InVocab() > 0 {
-					unch = append(unch, all.UnchangedShare())
-				}
-				if all.Types > 0 {
-					types = append(types, all.TypeUnchangedRate())
+			p := privacyOf(r)
+			for _, v := range []struct {
+				x   float64
+				all *[]float64
+			}{{p.unchanged, &unch}, {p.oov, &oov}, {p.stopwords, &stop}, {p.types, &types}} {
+				if !math.IsNaN(v.x) {
+					*v.all = append(*v.all, v.x)
 				}
 			}
 			for _, f := range metrics.Flags(r.Privacy, opt.MaxOOV) {
@@ -119,8 +142,11 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 		}
 		row.Seeds = len(acc)
-		row.Accuracy, row.AccSD = meanSD(acc)
-		row.MacroF1, row.MacroF1SD = meanSD(f1)
+		row.Accuracy, row.AccSD, row.AccCI = meanSDCI(acc)
+		row.MacroF1, row.MacroF1SD, row.MacroF1CI = meanSDCI(f1)
+		if row.DiffSeeds = len(diff); len(diff) > 0 {
+			row.Diff, _, row.DiffCI = meanSDCI(diff)
+		}
 		row.Unchanged, _ = meanSD(unch)
 		row.OOV, _ = meanSD(oov)
 		row.Stopwords, _ = meanSD(stop)
@@ -136,13 +162,48 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(base(a), base(b)), strings.Compare(a.Setting, b.Setting),
+		return cmp.Or(cmp.Compare(base(a), base(b)), cmp.Compare(a.order, b.order), strings.Compare(a.Setting, b.Setting),
 			cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
 }
 
+// cellPrivacy is a record's privacy shares over its privatized splits
+// (NaN where not measured; see Row).
+type cellPrivacy struct{ unchanged, oov, stopwords, types float64 }
+
+func privacyOf(r Record) cellPrivacy {
+	p := cellPrivacy{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	var all metrics.Privatization
+	for _, rep := range r.Privacy {
+		all.Add(rep)
+	}
+	if all.Tokens > 0 {
+		p.oov = all.OOVShare()
+		p.stopwords = float64(all.Stopwords) / float64(all.Tokens)
+		if all.InVocab() > 0 {
+			p.unchanged = all.UnchangedShare()
+		}
+		if all.Types > 0 {
+			p.types = all.TypeUnchangedRate()
+		}
+	}
+	return p
+}
+
 func modeRank(m string) int { return slices.Index([]string{"none", "train", "test", "both"}, m) }
+
+// meanSDCI is the mean, the sample standard deviation and the half-width
+// of the mean's 95% confidence interval, t(0.975, n−1)·sd/√n (NaN below
+// two values: one seed says nothing of the spread).
+func meanSDCI(x []float64) (mean, sd, ci float64) {
+	mean, sd = meanSD(x)
+	if len(x) < 2 {
+		return mean, sd, math.NaN()
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(x) - 1)}.Quantile(0.975)
+	return mean, sd, t * sd / math.Sqrt(float64(len(x)))
+}
 
 func meanSD(x []float64) (float64, float64) {
 	switch len(x) {
@@ -180,13 +241,18 @@ func Frame(rows []Row) dataframe.DataFrame {
 	return dataframe.New(
 		str("setting", func(r Row) string { return r.Setting }),
 		str("mode", func(r Row) string { return r.Mode }),
-		col("epsilon", func(r Row) float64 { return r.Epsilon }),
+		str("epsilon", func(r Row) string { return epsilon(r.Mode, r.Epsilon) }),
 		ints("seeds", func(r Row) int { return r.Seeds }),
 		ints("failed", func(r Row) int { return r.Failed }),
 		col("accuracy", func(r Row) float64 { return r.Accuracy }),
 		col("accuracy_sd", func(r Row) float64 { return r.AccSD }),
+		col("accuracy_ci95", func(r Row) float64 { return r.AccCI }),
 		col("macro_f1", func(r Row) float64 { return r.MacroF1 }),
 		col("macro_f1_sd", func(r Row) float64 { return r.MacroF1SD }),
+		col("macro_f1_ci95", func(r Row) float64 { return r.MacroF1CI }),
+		col("accuracy_minus_baseline", func(r Row) float64 { return r.Diff }),
+		col("accuracy_minus_baseline_ci95", func(r Row) float64 { return r.DiffCI }),
+		ints("paired_seeds", func(r Row) int { return r.DiffSeeds }),
 		str("notion", func(r Row) string { return string(r.Notion) }),
 		col("unchanged_in_vocab", func(r Row) float64 { return r.Unchanged }),
 		col("oov", func(r Row) float64 { return r.OOV }),
@@ -206,33 +272,43 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	return df.WriteCSV(w)
 }
 
+// epsilon is ε as tables print it: empty for the baseline.
+func epsilon(mode string, eps float64) string {
+	if mode == "none" {
+		return ""
+	}
+	return strconv.FormatFloat(eps, 'g', -1, 64)
+}
+
 // Markdown renders the table: accuracy (the attacker's, labelled so, when
-// the label is a private attribute) and macro-F1 as mean ± sd over seeds;
-// the share of in-vocabulary tokens the mechanism left unchanged, the
-// per-word-type unchanged rate and the share of tokens without a vector
-// (passed through unprivatized), in percent; the privacy notion ε belongs
-// to; warnings; then the chance level and the privacy unit.
+// the label is a private attribute) and macro-F1 as mean ± sd over seeds,
+// the accuracy's 95% confidence interval, the paired difference to the
+// baseline of the same seed with its interval; the share of
+// in-vocabulary tokens the mechanism left unchanged, the per-word-type
+// unchanged rate and the share of tokens without a vector (passed through
+// unprivatized), in percent; the privacy notion ε belongs to; warnings;
+// then the chance level and the privacy unit.
 func Markdown(rows []Row) string {
 	var b strings.Builder
 	acc := "accuracy"
 	if len(rows) > 0 && rows[0].Attacker != "" {
 		acc = rows[0].Attacker + " attacker accuracy (lower = more private)"
 	}
-	b.WriteString("| mechanism | notion | mode | ε | seeds | " + acc + " | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| mechanism | notion | mode | ε | seeds | " + acc + " | 95% CI | Δ vs baseline (paired) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	chance := math.NaN()
 	for _, r := range rows {
-		eps, notion := "—", "—"
+		eps, notion := cmp.Or(epsilon(r.Mode, r.Epsilon), "—"), "—"
 		if r.Mode != "none" {
-			eps = strconv.FormatFloat(r.Epsilon, 'g', -1, 64)
 			notion = cmp.Or(string(r.Notion), "?")
 		}
 		seeds := strconv.Itoa(r.Seeds)
 		if r.Failed > 0 {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, notion, r.Mode, eps, seeds,
-			pm(r.Accuracy, r.AccSD, r.Seeds), pm(r.MacroF1, r.MacroF1SD, r.Seeds), percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV), strings.Join(r.Flags, "; "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, notion, r.Mode, eps, seeds,
+			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), diff(r.Diff, r.DiffCI), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
+			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV), strings.Join(r.Flags, "; "))
 		if math.IsNaN(chance) && !math.IsNaN(r.Chance) {
 			chance = r.Chance
 		}
@@ -240,9 +316,16 @@ func Markdown(rows []Row) string {
 	if !math.IsNaN(chance) {
 		fmt.Fprintf(&b, "\nChance level (always the evaluated split's most frequent class): %.4f.\n", chance)
 	}
-	b.WriteString("\nPrivacy unit: ε is per token. For metric DP (ε·d_χ) a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; SanText's pure ε-DP and CusText's ε-DP within an output set compose to n·ε over a text. In mode both, training and test text are privatized independently: a text in both is exposed twice.\n")
+	b.WriteString("\n" + ciNote + "\n")
+	b.WriteString("\n" + privacyUnit + "\n")
 	return b.String()
 }
+
+// ciNote says how the intervals are computed.
+const ciNote = "Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both."
+
+// privacyUnit states what ε protects, under every table.
+const privacyUnit = "Privacy unit: ε is per token. For metric DP (ε·d_χ) a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; SanText's pure ε-DP and CusText's ε-DP within an output set compose to n·ε over a text. In mode both, training and test text are privatized independently: a text in both is exposed twice."
 
 func percent(x float64) string {
 	if math.IsNaN(x) {
@@ -261,22 +344,227 @@ func pm(m, sd float64, n int) string {
 	return fmt.Sprintf("%.4f ± %.4f", m, sd)
 }
 
-// WriteTables writes results.csv and results.md under dir/tables
-// (atomically) and returns their paths.
-func WriteTables(dir string, rows []Row) ([]string, error) {
+// interval prints mean ± half-width as [low, high].
+func interval(m, ci float64) string {
+	if math.IsNaN(m) || math.IsNaN(ci) {
+		return "—"
+	}
+	return fmt.Sprintf("[%.4f, %.4f]", m-ci, m+ci)
+}
+
+// diff prints a paired difference and its interval.
+func diff(d, ci float64) string {
+	switch {
+	case math.IsNaN(d):
+		return "—"
+	case math.IsNaN(ci):
+		return fmt.Sprintf("%+.4f", d)
+	}
+	return fmt.Sprintf("%+.4f [%+.4f, %+.4f]", d, d-ci, d+ci)
+}
+
+// LaTeX renders the table for a paper (booktabs): mechanism, mode, ε,
+// accuracy as mean ± 95% half-width (mean alone for one seed), the
+// paired difference to the baseline, macro-F1 and the unchanged share.
+func LaTeX(rows []Row) string {
+	var b strings.Builder
+	acc := "Accuracy"
+	if len(rows) > 0 && rows[0].Attacker != "" {
+		acc = "Attacker acc. ($\\downarrow$)"
+	}
+	b.WriteString("% xp results: mean ± 95% CI half-width over seeds (Student's t); Δ paired with the baseline of each seed.\n")
+	b.WriteString("\\begin{tabular}{lllrrrr}\n\\toprule\n")
+	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$ & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged \\\\\n\\midrule\n", acc)
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s \\\\\n", texEscape(r.Setting), r.Mode, cmp.Or(epsilon(r.Mode, r.Epsilon), "--"),
+			texPM(r.Accuracy, r.AccCI), texPM(r.Diff, r.DiffCI), texPM(r.MacroF1, r.MacroF1CI), texPercent(r.Unchanged))
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	return b.String()
+}
+
+func texPM(m, ci float64) string {
+	switch {
+	case math.IsNaN(m):
+		return "--"
+	case math.IsNaN(ci):
+		return fmt.Sprintf("%.3f", m)
+	}
+	return fmt.Sprintf("%.3f $\\pm$ %.3f", m, ci)
+}
+
+func texPercent(x float64) string {
+	if math.IsNaN(x) {
+		return "--"
+	}
+	return fmt.Sprintf("%.1f\\%%", 100*x)
+}
+
+var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
+
+func texEscape(s string) string { return texEscaper.Replace(s) }
+
+// WriteCells writes the long table: one CSV row per utility record, with
+// the setting's parameters as columns (param_<name>), every metric, the
+// paired difference to the baseline of the same seed, and the model the
+// cell evaluated; rows in the summary's order, then by seed.
+func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
+	var mine []Record
+	params := map[string]bool{}
+	baseline := map[uint64]float64{}
+	for _, r := range recs {
+		if r.Cell.Analysis != "" {
+			continue
+		}
+		mine = append(mine, r)
+		for k := range r.Cell.Params {
+			params[k] = true
+		}
+		if r.Cell.Mode == "none" && r.Status == "ok" {
+			baseline[r.Cell.Seed] = r.Test.Accuracy
+		}
+	}
+	order := func(r Record) int {
+		if r.Cell.Mode == "none" {
+			return -1
+		}
+		if i := slices.Index(opt.Order, r.Cell.Setting()); i >= 0 {
+			return i
+		}
+		return len(opt.Order)
+	}
+	slices.SortStableFunc(mine, func(a, b Record) int {
+		return cmp.Or(cmp.Compare(order(a), order(b)), strings.Compare(a.Cell.Setting(), b.Cell.Setting()), cmp.Compare(modeRank(a.Cell.Mode), modeRank(b.Cell.Mode)),
+			cmp.Compare(a.Cell.Epsilon, b.Cell.Epsilon), cmp.Compare(a.Cell.Seed, b.Cell.Seed))
+	})
+	names := slices.Sorted(maps.Keys(params))
+	head := []string{"setting", "mechanism"}
+	for _, n := range names {
+		head = append(head, "param_"+n)
+	}
+	head = append(head, "notion", "mode", "epsilon", "seed", "status", "accuracy", "macro_f1", "accuracy_minus_baseline", "valid_accuracy", "best_epoch",
+		"unchanged_in_vocab", "oov", "kept_stopwords", "unchanged_per_type", "test_examples", "model", "model_reused", "wall_seconds", "key", "error")
+	cw := csv.NewWriter(w)
+	cw.Write(head)
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	for _, r := range mine {
+		row := []string{r.Cell.Setting(), r.Cell.Mechanism}
+		for _, n := range names {
+			v, ok := r.Cell.Params[n]
+			if ok {
+				row = append(row, fmt.Sprint(v))
+			} else {
+				row = append(row, "")
+			}
+		}
+		p := privacyOf(r)
+		ok := r.Status == "ok"
+		d := math.NaN()
+		if b, has := baseline[r.Cell.Seed]; has && ok && r.Cell.Mode != "none" {
+			d = r.Test.Accuracy - b
+		}
+		score := func(x float64) string {
+			if !ok {
+				return ""
+			}
+			return f(x)
+		}
+		row = append(row, string(r.Notion), r.Cell.Mode, epsilon(r.Cell.Mode, r.Cell.Epsilon), strconv.FormatUint(r.Cell.Seed, 10), r.Status,
+			score(r.Test.Accuracy), score(r.Test.MacroF1), f(d), score(r.Valid.Accuracy), strconv.Itoa(r.BestEpoch),
+			f(p.unchanged), f(p.oov), f(p.stopwords), f(p.types), strconv.Itoa(r.Test.N), r.Model, strconv.FormatBool(r.Provenance.ModelReused),
+			f(r.Provenance.WallSeconds), r.Key, r.Error)
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteTables writes, under dir/tables (atomically), the summary as
+// results.csv, results.md and results.tex (LaTeX, booktabs), and the
+// long per-seed table cells.csv; it returns their paths.
+func WriteTables(dir string, rows []Row, recs []Record, opt TableOptions) ([]string, error) {
 	td := filepath.Join(dir, "tables")
 	if err := os.MkdirAll(td, 0o777); err != nil {
 		return nil, err
 	}
-	var csv strings.Builder
-	if err := WriteCSV(&csv, rows); err != nil {
+	var sum, cells strings.Builder
+	if err := WriteCSV(&sum, rows); err != nil {
 		return nil, fmt.Errorf("results: csv: %w", err)
 	}
-	paths := []string{filepath.Join(td, "results.csv"), filepath.Join(td, "results.md")}
-	for i, data := range []string{csv.String(), Markdown(rows)} {
-		if err := xio.WriteFileAtomic(paths[i], []byte(data)); err != nil {
+	if err := WriteCells(&cells, recs, opt); err != nil {
+		return nil, fmt.Errorf("results: cells csv: %w", err)
+	}
+	files := []struct{ name, data string }{{"results.csv", sum.String()}, {"results.md", Markdown(rows)}, {"results.tex", LaTeX(rows)}, {"cells.csv", cells.String()}}
+	var paths []string
+	for _, f := range files {
+		p := filepath.Join(td, f.name)
+		if err := xio.WriteFileAtomic(p, []byte(f.data)); err != nil {
 			return nil, err
 		}
+		paths = append(paths, p)
 	}
 	return paths, nil
+}
+
+// Compare renders the utility tables of several runs side by side, one
+// line per setting, mode and ε present in any (in the first run's order,
+// then the others'): each run's accuracy as mean [95% CI] with its seed
+// count, and each later run's difference to the first (unpaired: the runs
+// may differ in anything).
+func Compare(names []string, tables [][]Row) string {
+	type key struct {
+		setting, mode string
+		eps           float64
+	}
+	var keys []key
+	at := make([]map[key]Row, len(tables))
+	for i, rows := range tables {
+		at[i] = map[key]Row{}
+		for _, r := range rows {
+			k := key{r.Setting, r.Mode, r.Epsilon}
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			at[i][k] = r
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| mechanism | mode | ε |")
+	for i, n := range names {
+		fmt.Fprintf(&b, " %s: accuracy (seeds) |", n)
+		if i > 0 {
+			fmt.Fprintf(&b, " %s − %s |", n, names[0])
+		}
+	}
+	b.WriteString("\n|---|---|---:|" + strings.Repeat("---:|", 2*len(names)-1) + "\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| %s | %s | %s |", k.setting, k.mode, cmp.Or(epsilon(k.mode, k.eps), "—"))
+		first, inFirst := at[0][k]
+		for i := range names {
+			r, ok := at[i][k]
+			switch {
+			case !ok || r.Seeds == 0:
+				b.WriteString(" — |")
+			case math.IsNaN(r.AccCI):
+				fmt.Fprintf(&b, " %.4f (%d) |", r.Accuracy, r.Seeds)
+			default:
+				fmt.Fprintf(&b, " %.4f [%.4f, %.4f] (%d) |", r.Accuracy, r.Accuracy-r.AccCI, r.Accuracy+r.AccCI, r.Seeds)
+			}
+			if i == 0 {
+				continue
+			}
+			if ok && inFirst && r.Seeds > 0 && first.Seeds > 0 {
+				fmt.Fprintf(&b, " %+.4f |", r.Accuracy-first.Accuracy)
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -56,7 +56,7 @@ func TestTable(t *testing.T) {
 		t.Errorf("flags with a 50%% threshold: %q", f)
 	}
 	md := Markdown(rows)
-	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | 0.3500 ± 0.0707 | 21.1% | — | 5.0% |  |", "| test 40% OOV |"} {
+	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | [-0.5706, 1.9706] | -0.3000 | 0.3500 ± 0.0707 | 21.1% | — | 5.0% |  |", "| test 40% OOV |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
@@ -171,10 +171,12 @@ func ExampleMarkdown() {
 	}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	fmt.Print(Markdown(rows))
 	// Output:
-	// | mechanism | notion | mode | ε | seeds | accuracy | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
-	// |---|---|---|---:|---:|---:|---:|---:|---:|---:|---|
-	// | none | — | none | — | 1 | 0.9000 | 0.8900 | — | — | — |  |
-	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | 0.6800 | 50.0% | — | 10.0% |  |
+	// | mechanism | notion | mode | ε | seeds | accuracy | 95% CI | Δ vs baseline (paired) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
+	// |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
+	// | none | — | none | — | 1 | 0.9000 | — | — | 0.8900 | — | — | — |  |
+	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | — | -0.2000 | 0.6800 | 50.0% | — | 10.0% |  |
+	//
+	// Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both.
 	//
 	// Privacy unit: ε is per token. For metric DP (ε·d_χ) a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; SanText's pure ε-DP and CusText's ε-DP within an output set compose to n·ε over a text. In mode both, training and test text are privatized independently: a text in both is exposed twice.
 }
@@ -248,6 +250,76 @@ func TestTypeRateChanceAttacker(t *testing.T) {
 	for _, want := range []string{"authorship attacker accuracy (lower = more private)", "| 66.7% |", "Chance level (always the evaluated split's most frequent class): 0.6000."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+}
+
+// TestTableIntervals: mean, sd, the 95% interval by Student's t, the
+// paired difference to each seed's baseline, rows in the config's order
+// with ε numeric, ε empty for the baseline, the LaTeX table and the long
+// per-seed table.
+func TestTableIntervals(t *testing.T) {
+	var recs []Record
+	for i, acc := range [][2]float64{{0.80, 0.70}, {0.82, 0.74}, {0.84, 0.75}} {
+		seed := uint64(i + 1)
+		recs = append(recs, rec("none", 0, seed, acc[0], "ok"), rec("test", 10, seed, acc[1], "ok"), rec("test", 2, seed, acc[1]-0.1, "ok"))
+		v := rec("test", 10, seed, 0.5, "ok")
+		v.Key, v.Cell.Mechanism, v.Cell.Params = v.Key+"-v", "vickrey", map[string]any{"t": 0.5}
+		recs = append(recs, v)
+	}
+	opt := TableOptions{MaxOOV: metrics.DefaultMaxOOV, Order: []string{"vickrey t=0.5", "laplace"}}
+	rows := Table(recs, opt)
+	var order []string
+	for _, r := range rows {
+		order = append(order, fmt.Sprintf("%s %s %v", r.Setting, r.Mode, r.Epsilon))
+	}
+	if got := strings.Join(order, ", "); got != "none none 0, vickrey t=0.5 test 10, laplace test 2, laplace test 10" {
+		t.Errorf("row order: %s", got)
+	}
+	r := rows[3]
+	near := func(a, b float64) bool { return math.Abs(a-b) < 5e-6 }
+	// accuracy 0.70, 0.74, 0.75: mean 0.73, sd 0.026458, t(0.975, 2) = 4.302653;
+	// differences −0.10, −0.08, −0.09: mean −0.09, sd 0.01.
+	if !near(r.Accuracy, 0.73) || !near(r.AccSD, 0.0264575) || !near(r.AccCI, 4.302653*0.0264575/math.Sqrt(3)) ||
+		!near(r.Diff, -0.09) || !near(r.DiffCI, 4.302653*0.01/math.Sqrt(3)) || r.DiffSeeds != 3 {
+		t.Errorf("laplace ε=10: %+v", r)
+	}
+	if !math.IsNaN(rows[0].Diff) {
+		t.Errorf("baseline's difference to itself: %v", rows[0].Diff)
+	}
+	var sum strings.Builder
+	WriteCSV(&sum, rows)
+	if lines := strings.Split(sum.String(), "\n"); !strings.HasPrefix(lines[1], "none,none,,3,") || !strings.HasPrefix(lines[2], "vickrey t=0.5,test,10,3,") {
+		t.Errorf("summary csv:\n%s", sum.String())
+	}
+	if tex := LaTeX(rows); !strings.Contains(tex, "\\toprule") || !strings.Contains(tex, "laplace & test & 10 & 0.730 $\\pm$ 0.066 & -0.090 $\\pm$ 0.025 &") {
+		t.Errorf("latex:\n%s", tex)
+	}
+	var cells strings.Builder
+	if err := WriteCells(&cells, recs, opt); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(cells.String()), "\n")
+	if len(lines) != 13 || !strings.HasPrefix(lines[0], "setting,mechanism,param_t,notion,mode,epsilon,seed,status,accuracy,macro_f1,accuracy_minus_baseline,") ||
+		!strings.HasPrefix(lines[1], "none,,,,none,,1,ok,0.8,") || !strings.HasPrefix(lines[4], "vickrey t=0.5,vickrey,0.5,metric-dp,test,10,1,ok,0.5,0.25,-0.30") {
+		t.Errorf("cells csv:\n%s", cells.String())
+	}
+}
+
+// TestCompare: runs side by side, a line for a setting only one run has,
+// differences to the first run.
+func TestCompare(t *testing.T) {
+	a := Table([]Record{rec("none", 0, 1, 0.8, "ok"), rec("test", 10, 1, 0.6, "ok")}, TableOptions{})
+	b := Table([]Record{rec("none", 0, 1, 0.85, "ok"), rec("none", 0, 2, 0.87, "ok"), rec("test", 5, 1, 0.5, "ok")}, TableOptions{})
+	got := Compare([]string{"A", "B"}, [][]Row{a, b})
+	for _, want := range []string{
+		"| mechanism | mode | ε | A: accuracy (seeds) | B: accuracy (seeds) | B − A |",
+		"| none | none | — | 0.8000 (1) | 0.8600 [0.7329, 0.9871] (2) | +0.0600 |",
+		"| laplace | test | 10 | 0.6000 (1) | — | — |",
+		"| laplace | test | 5 | — | 0.5000 (1) | — |",
+	} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("no line %q in\n%s", want, got)
 		}
 	}
 }

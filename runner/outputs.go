@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -106,9 +107,10 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 
 // writeUtility writes the utility table and plots.
 func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (err error) {
-	rows := results.Table(mine, TableOptions(c))
+	opt := TableOptions(c)
+	rows := results.Table(mine, opt)
 	sum.Rows = rows
-	if sum.Tables, err = results.WriteTables(c.Output, rows); err != nil {
+	if sum.Tables, err = results.WriteTables(c.Output, rows, mine, opt); err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
 	if hasPrivatized(sum) {
@@ -119,10 +121,16 @@ func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (e
 	return nil
 }
 
-// TableOptions are how the config's utility table is judged and labelled:
-// its OOV threshold, and the attacked attribute of its dataset.
+// TableOptions are how the config's utility table is judged, labelled
+// and ordered: its OOV threshold, the attacked attribute of its dataset,
+// and its settings in the config's order.
 func TableOptions(c *experiments.Config) results.TableOptions {
 	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
+	for _, cell := range c.Cells() {
+		if st := cell.Setting(); cell.Analysis == "" && !slices.Contains(opt.Order, st) {
+			opt.Order = append(opt.Order, st)
+		}
+	}
 	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
 		opt.Attacker = sp.Attacker
 	}

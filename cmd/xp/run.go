@@ -202,16 +202,36 @@ func incomplete(w io.Writer, st *runner.State) {
 		st.Dir, st.Ok, len(st.Cells), st.Failed, st.Missing, st.Dir)
 }
 
-// resultsCmd prints the tables of the last run in OUTDIR.
+// resultsCmd prints the tables of the run in OUTDIR, or compares the
+// utility tables of several runs side by side.
 func resultsCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("results", flag.ContinueOnError)
 	csv := fs.Bool("csv", false, "CSV instead of Markdown (the utility table)")
-	const usage = "usage: xp results [--csv] OUTDIR"
+	const usage = "usage: xp results [--csv] OUTDIR, or xp results OUTDIR_A OUTDIR_B... (side by side)"
 	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() == 0 {
 		return errors.New(usage)
+	}
+	if fs.NArg() > 1 {
+		if *csv {
+			return errors.New("xp results --csv takes one run folder (each has tables/results.csv and the per-seed tables/cells.csv)")
+		}
+		var tables [][]results.Row
+		for _, dir := range fs.Args() {
+			st, rows, _, err := lastRun(dir)
+			if err != nil {
+				return err
+			}
+			incomplete(os.Stderr, st)
+			if rows == nil {
+				return fmt.Errorf("%s: no utility table to compare (an analysis run)", dir)
+			}
+			tables = append(tables, rows)
+		}
+		_, err := fmt.Fprint(out, results.Compare(fs.Args(), tables))
+		return err
 	}
 	st, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
