@@ -129,7 +129,7 @@ func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progre
 		return nil, err
 	}
 	in.emb = e
-	in.sums.Embedding = e.SourceSHA256 + " " + e.Restriction
+	in.sums.Embedding = strings.TrimSpace(e.SourceSHA256 + " " + e.Restriction) // the restriction (top N) when there is one
 	if w := in.words; w != nil {
 		w.emb, w.sums.Embedding = e, in.sums.Embedding
 	}

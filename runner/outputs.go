@@ -97,6 +97,10 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		}
 		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 	}
+	// The run's own wall time and peak memory (the records carry each
+	// cell's).
+	prov.WallSeconds = took.Seconds()
+	prov.PeakRSSBytes, _ = torchrt.PeakResidentBytes()
 	m := Manifest{Provenance: prov, Finished: time.Now().UTC().Format(time.RFC3339), Seconds: took.Seconds(), Summary: *sum}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,6 +67,17 @@ func TestRunCachesAndResumes(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, "out", f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+
+	// The manifest carries the run's wall time, peak memory and data root
+	// (they were 0, 0 and ""), and checksums without padding (the
+	// embedding's had a trailing space).
+	var m Manifest
+	if b, err := os.ReadFile(filepath.Join(dir, "out", "manifest.json")); err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if p := m.Provenance; p.WallSeconds <= 0 || p.PeakRSSBytes <= 0 || p.DataRoot == "" || p.Inputs.Embedding != strings.TrimSpace(p.Inputs.Embedding) {
+		t.Errorf("manifest provenance: wall %v s, peak %d B, data root %q, embedding %q", p.WallSeconds, p.PeakRSSBytes, p.DataRoot, p.Inputs.Embedding)
 	}
 
 	// Same config: all served from the records.
