@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"gopkg.in/yaml.v3"
@@ -53,4 +54,25 @@ func (c *Config) Source() (file, sha256 string) {
 		return c.Origin.File, c.Origin.SHA256
 	}
 	return c.file, c.sum
+}
+
+// ReadSource reads the name and source (origin) of the resolved config a
+// run wrote at path (a run folder's config.yaml), without validating the
+// rest: a run folder written by an older xp still names its source.
+func ReadSource(path string) (name, file string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	var head struct {
+		Name   string  `yaml:"name"`
+		Origin *Origin `yaml:"origin"`
+	}
+	if err := yaml.Unmarshal(b, &head); err != nil {
+		return "", "", yamlErr(path, err)
+	}
+	if head.Origin == nil {
+		return head.Name, "", fmt.Errorf("%s: no origin", path)
+	}
+	return head.Name, head.Origin.File, nil
 }

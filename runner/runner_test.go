@@ -234,3 +234,36 @@ func TestModelsShared(t *testing.T) {
 		t.Errorf("rerun: %v, %d ran, %d trained", err, again.Ran, again.Trained)
 	}
 }
+
+// TestOutputOfAnotherConfig: a run refuses an output folder holding a run
+// of another config file, naming both; the same file, edited, runs again
+// there (a sweep grows that way).
+func TestOutputOfAnotherConfig(t *testing.T) {
+	c, dir := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none]", "mechanisms=[]")
+	ctx := context.Background()
+	if _, err := Run(ctx, c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	grown, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[none]", "mechanisms=[]", "seeds=[1, 2]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, grown, Options{}); err != nil {
+		t.Errorf("the same config, edited: %v", err)
+	}
+	b, _ := os.ReadFile(c.File())
+	other := filepath.Join(dir, "other.yaml")
+	os.WriteFile(other, b, 0o666)
+	c2, err := experiments.Load(other, experiments.Options{Set: []string{"apply=[none]", "mechanisms=[]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(c.Output, "tables", "results.md"))
+	_, err = Run(ctx, c2, Options{})
+	if err == nil || !strings.Contains(err.Error(), "holds a run of another config ("+c.File()) || !strings.Contains(err.Error(), "this is "+other) {
+		t.Errorf("another config in the folder: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(c.Output, "tables", "results.md")); string(after) != string(before) {
+		t.Error("the refused run replaced the folder's table")
+	}
+}
