@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"io/fs"
@@ -125,5 +126,45 @@ func TestDryRunWritesNothing(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run after a partial run: no %q in\n%s", want, out)
 		}
+	}
+}
+
+// TestZipMemberEmbedding: xp run reads embedding.path "x.zip#member" as
+// xp privatize does (GloVe ships as zips), with the same numbers as the
+// unzipped file.
+func TestZipMemberEmbedding(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec, err := os.ReadFile(filepath.Join(dir, "data", "vectors.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Create(filepath.Join(dir, "data", "glove.zip"))
+	zw := zip.NewWriter(f)
+	w, _ := zw.Create("glove/vectors.txt")
+	w.Write(vec)
+	zw.Close()
+	f.Close()
+	table := func(sets ...string) string {
+		var out bytes.Buffer
+		args := append([]string{"run", "-q", cfg, "--set", "apply=[test]"}, sets...)
+		if err := run(context.Background(), args, &out); err != nil {
+			t.Fatalf("xp %s: %v", strings.Join(args, " "), err)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "| laplace") {
+				return l
+			}
+		}
+		t.Fatalf("no laplace row in\n%s", out.String())
+		return ""
+	}
+	plain := table("--set", "output="+filepath.Join(dir, "plain"))
+	zipped := table("--set", "output="+filepath.Join(dir, "zipped"), "--set", "embedding.path=glove.zip#glove/vectors.txt")
+	if plain != zipped || !strings.Contains(plain, "laplace") {
+		t.Errorf("plain: %s\nzipped: %s", plain, zipped)
 	}
 }
