@@ -1,6 +1,8 @@
 package datasets
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,6 +15,7 @@ import (
 // embedding words meet.
 type Tokenizer struct {
 	Lower       bool // lowercase (Unicode)
+	Quotes      bool // curly apostrophes (’) made straight
 	StripHTML   bool // remove <br /> and <br/> line breaks (IMDb)
 	Punctuation bool // every character that is not a letter-or-digit run or space is its own token
 	Clitics     bool // split n't 's 're 've 'll 'd 'm off as GloVe/PTB do ("didn't" → "did n't"; needs Punctuation)
@@ -23,8 +26,29 @@ type Tokenizer struct {
 // apostrophes made straight, tokens are runs of [a-z0-9], clitics split
 // off, any other non-space character a token of its own.
 func DefaultTokenizer() Tokenizer {
-	return Tokenizer{Lower: true, StripHTML: true, Punctuation: true, Clitics: true}
+	return Tokenizer{Lower: true, Quotes: true, StripHTML: true, Punctuation: true, Clitics: true}
 }
+
+// tokenizers are the tokenizers a config names (its tokenizer key).
+var tokenizers = map[string]Tokenizer{
+	// GloVe-style, lowercased: the shared fastText vectors, GloVe 6B.
+	"default": DefaultTokenizer(),
+	// The same rules keeping case, for cased vectors (GloVe 840B, fastText
+	// crawl): "Paris" stays "Paris".
+	"cased": {Quotes: true, StripHTML: true, Punctuation: true, Clitics: true},
+	// Split on white space only, nothing else.
+	"whitespace": {},
+}
+
+// TokenizerNamed returns the tokenizer a config names: default, cased or
+// whitespace.
+func TokenizerNamed(name string) (Tokenizer, bool) {
+	t, ok := tokenizers[name]
+	return t, ok
+}
+
+// TokenizerNames lists the names TokenizerNamed knows, sorted.
+func TokenizerNames() []string { return slices.Sorted(maps.Keys(tokenizers)) }
 
 // Tokens returns the tokens of s.
 func (t Tokenizer) Tokens(s string) []string {
@@ -37,8 +61,10 @@ func (t Tokenizer) Append(dst []string, s string) []string {
 		s = strings.ReplaceAll(s, "<br />", " ")
 		s = strings.ReplaceAll(s, "<br/>", " ")
 	}
-	if t.Lower {
+	if t.Quotes {
 		s = strings.ReplaceAll(s, "’", "'")
+	}
+	if t.Lower {
 		s = strings.ToLower(s)
 	}
 	start := len(dst)

@@ -3,6 +3,7 @@ package datasets
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,4 +59,22 @@ func ExampleTokenizer() {
 	tok := DefaultTokenizer()
 	fmt.Println(strings.Join(tok.Tokens("I didn't like it.<br />It's dull!"), " | "))
 	// Output: i | did | n't | like | it | . | it | 's | dull | !
+}
+
+// TestNamedTokenizers: the names a config gives; cased keeps case under
+// the default's rules (for GloVe 840B, fastText crawl).
+func TestNamedTokenizers(t *testing.T) {
+	for name, want := range map[string][]string{
+		"default":    {"paris", "did", "n't", "say", "'", "hi", "'", "."},
+		"cased":      {"Paris", "did", "n't", "say", "'", "Hi", "'", "."},
+		"whitespace": {"Paris", "didn’t", "say", "'Hi'."},
+	} {
+		tok, ok := TokenizerNamed(name)
+		if got := tok.Tokens("Paris didn’t say 'Hi'."); !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if _, ok := TokenizerNamed("bert"); ok || !slices.Equal(TokenizerNames(), []string{"cased", "default", "whitespace"}) {
+		t.Errorf("names: %v", TokenizerNames())
+	}
 }

@@ -166,8 +166,8 @@ func (c *Config) validateTask() error {
 
 func (c *Config) validateEmbedding() error {
 	switch {
-	case c.Tokenizer != "default" && c.Tokenizer != "whitespace":
-		return c.errAt(fmt.Sprintf("tokenizer %q: want default (GloVe-style) or whitespace", c.Tokenizer), "tokenizer")
+	case !slices.Contains(datasets.TokenizerNames(), c.Tokenizer):
+		return c.errAt(fmt.Sprintf("tokenizer %q: want %s (default: GloVe-style, lowercased; cased: the same keeping case)", c.Tokenizer, strings.Join(datasets.TokenizerNames(), ", ")), "tokenizer")
 	case c.Embedding.Path == "":
 		return c.errAt("embedding.path is required", "embedding")
 	case !slices.Contains([]string{"auto", "glove", "vec", "word2vec-binary"}, c.Embedding.Format):

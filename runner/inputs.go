@@ -264,10 +264,8 @@ func hashExample(h hash.Hash, split string, x datasets.Example, w, w2 []string) 
 	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%s\n", split, x.ID, x.Label, strings.Join(w, " "), strings.Join(w2, " "))
 }
 
+// tokenizer is the config's tokenizer (validated: the name is known).
 func tokenizer(name string) func(string) []string {
-	if name == "whitespace" {
-		return strings.Fields
-	}
-	t := datasets.DefaultTokenizer()
+	t, _ := datasets.TokenizerNamed(name)
 	return t.Tokens
 }
