@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xp-nlp/xp/datasets"
+)
+
+// docCommand is a command line found in a code block of the docs.
+type docCommand struct {
+	where string   // file:line
+	args  []string // after bin/xp or xp; or make's targets
+	make  bool
+}
+
+// docCommands extracts the xp and make command lines from the fenced and
+// indented code blocks of a Markdown file: comments dropped, continuation
+// lines joined, the command cut at a pipe or redirection.
+func docCommands(t *testing.T, path string) []docCommand {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docCommand
+	lines := strings.Split(string(b), "\n")
+	fenced := false
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced && !strings.HasPrefix(line, "    ") {
+			continue
+		}
+		start := i + 1
+		for strings.HasSuffix(trimmed, "\\") && i+1 < len(lines) {
+			i++
+			trimmed = strings.TrimSuffix(trimmed, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		trimmed = strings.TrimPrefix(trimmed, "$ ")
+		if j := strings.Index(trimmed, " #"); j >= 0 {
+			trimmed = trimmed[:j]
+		}
+		for _, cut := range []string{" | ", " > ", " && ", "; "} {
+			if j := strings.Index(trimmed, cut); j >= 0 {
+				trimmed = trimmed[:j]
+			}
+		}
+		fields := shellFields(trimmed)
+		where := path + ":" + itoa(start)
+		switch {
+		case len(fields) > 1 && (fields[0] == "bin/xp" || fields[0] == "xp"):
+			out = append(out, docCommand{where: where, args: fields[1:]})
+		case len(fields) > 1 && fields[0] == "make":
+			out = append(out, docCommand{where: where, args: fields[1:], make: true})
+		}
+	}
+	return out
+}
+
+// shellFields splits a command line as a shell would for plain words and
+// single or double quotes.
+func shellFields(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in, quote := false, rune(0)
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == ' ' || r == '\t':
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// flagsOf lists the flags a command accepts, from its own -h output.
+func flagsOf(t *testing.T, cmd []string) []string {
+	var out bytes.Buffer
+	if err := run(context.Background(), append(slices.Clone(cmd), "-h"), &out); err != errHelp {
+		t.Fatalf("xp %s -h: %v", strings.Join(cmd, " "), err)
+	}
+	var flags []string
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(out.String(), -1) {
+		flags = append(flags, m[1])
+	}
+	return flags
+}
+
+// cheap are the documented commands the docs test runs (seconds each);
+// every other one is only checked for its command and flags (downloads,
+// sweeps, benchmarks never run in tests).
+func cheap(args []string) bool {
+	switch {
+	case args[0] == "help" || args[0] == "doctor" || args[0] == "version":
+		return true
+	case args[0] == "data" && len(args) > 1 && (args[1] == "show" || args[1] == "list" && !slices.Contains(args, "-sum")):
+		return true
+	case args[0] == "run" && slices.Contains(args, "--dry-run"):
+		_, err := os.Stat(filepath.Join("..", "..", args[len(args)-1]))
+		return err == nil // a real config, not a placeholder
+	}
+	return false
+}
+
+// TestDocumentedCommands: every xp and make command line in README.md and
+// docs/*.md names an existing command, subcommand and flags; the cheap
+// ones run and succeed.
+func TestDocumentedCommands(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append([]string{"../../README.md", "../../configs/README.md"}, files...)
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage, -1) {
+		commands[m[1]] = true
+	}
+	flagCache := map[string][]string{}
+	root := datasets.RootFromEnv()
+	ran, checked := 0, 0
+	for _, f := range files {
+		for _, c := range docCommands(t, f) {
+			checked++
+			if c.make {
+				for _, target := range c.args {
+					if !strings.Contains(target, "=") && !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(target)+`:`).Match(makefile) {
+						t.Errorf("%s: make %s: no such target in the Makefile", c.where, target)
+					}
+				}
+				continue
+			}
+			if !commands[c.args[0]] {
+				t.Errorf("%s: xp %s: no such command", c.where, c.args[0])
+				continue
+			}
+			cmd := c.args[:1]
+			if c.args[0] == "data" {
+				if len(c.args) < 2 || !slices.Contains([]string{"list", "get", "show"}, c.args[1]) {
+					t.Errorf("%s: xp %s: want data list, get or show", c.where, strings.Join(c.args, " "))
+					continue
+				}
+				cmd = c.args[:2]
+			}
+			if c.args[0] == "help" {
+				continue
+			}
+			name := strings.Join(cmd, " ")
+			if flagCache[name] == nil {
+				flagCache[name] = flagsOf(t, cmd)
+			}
+			for _, a := range c.args[len(cmd):] {
+				a = strings.Trim(a, "[]")
+				if !strings.HasPrefix(a, "-") || a == "-" {
+					continue
+				}
+				flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+				if !slices.Contains(flagCache[name], flag) {
+					t.Errorf("%s: xp %s: no flag -%s (it has %v)", c.where, name, flag, flagCache[name])
+				}
+			}
+			if !cheap(c.args) {
+				continue
+			}
+			if root == "" && (c.args[0] == "data" || c.args[0] == "run") {
+				t.Logf("%s: not run: no data root ($%s)", c.where, datasets.EnvRoot)
+				continue
+			}
+			args := slices.Clone(c.args)
+			if args[0] == "run" {
+				args[len(args)-1] = filepath.Join("..", "..", args[len(args)-1])
+			}
+			if err := run(context.Background(), args, &bytes.Buffer{}); err != nil {
+				t.Errorf("%s: xp %s: %v", c.where, strings.Join(c.args, " "), err)
+			}
+			ran++
+		}
+	}
+	t.Logf("%d documented commands checked, %d run", checked, ran)
+	if checked < 30 || root != "" && ran < 5 {
+		t.Errorf("%d commands checked and %d run: the extraction found too few", checked, ran)
+	}
+}
