@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/plotutil"
 
 	"github.com/xp-nlp/xp/internal/xio"
@@ -353,7 +354,8 @@ func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
 		if err := os.MkdirAll(pd, 0o777); err != nil {
 			return nil, fmt.Errorf("results: %w", err)
 		}
-		written, err := writeFigure(filepath.Join(pd, a), panels)
+		opt, _ := PlotOptions{Width: 4 * vg.Inch, Height: 3.6 * vg.Inch}.withDefaults()
+		written, err := writeFigure(filepath.Join(pd, a), panels, opt)
 		if err != nil {
 			return nil, err
 		}

@@ -1,48 +1,121 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/xp-nlp/xp/internal/xio"
 )
 
-// Plot draws two figures under dir/plots, each as PNG and SVG, one panel
-// per privatized mode (train-time, test-time, both), one line per
-// mechanism setting, ε on a log axis when it spans more than a decade:
-// accuracy versus ε (± sd error bars over seeds, the unprivatized baseline
-// dashed, the chance level dotted; labelled attacker accuracy when the
-// label is a private attribute), and privacy versus ε (the share of
-// in-vocabulary tokens left unchanged, solid, the per-word-type unchanged
-// rate, dotted, and of out-of-vocabulary tokens passed through, dashed). It returns the paths written.
-func Plot(dir, title string, rows []Row) ([]string, error) {
+// PlotOptions choose what a utility figure shows and how it is written;
+// the zero value gives the run's default figures.
+type PlotOptions struct {
+	// Metric is the utility drawn: accuracy (default) or macro-f1. Set,
+	// only that figure is drawn (named after it and X).
+	Metric string
+	// X is the horizontal axis: epsilon (default), or unchanged — the
+	// share of in-vocabulary tokens left unchanged, for a privacy–utility
+	// frontier whose axis is comparable across privacy notions.
+	X string
+	// Formats are the files written per figure: png, svg, pdf (default
+	// all three).
+	Formats []string
+	// Width and Height size one panel (default 3.4 × 2.8 inches: a
+	// column of a two-column paper); FontSize is the text's size in
+	// points (default 9).
+	Width, Height vg.Length
+	FontSize      vg.Length
+	// Out is the folder written (default dir/plots).
+	Out string
+}
+
+// Metrics and axes PlotOptions accept.
+var (
+	PlotMetrics = []string{"accuracy", "macro-f1"}
+	PlotAxes    = []string{"epsilon", "unchanged"}
+	PlotFormats = []string{"png", "svg", "pdf"}
+)
+
+func (o PlotOptions) withDefaults() (PlotOptions, error) {
+	if o.X == "" {
+		o.X = "epsilon"
+	}
+	if len(o.Formats) == 0 {
+		o.Formats = PlotFormats
+	}
+	if o.Width <= 0 {
+		o.Width = 3.4 * vg.Inch
+	}
+	if o.Height <= 0 {
+		o.Height = 2.8 * vg.Inch
+	}
+	if o.FontSize <= 0 {
+		o.FontSize = 9
+	}
+	switch {
+	case o.Metric != "" && !slices.Contains(PlotMetrics, o.Metric):
+		return o, fmt.Errorf("metric %q: want one of %v", o.Metric, PlotMetrics)
+	case !slices.Contains(PlotAxes, o.X):
+		return o, fmt.Errorf("x %q: want one of %v", o.X, PlotAxes)
+	}
+	for _, f := range o.Formats {
+		if !slices.Contains(PlotFormats, f) {
+			return o, fmt.Errorf("format %q: want some of %v", f, PlotFormats)
+		}
+	}
+	return o, nil
+}
+
+// Plot draws the utility figures under dir/plots (or opt.Out), each in
+// every format asked, one panel per privatized mode (train-time,
+// test-time, both) with one y range across panels, one line per mechanism
+// setting (Okabe–Ito colours, distinct markers and dashes), the mean over
+// seeds with a band of ± sd, ticks at the ε values run (a log axis when
+// they span more than a decade), the unprivatized baseline as a band
+// (mean ± sd) with its line, the chance level dotted. Settings of
+// different privacy notions are marked in the legend and the ε axis says
+// they are not comparable. By default it draws accuracy (labelled
+// attacker accuracy when the label is a private attribute) and privacy
+// (the share of in-vocabulary tokens left unchanged, solid, the
+// per-word-type unchanged rate, dotted, and of out-of-vocabulary tokens
+// passed through, dashed) versus ε. It returns the paths written.
+func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("results: plot: %w", err)
+	}
 	var modes []string
-	base, chance := math.NaN(), math.NaN()
-	accLabel := "accuracy"
+	var base, chance quantityAt = quantityAt{math.NaN(), 0}, quantityAt{math.NaN(), 0}
+	attacker := ""
 	for _, r := range rows {
 		if r.Seeds == 0 {
 			continue // every seed failed: nothing to draw
 		}
-		if r.Attacker != "" {
-			accLabel = r.Attacker + " attacker accuracy (lower = more private)"
-		}
-		if math.IsNaN(chance) {
-			chance = r.Chance
+		attacker = cmp.Or(attacker, r.Attacker)
+		if math.IsNaN(chance.mean) {
+			chance.mean = r.Chance
 		}
 		if r.Mode == "none" {
-			base = r.Accuracy
+			base = quantityAt{r.Accuracy, r.AccSD}
+			if opt.Metric == "macro-f1" {
+				base = quantityAt{r.MacroF1, r.MacroF1SD}
+			}
 		} else if !slices.Contains(modes, r.Mode) {
 			modes = append(modes, r.Mode)
 		}
@@ -51,37 +124,46 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 	if len(modes) == 0 {
 		return nil, fmt.Errorf("results: nothing to plot (no privatized cell succeeded)")
 	}
-	pd := filepath.Join(dir, "plots")
+	pd := cmp.Or(opt.Out, filepath.Join(dir, "plots"))
 	if err := os.MkdirAll(pd, 0o777); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
+	accLabel := "accuracy"
+	if attacker != "" {
+		accLabel = attacker + " attacker accuracy (lower = more private)"
+	}
+	acc := figure{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD} }, nil}}, base: base, chance: chance}
+	f1 := figure{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD} }, nil}}, base: base}
+	privacy := figure{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
+		{"unchanged (in-vocab)", func(r Row) quantityAt { return quantityAt{r.Unchanged, 0} }, nil},
+		{"unchanged per word type", func(r Row) quantityAt { return quantityAt{r.TypeUnchanged, 0} }, []vg.Length{vg.Points(1), vg.Points(2)}},
+		{"OOV", func(r Row) quantityAt { return quantityAt{r.OOV, 0} }, []vg.Length{vg.Points(3), vg.Points(2)}},
+	}, base: quantityAt{math.NaN(), 0}, chance: quantityAt{math.NaN(), 0}}
+	figs := []figure{acc, privacy}
+	switch opt.Metric {
+	case "accuracy":
+		figs = []figure{acc}
+	case "macro-f1":
+		figs = []figure{f1}
+	}
 	var paths []string
-	for _, fig := range []struct {
-		name, ylabel string
-		series       []quantity
-		baseline     float64
-		chance       float64
-		shares       bool // the y axis spans [0, 1]
-	}{
-		{"accuracy", accLabel, []quantity{{"", func(r Row) (float64, float64) { return r.Accuracy, r.AccSD }, nil}}, base, chance, false},
-		{"privacy", "share of tokens", []quantity{
-			{"unchanged (in-vocab)", func(r Row) (float64, float64) { return r.Unchanged, 0 }, nil},
-			{"unchanged per word type", func(r Row) (float64, float64) { return r.TypeUnchanged, 0 }, []vg.Length{vg.Points(1), vg.Points(2)}},
-			{"OOV", func(r Row) (float64, float64) { return r.OOV, 0 }, []vg.Length{vg.Points(3), vg.Points(2)}},
-		}, math.NaN(), math.NaN(), true},
-	} {
+	for _, fig := range figs {
+		if opt.X != "epsilon" {
+			if fig.shares {
+				continue // unchanged against itself
+			}
+			fig.name += "-vs-" + opt.X
+		}
 		var panels []*plot.Plot
 		for _, mode := range modes {
-			p, err := panel(title, mode, fig.ylabel, rows, fig.series, fig.baseline, fig.chance)
+			p, err := panel(title, mode, rows, fig, opt)
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
 			}
-			if fig.shares {
-				p.Y.Min, p.Y.Max = 0, 1
-			}
 			panels = append(panels, p)
 		}
-		written, err := writeFigure(filepath.Join(pd, fig.name), panels)
+		shareY(panels, fig.shares)
+		written, err := writeFigure(filepath.Join(pd, fig.name), panels, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -90,31 +172,72 @@ func Plot(dir, title string, rows []Row) ([]string, error) {
 	return paths, nil
 }
 
+// figure is one figure's content: what its panels draw.
+type figure struct {
+	name, ylabel string
+	series       []quantity
+	base, chance quantityAt // reference levels (NaN: none)
+	shares       bool       // the y axis spans [0, 1]
+}
+
+// quantityAt is a mean over seeds and its sample sd.
+type quantityAt struct{ mean, sd float64 }
+
 // quantity is one number drawn per setting: its name in the legend (""
 // for the setting alone), its value and spread, its dash pattern.
 type quantity struct {
 	name   string
-	value  func(Row) (mean, sd float64)
+	value  func(Row) quantityAt
 	dashes []vg.Length
 }
 
-// writeFigure lays the panels out in a row and writes base.png and
-// base.svg atomically.
-func writeFigure(base string, panels []*plot.Plot) ([]string, error) {
-	w, h := vg.Length(len(panels))*4*vg.Inch, 3.6*vg.Inch
+// okabeIto is the colour-blind-safe palette of Okabe and Ito (2008),
+// without its black (kept for references).
+var okabeIto = []color.NRGBA{
+	{0xE6, 0x9F, 0x00, 0xff}, {0x56, 0xB4, 0xE9, 0xff}, {0x00, 0x9E, 0x73, 0xff}, {0xD5, 0x5E, 0x00, 0xff},
+	{0x00, 0x72, 0xB2, 0xff}, {0xCC, 0x79, 0xA7, 0xff}, {0xF0, 0xE4, 0x42, 0xff},
+}
+
+// settingDashes tell settings apart without colour (grey print, colour
+// blindness): solid, dashed, dash-dot, long dashes, …
+var settingDashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}, {vg.Points(9), vg.Points(3)}}
+
+// shareY gives the panels one y range (the union of theirs), or [0, 1]
+// for shares.
+func shareY(panels []*plot.Plot, shares bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range panels {
+		lo, hi = math.Min(lo, p.Y.Min), math.Max(hi, p.Y.Max)
+	}
+	if shares {
+		lo, hi = 0, 1
+	}
+	for _, p := range panels {
+		p.Y.Min, p.Y.Max = lo, hi
+	}
+}
+
+// writeFigure lays the panels out in a row and writes base.<format> for
+// each format, atomically.
+func writeFigure(base string, panels []*plot.Plot, opt PlotOptions) ([]string, error) {
+	w, h := vg.Length(len(panels))*opt.Width, opt.Height
 	var paths []string
-	for _, ext := range []string{"png", "svg"} {
+	for _, ext := range opt.Formats {
 		var c draw.Canvas
 		var save func(*os.File) error
 		switch ext {
 		case "png":
-			img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))}
+			img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(200))}
 			c, save = draw.New(img), func(f *os.File) error { _, err := img.WriteTo(f); return err }
+		case "pdf":
+			pdf := vgpdf.New(w, h)
+			pdf.EmbedFonts(true)
+			c, save = draw.New(pdf), func(f *os.File) error { _, err := pdf.WriteTo(f); return err }
 		default:
 			svg := vgsvg.New(w, h)
 			c, save = draw.New(svg), func(f *os.File) error { _, err := svg.WriteTo(f); return err }
 		}
-		tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+		tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 3, PadTop: vg.Millimeter * 1, PadBottom: vg.Millimeter * 1, PadLeft: vg.Millimeter * 1, PadRight: vg.Millimeter * 2}
 		canvases := plot.Align([][]*plot.Plot{panels}, tiles, c)
 		for i, p := range panels {
 			p.Draw(canvases[0][i])
@@ -145,84 +268,165 @@ func writeVia(path string, save func(*os.File) error) error {
 	return os.Rename(f.Name(), path)
 }
 
-func panel(title, mode, ylabel string, rows []Row, ss []quantity, base, chance float64) (*plot.Plot, error) {
+// epsilonTicks marks the ε values run, printed as written (%g).
+type epsilonTicks []float64
+
+func (t epsilonTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, e := range t {
+		if e >= min && e <= max {
+			out = append(out, plot.Tick{Value: e, Label: strconv.FormatFloat(e, 'g', -1, 64)})
+		}
+	}
+	return out
+}
+
+func panel(title, mode string, rows []Row, fig figure, opt PlotOptions) (*plot.Plot, error) {
 	p := plot.New()
 	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
 	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
-	p.X.Label.Text = "ε"
-	p.Y.Label.Text = ylabel
-	p.Legend.Top = false
-	p.Legend.Left = false
+	p.Y.Label.Text = fig.ylabel
+	// Utility rises with ε: the free corner is the lower right, above the
+	// chance level.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*2, vg.Millimeter*4
+	for _, t := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle, &p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		t.Font.Size = opt.FontSize
+	}
+	p.Title.TextStyle.Font.Size = opt.FontSize + 1
 	var settings []string
+	notions := map[string]string{}
+	var eps []float64
+	xOf := func(r Row) float64 {
+		if opt.X == "unchanged" {
+			return r.Unchanged
+		}
+		return r.Epsilon
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
-		if r.Mode == mode && !slices.Contains(settings, r.Setting) {
-			settings = append(settings, r.Setting)
+		if r.Mode != mode {
+			continue
 		}
-		if r.Mode == mode && r.Seeds > 0 {
-			lo, hi = math.Min(lo, r.Epsilon), math.Max(hi, r.Epsilon)
+		if !slices.Contains(settings, r.Setting) {
+			settings = append(settings, r.Setting)
+			notions[r.Setting] = string(r.Notion)
+		}
+		if x := xOf(r); r.Seeds > 0 && !math.IsNaN(x) {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+			if !slices.Contains(eps, r.Epsilon) {
+				eps = append(eps, r.Epsilon)
+			}
 		}
 	}
-	if lo > 0 && hi/lo > 10 {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	slices.Sort(eps)
+	distinct := map[string]bool{}
+	for _, n := range notions {
+		distinct[n] = true
+	}
+	switch {
+	case opt.X == "unchanged":
+		p.X.Label.Text = "share of in-vocabulary tokens left unchanged"
+	case len(distinct) > 1:
+		p.X.Label.Text = "ε (per token; not comparable across the notions in the legend)"
+	default:
+		p.X.Label.Text = "ε (per token)"
+	}
+	if opt.X == "epsilon" {
+		p.X.Tick.Marker = epsilonTicks(eps)
+		if lo > 0 && hi/lo > 10 {
+			p.X.Scale = plot.LogScale{}
+		}
 	}
 	for i, s := range settings {
-		for _, se := range ss {
-			var pts plotter.XYs
-			var errs plotter.YErrors
+		c := okabeIto[i%len(okabeIto)]
+		for _, se := range fig.series {
+			var pts, upper, lower plotter.XYs
 			for _, r := range rows {
 				if r.Mode != mode || r.Setting != s || r.Seeds == 0 {
 					continue
 				}
-				if m, sd := se.value(r); !math.IsNaN(m) {
-					pts = append(pts, plotter.XY{X: r.Epsilon, Y: m})
-					errs = append(errs, struct{ Low, High float64 }{sd, sd})
+				q, x := se.value(r), xOf(r)
+				if math.IsNaN(q.mean) || math.IsNaN(x) {
+					continue
 				}
+				pts = append(pts, plotter.XY{X: x, Y: q.mean})
+				upper, lower = append(upper, plotter.XY{X: x, Y: q.mean + q.sd}), append(lower, plotter.XY{X: x, Y: q.mean - q.sd})
 			}
 			if len(pts) == 0 {
 				continue
+			}
+			slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+			slices.SortFunc(upper, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+			slices.SortFunc(lower, func(a, b plotter.XY) int { return -cmp.Compare(a.X, b.X) })
+			if band := append(slices.Clone(upper), lower...); len(pts) > 1 && spread(upper, pts) {
+				poly, err := plotter.NewPolygon(band)
+				if err != nil {
+					return nil, err
+				}
+				poly.Color = color.NRGBA{c.R, c.G, c.B, 0x38}
+				poly.LineStyle.Width = 0
+				p.Add(poly)
 			}
 			line, points, err := plotter.NewLinePoints(pts)
 			if err != nil {
 				return nil, err
 			}
-			line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+			line.Color, points.Color = c, c
+			line.Width = vg.Points(1.2)
 			line.Dashes = se.dashes
-			points.Shape = plotutil.Shape(i)
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return nil, err
+			if se.dashes == nil {
+				line.Dashes = settingDashes[i%len(settingDashes)]
 			}
-			eb.Color = plotutil.Color(i)
-			p.Add(line, points, eb)
+			points.Shape = plotutil.Shape(i)
+			p.Add(line, points)
 			label := s
+			if len(distinct) > 1 && notions[s] != "" {
+				label += " [" + notions[s] + "]"
+			}
 			if se.name != "" {
 				label += " " + se.name
 			}
 			p.Legend.Add(label, line, points)
 		}
 	}
-	if err := refLine(p, lo, hi, base, "unprivatized", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
+	if err := refBand(p, lo, hi, fig.base, "unprivatized (± sd)", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
 		return nil, err
 	}
-	if err := refLine(p, lo, hi, chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
+	if err := refBand(p, lo, hi, fig.chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
 		return nil, err
 	}
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
 
-// refLine draws a horizontal reference at y over [lo, hi] (nothing when y
-// is NaN or the range empty), grey at the given level, with a legend entry.
-func refLine(p *plot.Plot, lo, hi, y float64, label string, dashes []vg.Length, grey uint8) error {
-	if math.IsNaN(y) || lo > hi {
+// spread reports whether any point of a band differs from its line.
+func spread(upper, pts plotter.XYs) bool {
+	for i := range upper {
+		if upper[i].Y != pts[i].Y {
+			return true
+		}
+	}
+	return false
+}
+
+// refBand draws a horizontal reference at q.mean over [lo, hi] (nothing
+// when it is NaN or the range empty), grey at the given level, with a
+// band of ± sd when there is one, and a legend entry.
+func refBand(p *plot.Plot, lo, hi float64, q quantityAt, label string, dashes []vg.Length, grey uint8) error {
+	if math.IsNaN(q.mean) || lo > hi {
 		return nil
 	}
-	l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: y}, {X: hi, Y: y}})
+	if q.sd > 0 {
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: q.mean - q.sd}, {X: hi, Y: q.mean - q.sd}, {X: hi, Y: q.mean + q.sd}, {X: lo, Y: q.mean + q.sd}})
+		if err != nil {
+			return err
+		}
+		poly.Color = color.NRGBA{grey, grey, grey, 0x30}
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+	}
+	l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: q.mean}, {X: hi, Y: q.mean}})
 	if err != nil {
 		return err
 	}

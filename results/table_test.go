@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
@@ -69,7 +71,7 @@ func TestTable(t *testing.T) {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	dir := t.TempDir()
-	paths, err := Plot(dir, "t", rows)
+	paths, err := Plot(dir, "t", rows, PlotOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +84,13 @@ func TestTable(t *testing.T) {
 	for _, p := range paths {
 		names = append(names, filepath.Base(p))
 	}
-	if strings.Join(names, " ") != "accuracy.png accuracy.svg privacy.png privacy.svg" {
+	if strings.Join(names, " ") != "accuracy.png accuracy.svg accuracy.pdf privacy.png privacy.svg privacy.pdf" {
 		t.Errorf("plots %v", names)
 	}
 	// A plot that cannot be written is an error, not a silent success.
 	blocked := t.TempDir()
 	os.WriteFile(filepath.Join(blocked, "plots"), nil, 0o666)
-	if _, err := Plot(blocked, "t", rows); err == nil {
+	if _, err := Plot(blocked, "t", rows, PlotOptions{}); err == nil {
 		t.Error("writing plots where a file blocks the folder succeeded")
 	}
 }
@@ -200,11 +202,11 @@ func TestPlotAllFailed(t *testing.T) {
 		{Setting: "laplace", Mode: "test", Epsilon: 1, Failed: 2},
 		{Setting: "laplace", Mode: "test", Epsilon: 100, Failed: 2},
 	}
-	if _, err := Plot(t.TempDir(), "t", rows); err == nil {
+	if _, err := Plot(t.TempDir(), "t", rows, PlotOptions{}); err == nil {
 		t.Error("a plot without any privatized result: no error")
 	}
 	rows = append(rows, Row{Setting: "laplace", Mode: "train", Epsilon: 1, Seeds: 1, Accuracy: 0.5}, Row{Setting: "laplace", Mode: "train", Epsilon: 50, Seeds: 1, Accuracy: 0.7})
-	if paths, err := Plot(t.TempDir(), "t", rows); err != nil || len(paths) != 4 {
+	if paths, err := Plot(t.TempDir(), "t", rows, PlotOptions{}); err != nil || len(paths) != 6 {
 		t.Errorf("plot: %v %v", paths, err)
 	}
 }
@@ -321,5 +323,58 @@ func TestCompare(t *testing.T) {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("no line %q in\n%s", want, got)
 		}
+	}
+}
+
+// TestPlotPanels: the panels of a figure share one y range, ε ticks sit
+// at the ε values run, settings of different privacy notions are marked
+// in the legend and the axis says so, and options choose the figure and
+// its files.
+func TestPlotPanels(t *testing.T) {
+	rows := []Row{
+		{Setting: "none", Mode: "none", Seeds: 3, Accuracy: 0.8, AccSD: 0.01},
+		{Setting: "laplace", Notion: spec.MetricDP, Mode: "train", Epsilon: 1, Seeds: 3, Accuracy: 0.5, AccSD: 0.02, Unchanged: 0.1},
+		{Setting: "laplace", Notion: spec.MetricDP, Mode: "train", Epsilon: 30, Seeds: 3, Accuracy: 0.6, AccSD: 0.02, Unchanged: 0.5},
+		{Setting: "santext", Notion: spec.SetDP, Mode: "test", Epsilon: 2, Seeds: 3, Accuracy: 0.7, AccSD: 0.02, Unchanged: 0.2},
+		{Setting: "santext", Notion: spec.SetDP, Mode: "test", Epsilon: 3, Seeds: 3, Accuracy: 0.75, AccSD: 0.02, Unchanged: 0.3},
+		{Setting: "laplace", Notion: spec.MetricDP, Mode: "test", Epsilon: 3, Seeds: 3, Accuracy: 0.79, AccSD: 0.02, Unchanged: 0.9},
+	}
+	opt, _ := PlotOptions{}.withDefaults()
+	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD} }, nil}}, base: quantityAt{0.8, 0.01}, chance: quantityAt{math.NaN(), 0}}
+	train, err := panel("t", "train", rows, acc, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := panel("t", "test", rows, acc, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.Y.Min == test.Y.Min && train.Y.Max == test.Y.Max {
+		t.Fatal("the panels' own ranges are equal: the test says nothing")
+	}
+	shareY([]*plot.Plot{train, test}, false)
+	if train.Y.Min != test.Y.Min || train.Y.Max != test.Y.Max || train.Y.Min > 0.48 || train.Y.Max < 0.81 {
+		t.Errorf("y ranges [%v, %v] and [%v, %v], want one covering 0.48–0.81", train.Y.Min, train.Y.Max, test.Y.Min, test.Y.Max)
+	}
+	var ticks []string
+	for _, tk := range train.X.Tick.Marker.Ticks(train.X.Min, train.X.Max) {
+		ticks = append(ticks, tk.Label)
+	}
+	if strings.Join(ticks, " ") != "1 30" || train.X.Scale == nil {
+		t.Errorf("train ticks %v (want the ε run: 1 30)", ticks)
+	}
+	if !strings.Contains(test.X.Label.Text, "not comparable") || strings.Contains(train.X.Label.Text, "not comparable") {
+		t.Errorf("axis labels: train %q, test %q", train.X.Label.Text, test.X.Label.Text)
+	}
+	dir := t.TempDir()
+	paths, err := Plot(dir, "t", rows, PlotOptions{Metric: "accuracy", X: "unchanged", Formats: []string{"pdf"}, Out: filepath.Join(dir, "fig")})
+	if err != nil || len(paths) != 1 || paths[0] != filepath.Join(dir, "fig", "accuracy-vs-unchanged.pdf") {
+		t.Fatalf("frontier: %v %v", paths, err)
+	}
+	if b, _ := os.ReadFile(paths[0]); !strings.HasPrefix(string(b), "%PDF") {
+		t.Error("not a PDF")
+	}
+	if _, err := Plot(dir, "t", rows, PlotOptions{Metric: "loss"}); err == nil {
+		t.Error("an unknown metric drew")
 	}
 }

@@ -118,7 +118,7 @@ func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (e
 		return fmt.Errorf("tables: %w", err)
 	}
 	if hasPrivatized(sum) {
-		if sum.Plots, err = results.Plot(c.Output, c.Name, rows); err != nil {
+		if sum.Plots, err = results.Plot(c.Output, c.Name, rows, results.PlotOptions{}); err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
@@ -259,29 +261,42 @@ func resultsCmd(args []string, out io.Writer) error {
 // plotCmd redraws the plots of the last run in OUTDIR.
 func plotCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
-	const usage = "usage: xp plot OUTDIR"
+	metric := fs.String("metric", "", "draw only this utility metric: "+strings.Join(results.PlotMetrics, ", ")+" (default: accuracy and privacy figures)")
+	x := fs.String("x", "epsilon", "horizontal axis: "+strings.Join(results.PlotAxes, ", ")+" (unchanged: the privacy–utility frontier, comparable across notions)")
+	dir := fs.String("out", "", "folder to write (default OUTDIR/plots)")
+	formats := fs.String("format", strings.Join(results.PlotFormats, ","), "comma-separated formats: "+strings.Join(results.PlotFormats, ", "))
+	width := fs.Float64("width", 3.4, "width of one panel in inches (3.4: one column of a two-column paper; 7: a full page width for one panel)")
+	height := fs.Float64("height", 2.8, "height in inches")
+	font := fs.Float64("font", 9, "font size in points")
+	const usage = "usage: xp plot [--metric M] [--x epsilon|unchanged] [--out DIR] [--format png,svg,pdf] [--width IN] [--height IN] [--font PT] OUTDIR"
 	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New(usage)
 	}
+	opt := results.PlotOptions{Metric: *metric, X: *x, Formats: strings.Split(*formats, ","), Out: *dir,
+		Width: vg.Length(*width) * vg.Inch, Height: vg.Length(*height) * vg.Inch, FontSize: vg.Length(*font)}
 	st, rows, stats, err := lastRun(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	incomplete(os.Stderr, st)
 	name := st.Plan.Config.Name
-	paths, err := results.PlotAnalysis(fs.Arg(0), name, stats)
-	if err != nil {
-		return err
+	var paths []string
+	if *metric == "" && *x == "epsilon" {
+		if paths, err = results.PlotAnalysis(fs.Arg(0), name, stats); err != nil {
+			return err
+		}
 	}
 	if rows != nil {
-		more, err := results.Plot(fs.Arg(0), name, rows)
+		more, err := results.Plot(fs.Arg(0), name, rows, opt)
 		if err != nil {
 			return err
 		}
 		paths = append(paths, more...)
+	} else if *metric != "" || *x != "epsilon" {
+		return fmt.Errorf("%s: no utility table: --metric and --x draw utility figures", fs.Arg(0))
 	}
 	for _, p := range paths {
 		fmt.Fprintln(out, "wrote", p)
