@@ -128,6 +128,11 @@ type Origin struct {
 // Modes where privatization applies.
 var Modes = []string{"none", "train", "test", "both"}
 
+// DefaultSplitSeed is dataset.split_seed when a config does not give it:
+// the seed of every carved split and subsample (xp data show uses it too,
+// so that it shows the splits a config reads).
+const DefaultSplitSeed = 1
+
 // defaults is the config before a file is decoded onto it: decoding sets
 // only the keys the file gives, so a given value is never replaced.
 // Defaults that depend on other keys (dataset.test, output) are filled
@@ -135,7 +140,7 @@ var Modes = []string{"none", "train", "test", "both"}
 func defaults() Config {
 	return Config{
 		Tokenizer: "default",
-		Dataset:   DatasetConfig{Train: "train", ValidFraction: 0.1, SplitSeed: 1},
+		Dataset:   DatasetConfig{Train: "train", ValidFraction: 0.1, SplitSeed: DefaultSplitSeed},
 		Embedding: EmbeddingConfig{Format: "auto"},
 		Apply:     []string{"none", "train", "test"},
 		Model:     ModelConfig{Kind: "bilstm"},

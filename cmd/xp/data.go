@@ -11,6 +11,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/catalog"
+	"github.com/xp-nlp/xp/experiments"
 )
 
 const dataUsage = `usage: xp data <list|get|show> [flags]
@@ -36,7 +37,7 @@ func data(ctx context.Context, args []string, out io.Writer) error {
 	sum := fs.Bool("sum", false, "list: compute sha256 and verify published checksums (reads every file)")
 	mirror := fs.String("mirror", "", "get: copy from this folder instead of downloading")
 	retries := fs.Int("retries", 3, "get: resume an interrupted download this many times")
-	seed := fs.Uint64("seed", 0, "show: seed of the standard carvings")
+	seed := fs.Uint64("seed", experiments.DefaultSplitSeed, "show: seed of the carved splits (a config's dataset.split_seed; the default is the configs' default)")
 	if err := parseFlags(fs, args[1:], dataUsage, out); err != nil {
 		return err
 	}

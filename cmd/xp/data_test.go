@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/experiments"
 )
 
 func TestDataGetFromMirrorThenList(t *testing.T) {
@@ -73,4 +75,36 @@ func regexpLine(s string, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestDataShowSeed: xp data show carves with the configs' default split
+// seed (it used 0, so it showed other splits than a config reads).
+func TestDataShowSeed(t *testing.T) {
+	root := datasets.RootFromEnv()
+	if root == "" {
+		t.Skipf("no data root ($%s): the carved Twitter test split needs the real data", datasets.EnvRoot)
+	}
+	show := func(args ...string) string {
+		var out bytes.Buffer
+		if err := run(context.Background(), append([]string{"data", "show", "twitter"}, args...), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	def := show()
+	if def != show("-seed", fmt.Sprint(experiments.DefaultSplitSeed)) {
+		t.Error("xp data show's default seed is not the configs'")
+	}
+	if def == show("-seed", "0") {
+		t.Fatal("seeds 0 and 1 show the same splits: the test says nothing")
+	}
+	d, err := datasets.Load(context.Background(), root, "twitter", datasets.Options{Seed: experiments.DefaultSplitSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	writeRecords(&want, d.Summary().Records())
+	if !strings.Contains(def, want.String()) {
+		t.Errorf("xp data show:\n%s\nwant the splits of seed %d:\n%s", def, experiments.DefaultSplitSeed, want.String())
+	}
 }
