@@ -22,7 +22,7 @@ func TestRealQuickstartSubset(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sets := []string{"data=" + root, "dataset.train_limit=600", "dataset.test_limit=200", "train.epochs=1", "model.hidden=16",
-		"mechanisms.0.epsilon=[25]", "output=" + filepath.Join(dir, "out"), "cache=" + filepath.Join(dir, "cache"), "threads=0"}
+		"mechanisms.0.epsilon=[25]", "seeds=[1]", "output=" + filepath.Join(dir, "out"), "cache=" + filepath.Join(dir, "cache"), "threads=0"}
 	c, err := experiments.Load("../configs/sst2_quickstart.yaml", experiments.Options{Set: sets})
 	if err != nil {
 		t.Fatal(err)
