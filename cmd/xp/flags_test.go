@@ -6,6 +6,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/torchrt"
 )
 
 // TestHelpExitsZero: -h and --help on every command (every one the usage
@@ -167,4 +169,57 @@ func TestZipMemberEmbedding(t *testing.T) {
 	if plain != zipped || !strings.Contains(plain, "laplace") {
 		t.Errorf("plain: %s\nzipped: %s", plain, zipped)
 	}
+}
+
+// TestBinaryRunsFromACopy: bin/xp finds libxptorch.so relative to itself
+// ($ORIGIN/../build/torch/<key>), so a copy of the clone runs on its own
+// copy of the library (its run path was only the original build folder's
+// absolute path).
+func TestBinaryRunsFromACopy(t *testing.T) {
+	lib := torchrt.Build().LibPath
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(root, filepath.Dir(lib))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		t.Skipf("libxptorch.so (%s) is outside the clone: a custom build", lib)
+	}
+	clone := t.TempDir()
+	bin := filepath.Join(clone, "bin", "xp")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	copied := filepath.Join(clone, rel, filepath.Base(lib))
+	os.MkdirAll(filepath.Dir(copied), 0o777)
+	b, err := os.ReadFile(lib)
+	if err != nil || os.WriteFile(copied, b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "version")
+	cmd.Env = append(os.Environ(), "LD_DEBUG=libs")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the copy: %v\n%s", err, stderr.String())
+	}
+	loaded := ""
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if _, p, ok := strings.Cut(l, "calling init: "); ok && strings.HasSuffix(p, "libxptorch.so") {
+			loaded = filepath.Clean(p)
+		}
+	}
+	if loaded != copied {
+		t.Errorf("the copy did not load its own %s:\n%s", copied, grepLines(stderr.String(), "libxptorch"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
