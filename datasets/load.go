@@ -31,6 +31,9 @@ type Options struct {
 	// EnronUsers is the number of authors for Enron (the N users with the
 	// most sent mail); 0 means 10.
 	EnronUsers int
+	// Table names the columns and test file of a user's table (dataset
+	// "table").
+	Table TableOptions
 }
 
 // Carving moves a seeded fraction of one split into a new one (see
@@ -78,6 +81,8 @@ func Specs() []Spec {
 			Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
 		{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
 			Splits: "the folder's train/test/... subfolders, or all", load: loadFolder},
+		{Name: "table", Title: "your own data: a CSV, TSV or JSONL file with text (and text2) and label columns",
+			Splits: "train (dataset.path) and test (dataset.test_path), or a test split carved by test_fraction", load: loadTable},
 	}
 	return specs
 }
@@ -143,7 +148,7 @@ func Load(ctx context.Context, root, name string, opt Options) (*Dataset, error)
 	if d.Labels == nil {
 		d.Labels = spec.Labels
 	}
-	d.Pair = spec.Pair
+	d.Pair = d.Pair || spec.Pair
 	carve := spec.Carve
 	if opt.Carve != nil {
 		carve = opt.Carve

@@ -57,6 +57,16 @@ type DatasetConfig struct {
 	SplitSeed     uint64  `yaml:"split_seed" json:"split_seed"`         // seed of every data split and subsample
 	TrainLimit    int     `yaml:"train_limit" json:"train_limit"`       // seeded subsample of the training split (0: all)
 	TestLimit     int     `yaml:"test_limit" json:"test_limit"`         // seeded subsample of the test split (0: all)
+	// TestFraction carves this seeded share of the training split (per
+	// label) as the test split: datasets table and folder.
+	TestFraction float64 `yaml:"test_fraction" json:"test_fraction,omitempty"`
+	// TestPath, Text, Text2 and Label are a user's table's (dataset
+	// table): its test file, and the columns (keys) of the text, the
+	// second text of sentence pairs, and the label.
+	TestPath string `yaml:"test_path" json:"test_path,omitempty"`
+	Text     string `yaml:"text" json:"text,omitempty"`
+	Text2    string `yaml:"text2" json:"text2,omitempty"`
+	Label    string `yaml:"label" json:"label,omitempty"`
 }
 
 // EmbeddingConfig is the word vectors: the model's input embeddings and

@@ -126,6 +126,9 @@ func (c *Config) validateData() error {
 		if _, err := datasets.SpecOf(d.Name); err != nil {
 			return c.errAt(err.Error(), "dataset", "name")
 		}
+		if err := c.validateSource(); err != nil {
+			return err
+		}
 		if d.Train == "" {
 			return c.errAt("dataset.train is empty (an analysis reads the words of this split)", "dataset", "train")
 		}
@@ -135,6 +138,31 @@ func (c *Config) validateData() error {
 		return c.validateEmbedding()
 	}
 	return c.validateTask()
+}
+
+// validateSource checks the keys that say where a dataset's examples
+// come from: a user's table needs its file, its column keys belong to it
+// alone, and test_fraction carves only corpora published without a test
+// split (table, folder).
+func (c *Config) validateSource() error {
+	d := c.Dataset
+	switch {
+	case d.Name == "table" && d.Path == "":
+		return c.errAt("dataset table reads your file: set dataset.path (a .csv, .tsv or .jsonl file, optionally .gz)", "dataset", "name")
+	case d.Name != "table" && (d.TestPath != "" || d.Text != "" || d.Text2 != "" || d.Label != ""):
+		for _, k := range []struct{ key, v string }{{"test_path", d.TestPath}, {"text", d.Text}, {"text2", d.Text2}, {"label", d.Label}} {
+			if k.v != "" {
+				return c.errAt(fmt.Sprintf("dataset.%s belongs to dataset table (a CSV, TSV or JSONL file), not %s", k.key, d.Name), "dataset", k.key)
+			}
+		}
+	case d.TestFraction != 0 && !(d.TestFraction > 0 && d.TestFraction < 1):
+		return c.errAt(fmt.Sprintf("test_fraction %v outside (0, 1)", d.TestFraction), "dataset", "test_fraction")
+	case d.TestFraction != 0 && d.Name != "table" && d.Name != "folder":
+		return c.errAt(fmt.Sprintf("test_fraction carves a test split from table or folder data; %s has its own test split (dataset.test)", d.Name), "dataset", "test_fraction")
+	case d.TestFraction != 0 && d.TestPath != "":
+		return c.errAt("test_fraction and test_path both give a test split: keep one", "dataset", "test_fraction")
+	}
+	return nil
 }
 
 // validateTask checks the dataset as a classification task: splits to
@@ -147,7 +175,12 @@ func (c *Config) validateTask() error {
 	if d.Name == "opinion" {
 		return c.errAt("dataset opinion is word-level: it has no train/test classification task for xp run", "dataset", "name")
 	}
+	if err := c.validateSource(); err != nil {
+		return err
+	}
 	switch {
+	case d.Name == "table" && d.TestPath == "" && d.TestFraction == 0:
+		return c.errAt("dataset table: give its test file (test_path) or carve a test split from it (test_fraction)", "dataset", "name")
 	case d.Train == "":
 		return c.errAt("dataset.train is empty", "dataset", "train")
 	case d.Test == "":

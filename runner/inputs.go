@@ -164,9 +164,12 @@ func checkFiles(c *experiments.Config) error {
 	if !c.ReadsDataset() {
 		return nil
 	}
-	if c.Dataset.Path != "" {
-		if _, err := os.Stat(c.Path(c.Dataset.Path)); err != nil {
-			return c.ErrAt(fmt.Sprintf("dataset path: %v", err), "dataset", "path")
+	for _, p := range []struct{ key, path string }{{"path", c.Dataset.Path}, {"test_path", c.Dataset.TestPath}} {
+		if p.path == "" {
+			continue
+		}
+		if _, err := os.Stat(strings.SplitN(c.Path(p.path), "#", 2)[0]); err != nil {
+			return c.ErrAt(fmt.Sprintf("dataset %s: %v", p.key, err), "dataset", p.key)
 		}
 	}
 	if _, err := datasets.Locate(c.Data, c.Dataset.Name, datasets.Options{Path: c.Path(c.Dataset.Path)}); err != nil {
@@ -224,7 +227,12 @@ func wordsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets.
 // loadDataset reads the config's dataset once (both views come from it).
 func loadDataset(ctx context.Context, c *experiments.Config) (*datasets.Dataset, error) {
 	dc := c.Dataset
-	return datasets.Load(ctx, c.Data, dc.Name, datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path)})
+	opt := datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path),
+		Table: datasets.TableOptions{Text: dc.Text, Text2: dc.Text2, Label: dc.Label, TestPath: c.Path(dc.TestPath)}}
+	if dc.TestFraction > 0 {
+		opt.Carve = []datasets.Carving{{From: dc.Train, To: dc.Test, Fraction: dc.TestFraction}}
+	}
+	return datasets.Load(ctx, c.Data, dc.Name, opt)
 }
 
 // tokenize turns the examples into Splits, counts the task vocabulary and

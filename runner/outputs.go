@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 

@@ -3,12 +3,14 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/metrics"
@@ -265,5 +267,45 @@ func TestOutputOfAnotherConfig(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(c.Output, "tables", "results.md")); string(after) != string(before) {
 		t.Error("the refused run replaced the folder's table")
+	}
+}
+
+// TestUserTable: a user's CSV with named columns and a seeded
+// test_fraction runs end to end; the test split is the carved share of
+// each label, and another split seed carves another one.
+func TestUserTable(t *testing.T) {
+	c, dir := fixtureConfig(t, fixture.Options{Train: 20, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	ctx := context.Background()
+	d, err := datasets.Load(ctx, "", "folder", datasets.Options{Path: filepath.Join(dir, "data", "corpus")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("body,sentiment\n")
+	for _, x := range d.Splits["train"] {
+		fmt.Fprintf(&b, "%q,%s\n", x.Text, d.Labels[x.Label])
+	}
+	os.WriteFile(filepath.Join(dir, "data", "mine.csv"), []byte(b.String()), 0o666)
+	run := func(seed string) results.Record {
+		c2, err := experiments.Load(c.File(), experiments.Options{Set: []string{"dataset.name=table", "dataset.path=mine.csv", "dataset.text=body",
+			"dataset.label=sentiment", "dataset.test_fraction=0.25", "dataset.split_seed=" + seed, "apply=[test]", "output=" + filepath.Join(dir, "out"+seed)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Run(ctx, c2, Options{})
+		if err != nil || sum.Ran != 1 {
+			t.Fatalf("run: %v %+v", err, sum)
+		}
+		store, _ := results.OpenStore(c2.Output)
+		recs, _ := store.All()
+		return recs[0]
+	}
+	r := run("1")
+	// 20 documents per class, a quarter of each held out.
+	if r.Status != "ok" || r.Test.N != 10 {
+		t.Errorf("record: %s %s, %d test examples (want 10)", r.Status, r.Error, r.Test.N)
+	}
+	if other := run("2"); other.Provenance.Inputs.Data == r.Provenance.Inputs.Data {
+		t.Error("split seeds 1 and 2 carved the same test split")
 	}
 }

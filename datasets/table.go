@@ -1,0 +1,184 @@
+package datasets
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/xio"
+)
+
+// TableOptions name where a user's table (dataset "table") keeps its
+// fields, and its test file.
+type TableOptions struct {
+	// Text, Text2 and Label are the column names (CSV, TSV: the header
+	// row) or keys (JSONL) of the text, the optional second text of a
+	// sentence pair, and the label; Text defaults to "text", Label to
+	// "label".
+	Text, Text2, Label string
+	// TestPath is the test file, in the same format; empty: the dataset
+	// has a train split only (carve a test split from it).
+	TestPath string
+}
+
+func (o TableOptions) columns() (text, text2, label string) {
+	text, label = o.Text, o.Label
+	if text == "" {
+		text = "text"
+	}
+	if label == "" {
+		label = "label"
+	}
+	return text, o.Text2, label
+}
+
+// row is one example as read, before labels are indexed.
+type row struct {
+	id, text, text2, label string
+}
+
+// loadTable reads a user's table: path (split train) and, when given,
+// opt.Table.TestPath (split test), each a CSV (.csv), TSV (.tsv) or
+// JSONL (.jsonl) file, plain or .gz. Labels are the label column's
+// distinct values in sorted order, the same for both files; an example's
+// ID is file:line. A missing column or an empty text or label is an
+// error at its file and line.
+func loadTable(ctx context.Context, path string, opt Options) (*Dataset, error) {
+	files := map[string]string{"train": path}
+	if opt.Table.TestPath != "" {
+		files["test"] = opt.Table.TestPath
+	}
+	rows := map[string][]row{}
+	seen := map[string]bool{}
+	for split, f := range files {
+		rs, err := readTable(ctx, f, opt.Table)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			seen[r.label] = true
+		}
+		rows[split] = rs
+	}
+	labels := sortedKeys(seen)
+	if len(labels) < 2 {
+		return nil, fmt.Errorf("%s: %d distinct labels %q; a classification task needs at least 2", path, len(labels), labels)
+	}
+	d := &Dataset{Labels: labels, Splits: map[string][]Example{}, Pair: opt.Table.Text2 != ""}
+	for split, rs := range rows {
+		for _, r := range rs {
+			d.Splits[split] = append(d.Splits[split], Example{ID: r.id, Text: r.text, Text2: r.text2, Label: slices.Index(labels, r.label)})
+		}
+	}
+	return d, nil
+}
+
+// readTable reads one file of a table in the format its name says.
+func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error) {
+	rc, name, err := xio.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(strings.SplitN(path, "#", 2)[len(strings.SplitN(path, "#", 2))-1])), ".gz")
+	text, text2, label := opt.columns()
+	id := filepath.Base(path)
+	var out []row
+	add := func(line int, fields func(string) (string, bool)) error {
+		r := row{id: fmt.Sprintf("%s:%d", id, line)}
+		for _, f := range []struct {
+			col string
+			dst *string
+		}{{text, &r.text}, {text2, &r.text2}, {label, &r.label}} {
+			if f.col == "" {
+				continue
+			}
+			v, ok := fields(f.col)
+			switch {
+			case !ok:
+				return srcerr.At(name, line, "no %q field", f.col)
+			case strings.TrimSpace(v) == "":
+				return srcerr.At(name, line, "empty %q", f.col)
+			}
+			*f.dst = v
+		}
+		r.label = strings.TrimSpace(r.label)
+		out = append(out, r)
+		return checkCtx(ctx, len(out))
+	}
+	switch {
+	case strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".ndjson"):
+		lines := xio.NewLines(xio.SkipBOM(rc), name)
+		for lines.Next() {
+			if strings.TrimSpace(lines.Text()) == "" {
+				continue
+			}
+			var obj map[string]any
+			if err := json.Unmarshal(lines.Bytes(), &obj); err != nil {
+				return nil, lines.Errorf("not a JSON object: %v", err)
+			}
+			err := add(lines.N(), func(k string) (string, bool) {
+				v, ok := obj[k]
+				switch v := v.(type) {
+				case string:
+					return v, ok
+				case float64, bool:
+					return fmt.Sprint(v), ok // numeric or boolean labels
+				}
+				return "", false
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		if err := lines.Err(); err != nil {
+			return nil, err
+		}
+	case strings.HasSuffix(base, ".csv") || strings.HasSuffix(base, ".tsv"):
+		r := csv.NewReader(xio.SkipBOM(rc))
+		if strings.HasSuffix(base, ".tsv") {
+			r.Comma, r.LazyQuotes = '\t', true
+		}
+		header, err := r.Read()
+		if err == io.EOF {
+			return nil, srcerr.At(name, 0, "%w: no header row", errEmpty)
+		}
+		if err != nil {
+			return nil, csvErr(name, err)
+		}
+		col := map[string]int{}
+		for i, h := range header {
+			col[strings.TrimSpace(h)] = i
+		}
+		for _, c := range []string{text, text2, label} {
+			if _, ok := col[c]; c != "" && !ok {
+				return nil, srcerr.At(name, 1, "header %q has no %q column (set dataset.text, text2, label to the column names)", header, c)
+			}
+		}
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, csvErr(name, err)
+			}
+			line, _ := r.FieldPos(0)
+			if err := add(line, func(k string) (string, bool) { return rec[col[k]], true }); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%s: want a .csv, .tsv or .jsonl file (optionally .gz)", name)
+	}
+	if len(out) == 0 {
+		return nil, srcerr.At(name, 0, "%w: no examples", errEmpty)
+	}
+	return out, nil
+}

@@ -1,0 +1,59 @@
+package datasets
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTable: a user's CSV, TSV or JSONL file with named columns; labels
+// sorted, the same for train and test; sentence pairs from text2; errors
+// at file and line.
+func TestTable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	csv := write("train.csv", "id,review,stars\n1,\"Great, really\",pos\n2,awful,neg\n3,\"multi\nline\",pos\n")
+	tsv := write("test.tsv", "review\tstars\nfine \"enough\"\tpos\nbad\tneg\n")
+	jsonl := write("pairs.jsonl", `{"q": "who?", "a": "me", "y": 1}`+"\n\n"+`{"q": "why?", "a": "no", "y": 0}`+"\n")
+	ctx := context.Background()
+	d, err := Load(ctx, "", "table", Options{Path: csv, Table: TableOptions{Text: "review", Label: "stars", TestPath: tsv}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(d.Labels, ",") != "neg,pos" || len(d.Splits["train"]) != 3 || len(d.Splits["test"]) != 2 || d.Pair {
+		t.Fatalf("labels %v, splits %d/%d", d.Labels, len(d.Splits["train"]), len(d.Splits["test"]))
+	}
+	if x := d.Splits["train"][2]; x.Text != "multi\nline" || x.Label != 1 || x.ID != "train.csv:4" {
+		t.Errorf("quoted multi-line row: %+v", x)
+	}
+	if x := d.Splits["test"][0]; x.Text != `fine "enough"` || x.Label != 1 {
+		t.Errorf("TSV row with quotes: %+v", x)
+	}
+	p, err := Load(ctx, "", "table", Options{Path: jsonl, Table: TableOptions{Text: "q", Text2: "a", Label: "y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Pair || strings.Join(p.Labels, ",") != "0,1" || p.Splits["train"][0].Text2 != "me" || p.Splits["train"][1].ID != "pairs.jsonl:3" {
+		t.Errorf("pairs: %+v %v", p.Splits["train"], p.Labels)
+	}
+	for _, c := range []struct{ file, body, want string }{
+		{"nocol.csv", "text,y\na,1\n", `nocol.csv:1: header ["text" "y"] has no "label" column`},
+		{"empty.csv", "text,label\na,1\n ,0\n", `empty.csv:3: empty "text"`},
+		{"bad.jsonl", "{\"text\": \"a\", \"label\": 1}\n{text\n", "bad.jsonl:2: not a JSON object"},
+		{"one.jsonl", "{\"text\": \"a\", \"label\": 1}\n{\"text\": \"b\", \"label\": 1}\n", `1 distinct labels ["1"]`},
+		{"x.txt", "a\n", "want a .csv, .tsv or .jsonl file"},
+	} {
+		_, err := Load(ctx, "", "table", Options{Path: write(c.file, c.body)})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+}
