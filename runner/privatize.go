@@ -23,6 +23,9 @@ import (
 // Privatized is a split as a cell sees it.
 type Privatized struct {
 	Split
+	// Original is the split's original tokens (the same as Split where the
+	// cell does not privatize it).
+	Original Split
 	// Report describes the privatization; nil when the cell does not
 	// privatize this split (the original tokens).
 	Report *metrics.Privatization
@@ -43,7 +46,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 		return Privatized{}, fmt.Errorf("no split %q (want train, valid or test)", split)
 	}
 	if !cell.Privatizes(role(split)) {
-		return Privatized{Split: orig}, nil
+		return Privatized{Split: orig, Original: orig}, nil
 	}
 	key := s.c.CorpusKey(cell, split, s.in.sums)
 	path := filepath.Join(s.c.Cache, "corpora", key+".gob.gz")
@@ -51,7 +54,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	switch {
 	case err == nil:
 		s.countTypes(orig, &cf)
-		return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Report: &cf.Report}, nil
+		return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Original: orig, Report: &cf.Report}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		s.logf("corpus cache %s: %v: privatizing %s again", path, err, split)
 	}
@@ -74,7 +77,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	if err := writeCorpus(path, cf); err != nil {
 		return Privatized{}, fmt.Errorf("corpus cache: %w", err)
 	}
-	return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Report: &cf.Report, Seconds: secs}, nil
+	return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Original: orig, Report: &cf.Report, Seconds: secs}, nil
 }
 
 // countTypes measures the per-word-type unchanged rate of a privatized

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/torchrt"
@@ -20,10 +21,12 @@ import (
 
 const privatizeUsage = `usage: xp privatize [flags] CONFIG.yaml
 
-Writes, as TSV (id, label, text[, text2]), exactly the tokens one cell of
-the config trains or is tested on: the split privatized through the same
-path, streams and cache as xp run (the whole split is privatized and
-cached; --limit shortens only the output).`
+Writes, as TSV (id, label, original, privatized[, original2,
+privatized2]), exactly the tokens one cell of the config trains or is
+tested on beside the original tokens: the split privatized through the
+same path, streams and cache as xp run (the whole split is privatized and
+cached; --limit shortens only the output). --diff prints the examples with
+each changed word marked instead, in colour on a terminal.`
 
 // privatize writes one cell's split of a config.
 func privatize(ctx context.Context, args []string, out io.Writer) error {
@@ -39,6 +42,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	limit := fs.Int("limit", 0, "write only the first N examples (0: all)")
 	outPath := fs.String("o", "", "output TSV (default: stdout)")
 	threads := fs.Int("threads", 0, "libtorch intra-op threads (0: the config's, or one per core)")
+	diff := fs.Bool("diff", false, "print each example with its changed words marked (original→privatized; coloured on a terminal) instead of TSV")
 	if err := parseFlags(fs, args, privatizeUsage, out); err != nil {
 		return err
 	}
@@ -72,7 +76,11 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeSplit(out, *outPath, p.Split, s.Labels(), *limit); err != nil {
+	if *diff {
+		if err := writeDiff(out, p, s.Labels(), *limit, progress.IsTerminal(out)); err != nil {
+			return err
+		}
+	} else if err := writeSplit(out, *outPath, p, s.Labels(), *limit); err != nil {
 		return err
 	}
 	r := p.Report
@@ -81,26 +89,32 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// writeSplit writes the split as TSV to path (atomically) or to out.
-func writeSplit(out io.Writer, path string, sp runner.Split, labels []string, limit int) error {
+// labelName is an example's label as tables name it ("-" unlabelled).
+func labelName(labels []string, l int64) string {
+	if l >= 0 && int(l) < len(labels) {
+		return labels[l]
+	}
+	return "-"
+}
+
+// writeSplit writes the split as TSV to path (atomically) or to out: the
+// original tokens beside the privatized ones.
+func writeSplit(out io.Writer, path string, p runner.Privatized, labels []string, limit int) error {
+	sp, orig := p.Split, p.Original
 	n := len(sp.Docs)
 	if limit > 0 && limit < n {
 		n = limit
 	}
 	var b strings.Builder
-	b.WriteString("id\tlabel\ttext")
+	b.WriteString("id\tlabel\toriginal\tprivatized")
 	if sp.Docs2 != nil {
-		b.WriteString("\ttext2")
+		b.WriteString("\toriginal2\tprivatized2")
 	}
 	b.WriteByte('\n')
 	for i := 0; i < n; i++ {
-		label := "-"
-		if l := sp.Labels[i]; l >= 0 && int(l) < len(labels) {
-			label = labels[l]
-		}
-		fmt.Fprintf(&b, "%s\t%s\t%s", sp.IDs[i], label, strings.Join(sp.Docs[i], " "))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", sp.IDs[i], labelName(labels, sp.Labels[i]), strings.Join(orig.Docs[i], " "), strings.Join(sp.Docs[i], " "))
 		if sp.Docs2 != nil {
-			fmt.Fprintf(&b, "\t%s", strings.Join(sp.Docs2[i], " "))
+			fmt.Fprintf(&b, "\t%s\t%s", strings.Join(orig.Docs2[i], " "), strings.Join(sp.Docs2[i], " "))
 		}
 		b.WriteByte('\n')
 	}
@@ -113,6 +127,40 @@ func writeSplit(out io.Writer, path string, sp runner.Split, labels []string, li
 	w := bufio.NewWriter(out)
 	if _, err := w.WriteString(b.String()); err != nil {
 		return err
+	}
+	return w.Flush()
+}
+
+// writeDiff prints each example's privatized text with every changed
+// word marked: [original→privatized], or on a terminal the original in
+// red and struck through before the replacement in green.
+func writeDiff(out io.Writer, p runner.Privatized, labels []string, limit int, colour bool) error {
+	n := len(p.Docs)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	w := bufio.NewWriter(out)
+	mark := func(a, b string) string {
+		if colour {
+			return "\x1b[9;31m" + a + "\x1b[0m \x1b[1;32m" + b + "\x1b[0m"
+		}
+		return "[" + a + "→" + b + "]"
+	}
+	texts := func(orig, priv []string) string {
+		words := make([]string, len(priv))
+		for j, t := range priv {
+			words[j] = t
+			if j < len(orig) && orig[j] != t {
+				words[j] = mark(orig[j], t)
+			}
+		}
+		return strings.Join(words, " ")
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, "%s (%s): %s\n", p.IDs[i], labelName(labels, p.Labels[i]), texts(p.Original.Docs[i], p.Docs[i]))
+		if p.Docs2 != nil {
+			fmt.Fprintf(w, "    %s\n", texts(p.Original.Docs2[i], p.Docs2[i]))
+		}
 	}
 	return w.Flush()
 }

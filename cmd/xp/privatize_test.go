@@ -52,14 +52,32 @@ func TestPrivatizeMatchesRun(t *testing.T) {
 			t.Fatalf("%s: %v", split, err)
 		}
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-		if lines[0] != "id\tlabel\ttext" || len(lines)-1 != len(cached) || len(cached) == 0 {
+		if lines[0] != "id\tlabel\toriginal\tprivatized" || len(lines)-1 != len(cached) || len(cached) == 0 {
 			t.Fatalf("%s: %d rows written, %d cached:\n%s", split, len(lines)-1, len(cached), out.String())
 		}
+		changed := 0
 		for i, line := range lines[1:] {
 			f := strings.Split(line, "\t")
-			if want := strings.Join(cached[i], " "); f[2] != want {
-				t.Errorf("%s row %d: %q, the runner trained on %q", split, i, f[2], want)
+			if want := strings.Join(cached[i], " "); f[3] != want {
+				t.Errorf("%s row %d: %q, the runner trained on %q", split, i, f[3], want)
 			}
+			if f[2] != f[3] {
+				changed++
+			}
+			if len(strings.Fields(f[2])) != len(strings.Fields(f[3])) {
+				t.Errorf("%s row %d: original %q and privatized %q differ in length", split, i, f[2], f[3])
+			}
+		}
+		if changed == 0 {
+			t.Errorf("%s: the original column equals the privatized one in every row (ε=8)", split)
+		}
+		// --diff marks the changed words, one line per example.
+		out.Reset()
+		if err := run(context.Background(), append(args[:len(args)-1], "--diff", cfg), &out); err != nil {
+			t.Fatal(err)
+		}
+		if d := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n"); len(d) != len(cached) || !strings.Contains(out.String(), "→") {
+			t.Errorf("%s --diff: %d lines for %d examples:\n%.400s", split, len(d), len(cached), out.String())
 		}
 	}
 	// Selection errors say what there is.
