@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -17,6 +18,12 @@ type Tokenizer struct {
 	Lower       bool // lowercase (Unicode)
 	Quotes      bool // curly apostrophes (’) made straight
 	StripHTML   bool // remove <br /> and <br/> line breaks (IMDb)
+	// Web drops URLs (scheme://… and www.… up to the next space) and
+	// decodes the HTML entities &amp; &lt; &gt; &quot; &#39; &apos;
+	// &nbsp; (tweets): without it a URL becomes a run of junk tokens
+	// ("http", ":", "/", "t", ".", "co", "/", "x7qz…") that pass through
+	// unprivatized as out-of-vocabulary words.
+	Web bool
 	Punctuation bool // every character that is not a letter-or-digit run or space is its own token
 	Clitics     bool // split n't 's 're 've 'll 'd 'm off as GloVe/PTB do ("didn't" → "did n't"; needs Punctuation)
 	MaxTokens   int  // keep at most this many tokens; 0 keeps all
@@ -26,7 +33,7 @@ type Tokenizer struct {
 // apostrophes made straight, tokens are runs of [a-z0-9], clitics split
 // off, any other non-space character a token of its own.
 func DefaultTokenizer() Tokenizer {
-	return Tokenizer{Lower: true, Quotes: true, StripHTML: true, Punctuation: true, Clitics: true}
+	return Tokenizer{Lower: true, Quotes: true, StripHTML: true, Web: true, Punctuation: true, Clitics: true}
 }
 
 // tokenizers are the tokenizers a config names (its tokenizer key).
@@ -35,7 +42,7 @@ var tokenizers = map[string]Tokenizer{
 	"default": DefaultTokenizer(),
 	// The same rules keeping case, for cased vectors (GloVe 840B, fastText
 	// crawl): "Paris" stays "Paris".
-	"cased": {Quotes: true, StripHTML: true, Punctuation: true, Clitics: true},
+	"cased": {Quotes: true, StripHTML: true, Web: true, Punctuation: true, Clitics: true},
 	// Split on white space only, nothing else.
 	"whitespace": {},
 }
@@ -60,6 +67,9 @@ func (t Tokenizer) Append(dst []string, s string) []string {
 	if t.StripHTML {
 		s = strings.ReplaceAll(s, "<br />", " ")
 		s = strings.ReplaceAll(s, "<br/>", " ")
+	}
+	if t.Web {
+		s = webText(s)
 	}
 	if t.Quotes {
 		s = strings.ReplaceAll(s, "’", "'")
@@ -142,4 +152,21 @@ func cliticAt(s string, i int) int {
 // follows: Unicode white space plus the ASCII separators 0x1c–0x1f.
 func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
+}
+
+// urlRE matches a URL: a scheme and :// or a www. host, up to white space.
+var urlRE = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+`)
+
+var entities = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'", "&apos;", "'", "&nbsp;", " ")
+
+// webText drops URLs and decodes the common HTML entities (see
+// Tokenizer.Web).
+func webText(s string) string {
+	if strings.Contains(s, "&") {
+		s = entities.Replace(s)
+	}
+	if strings.Contains(s, "://") || strings.Contains(strings.ToLower(s), "www.") {
+		s = urlRE.ReplaceAllString(s, " ")
+	}
+	return s
 }

@@ -78,3 +78,23 @@ func TestNamedTokenizers(t *testing.T) {
 		t.Errorf("names: %v", TokenizerNames())
 	}
 }
+
+// TestWebText: URLs are dropped and HTML entities decoded before
+// tokenizing (a tweet's t.co link became eight junk tokens).
+func TestWebText(t *testing.T) {
+	tok := DefaultTokenizer()
+	for in, want := range map[string]string{
+		"Fire near La Ronge http://t.co/x7QzE9 #fire": "fire near la ronge # fire",
+		"see www.example.com/a?b=1, &amp; more &lt;3": "see & more < 3",
+		"HTTPS://X.Y/z!": "",
+		"no url: a://b is one too; ftp://h/x, then words": "no url : is one too ; then words",
+		"&quot;quoted&quot; &#39;s":                       `" quoted " 's`,
+	} {
+		if got := strings.Join(tok.Tokens(in), " "); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+	if got := (Tokenizer{Punctuation: true}).Tokens("http://t.co/x"); len(got) < 5 {
+		t.Errorf("without Web a URL is kept as text: %q", got)
+	}
+}
