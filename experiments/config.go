@@ -18,24 +18,28 @@ import (
 // fills the keys a config leaves out with their documented defaults and
 // never replaces a value the config gives.
 type Config struct {
-	Name       string          `yaml:"name" json:"name"`
-	Data       string          `yaml:"data" json:"data"` // data root ("": the one the command was given)
-	Dataset    DatasetConfig   `yaml:"dataset" json:"dataset"`
-	Tokenizer  string          `yaml:"tokenizer" json:"tokenizer"`
-	Embedding  EmbeddingConfig `yaml:"embedding" json:"embedding"`
-	Mechanisms []MechConfig    `yaml:"mechanisms" json:"mechanisms"`
-	Apply      []string        `yaml:"apply" json:"apply"` // none, train, test, both
-	Model      ModelConfig     `yaml:"model" json:"model"`
-	Analysis   AnalysisConfig  `yaml:"analysis,omitempty" json:"analysis,omitempty"`
-	Stages     []StageConfig   `yaml:"stages,omitempty" json:"stages,omitempty"`
-	Train      TrainConfig     `yaml:"train" json:"train"`
-	Seeds      []uint64        `yaml:"seeds" json:"seeds"`
-	Device     string          `yaml:"device" json:"device"`
-	Threads    int             `yaml:"threads" json:"threads"` // libtorch threads (0: the cores, shared among workers)
-	Workers    int             `yaml:"workers" json:"workers"`
-	Output     string          `yaml:"output" json:"output"`
-	Cache      string          `yaml:"cache" json:"cache"`
-	Checks     ChecksConfig    `yaml:"checks" json:"checks"`
+	Name      string          `yaml:"name" json:"name"`
+	Data      string          `yaml:"data" json:"data"` // data root ("": the one the command was given)
+	Dataset   DatasetConfig   `yaml:"dataset" json:"dataset"`
+	Tokenizer string          `yaml:"tokenizer" json:"tokenizer"`
+	Embedding EmbeddingConfig `yaml:"embedding" json:"embedding"`
+	// MechEmbedding, when given, is the mechanisms' vectors — their
+	// candidate vocabulary and metric (CusText's counter-fitted vectors) —
+	// while embedding stays the classifier's input.
+	MechEmbedding *EmbeddingConfig `yaml:"mechanism_embedding,omitempty" json:"mechanism_embedding,omitempty"`
+	Mechanisms    []MechConfig     `yaml:"mechanisms" json:"mechanisms"`
+	Apply         []string         `yaml:"apply" json:"apply"` // none, train, test, both
+	Model         ModelConfig      `yaml:"model" json:"model"`
+	Analysis      AnalysisConfig   `yaml:"analysis,omitempty" json:"analysis,omitempty"`
+	Stages        []StageConfig    `yaml:"stages,omitempty" json:"stages,omitempty"`
+	Train         TrainConfig      `yaml:"train" json:"train"`
+	Seeds         []uint64         `yaml:"seeds" json:"seeds"`
+	Device        string           `yaml:"device" json:"device"`
+	Threads       int              `yaml:"threads" json:"threads"` // libtorch threads (0: the cores, shared among workers)
+	Workers       int              `yaml:"workers" json:"workers"`
+	Output        string           `yaml:"output" json:"output"`
+	Cache         string           `yaml:"cache" json:"cache"`
+	Checks        ChecksConfig     `yaml:"checks" json:"checks"`
 	// Origin is written by xp into a run's resolved config: the file and
 	// overrides it was resolved from.
 	Origin *Origin `yaml:"origin,omitempty" json:"origin,omitempty"`
@@ -272,6 +276,10 @@ func (c *Config) Clone() *Config {
 	d.Seeds = append([]uint64(nil), c.Seeds...)
 	d.Model.Params = cloneMap(c.Model.Params)
 	d.Analysis.Params = cloneMap(c.Analysis.Params)
+	if c.MechEmbedding != nil {
+		e := *c.MechEmbedding
+		d.MechEmbedding = &e
+	}
 	if c.Origin != nil {
 		o := *c.Origin
 		o.Set = append([]string(nil), o.Set...)

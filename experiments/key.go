@@ -27,25 +27,29 @@ const Version = "xp-cell-3"
 type Inputs struct {
 	Data      string `json:"data"`
 	Embedding string `json:"embedding"`
+	// MechEmbedding is the mechanisms' vectors' checksum when they are
+	// not the embedding's (config key mechanism_embedding).
+	MechEmbedding string `json:"mechanism_embedding,omitempty"`
 }
 
 // cellKey is everything a cell's numbers depend on, and nothing else: the
 // one list of the key's inputs. Config keys that change no number are
 // listed in Unkeyed; TestKeyInputs fails when a config key is in neither.
 type cellKey struct {
-	Version   string          `json:"version"`
-	Mechanism string          `json:"mechanism,omitempty"`
-	Params    spec.Values     `json:"params,omitempty"` // resolved: a default given explicitly is the default
-	Epsilon   float64         `json:"epsilon,omitempty"`
-	Mode      string          `json:"mode"`
-	Seed      uint64          `json:"seed"`
-	Dataset   DatasetConfig   `json:"dataset"`
-	Tokenizer string          `json:"tokenizer"`
-	Embedding EmbeddingConfig `json:"embedding"`
-	Model     modelKey        `json:"model"`
-	Train     TrainConfig     `json:"train"`
-	Device    string          `json:"device"` // cpu or cuda: the index does not change results
-	Inputs    Inputs          `json:"inputs"`
+	Version       string           `json:"version"`
+	Mechanism     string           `json:"mechanism,omitempty"`
+	Params        spec.Values      `json:"params,omitempty"` // resolved: a default given explicitly is the default
+	Epsilon       float64          `json:"epsilon,omitempty"`
+	Mode          string           `json:"mode"`
+	Seed          uint64           `json:"seed"`
+	Dataset       DatasetConfig    `json:"dataset"`
+	Tokenizer     string           `json:"tokenizer"`
+	Embedding     EmbeddingConfig  `json:"embedding"`
+	MechEmbedding *EmbeddingConfig `json:"mechanism_embedding,omitempty"`
+	Model         modelKey         `json:"model"`
+	Train         TrainConfig      `json:"train"`
+	Device        string           `json:"device"` // cpu or cuda: the index does not change results
+	Inputs        Inputs           `json:"inputs"`
 }
 
 type modelKey struct {
@@ -58,17 +62,18 @@ type modelKey struct {
 // Training settings and the mode (train and both share the privatized
 // training split) are not in it.
 type corpusKey struct {
-	Version   string          `json:"version"`
-	Mechanism string          `json:"mechanism"`
-	Params    spec.Values     `json:"params,omitempty"`
-	Epsilon   float64         `json:"epsilon"`
-	Seed      uint64          `json:"seed"`
-	Split     string          `json:"split"`
-	Dataset   DatasetConfig   `json:"dataset"`
-	Tokenizer string          `json:"tokenizer"`
-	Embedding EmbeddingConfig `json:"embedding"`
-	Device    string          `json:"device"`
-	Inputs    Inputs          `json:"inputs"`
+	Version       string           `json:"version"`
+	Mechanism     string           `json:"mechanism"`
+	Params        spec.Values      `json:"params,omitempty"`
+	Epsilon       float64          `json:"epsilon"`
+	Seed          uint64           `json:"seed"`
+	Split         string           `json:"split"`
+	Dataset       DatasetConfig    `json:"dataset"`
+	Tokenizer     string           `json:"tokenizer"`
+	Embedding     EmbeddingConfig  `json:"embedding"`
+	MechEmbedding *EmbeddingConfig `json:"mechanism_embedding,omitempty"`
+	Device        string           `json:"device"`
+	Inputs        Inputs           `json:"inputs"`
 }
 
 // Unkeyed are the config keys that never change a cell's numbers, so
@@ -86,19 +91,20 @@ var Unkeyed = []string{"name", "data", "threads", "workers", "output", "cache", 
 // training and apply sections are not in it: editing them reuses the
 // analysis records.
 type analysisKey struct {
-	Version   string          `json:"version"`
-	Analysis  string          `json:"analysis"`
-	Revision  int             `json:"revision,omitempty"` // the analysis's spec.Descriptor.Revision
-	AParams   spec.Values     `json:"analysis_params,omitempty"`
-	Mechanism string          `json:"mechanism,omitempty"`
-	Params    spec.Values     `json:"params,omitempty"`
-	Epsilon   float64         `json:"epsilon,omitempty"`
-	Seed      uint64          `json:"seed"`
-	Dataset   *DatasetConfig  `json:"dataset,omitempty"`
-	Tokenizer string          `json:"tokenizer,omitempty"`
-	Embedding EmbeddingConfig `json:"embedding"`
-	Device    string          `json:"device"`
-	Inputs    Inputs          `json:"inputs"`
+	Version       string           `json:"version"`
+	Analysis      string           `json:"analysis"`
+	Revision      int              `json:"revision,omitempty"` // the analysis's spec.Descriptor.Revision
+	AParams       spec.Values      `json:"analysis_params,omitempty"`
+	Mechanism     string           `json:"mechanism,omitempty"`
+	Params        spec.Values      `json:"params,omitempty"`
+	Epsilon       float64          `json:"epsilon,omitempty"`
+	Seed          uint64           `json:"seed"`
+	Dataset       *DatasetConfig   `json:"dataset,omitempty"`
+	Tokenizer     string           `json:"tokenizer,omitempty"`
+	Embedding     EmbeddingConfig  `json:"embedding"`
+	MechEmbedding *EmbeddingConfig `json:"mechanism_embedding,omitempty"`
+	Device        string           `json:"device"`
+	Inputs        Inputs           `json:"inputs"`
 }
 
 // Key is the content hash naming the cell's result (see cellKey and
@@ -106,7 +112,7 @@ type analysisKey struct {
 func (c *Config) Key(cell Cell, in Inputs) string {
 	if cell.Analysis != "" {
 		k := analysisKey{Version: Version, Analysis: cell.Analysis, Revision: analysisRevision(cell.Analysis), AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
-			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in}
+			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in}
 		if c.analysisReadsDataset() {
 			d := c.Dataset
 			k.Dataset, k.Tokenizer = &d, c.Tokenizer
@@ -117,7 +123,7 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 	}
 	return hash(cellKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
-		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, Model: c.modelKey(), Train: c.Train,
+		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(), Train: c.Train,
 		Device: deviceKind(c.Device), Inputs: in,
 	})
 }
@@ -134,7 +140,7 @@ func analysisRevision(name string) int {
 func (c *Config) CorpusKey(cell Cell, split string, in Inputs) string {
 	return hash(corpusKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Split: split,
-		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, Device: deviceKind(c.Device), Inputs: in,
+		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in,
 	})
 }
 
@@ -206,6 +212,9 @@ type trainingKey struct {
 func (c *Config) ModelKey(cell Cell, in Inputs) string {
 	if cell.Analysis != "" {
 		return ""
+	}
+	if !cell.Privatizes("train") {
+		in.MechEmbedding = "" // a clean model never reads the mechanisms' vectors
 	}
 	k := trainingKey{Version: Version, Seed: cell.Seed, Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding,
 		Model: c.modelKey(), Train: c.Train, Device: deviceKind(c.Device), Inputs: in}

@@ -198,15 +198,28 @@ func (c *Config) validateTask() error {
 }
 
 func (c *Config) validateEmbedding() error {
-	switch {
-	case !slices.Contains(datasets.TokenizerNames(), c.Tokenizer):
+	if !slices.Contains(datasets.TokenizerNames(), c.Tokenizer) {
 		return c.errAt(fmt.Sprintf("tokenizer %q: want %s (default: GloVe-style, lowercased; cased: the same keeping case)", c.Tokenizer, strings.Join(datasets.TokenizerNames(), ", ")), "tokenizer")
-	case c.Embedding.Path == "":
-		return c.errAt("embedding.path is required", "embedding")
-	case !slices.Contains([]string{"auto", "glove", "vec", "word2vec-binary"}, c.Embedding.Format):
-		return c.errAt(fmt.Sprintf("embedding format %q: want auto, glove, vec or word2vec-binary", c.Embedding.Format), "embedding", "format")
-	case c.Embedding.Top < 0:
-		return c.errAt("embedding.top must be ≥ 0 (0: all)", "embedding", "top")
+	}
+	if err := c.validateVectors("embedding", c.Embedding); err != nil {
+		return err
+	}
+	if c.MechEmbedding != nil {
+		return c.validateVectors("mechanism_embedding", *c.MechEmbedding)
+	}
+	return nil
+}
+
+// validateVectors checks a section naming word vectors (embedding,
+// mechanism_embedding).
+func (c *Config) validateVectors(key string, e EmbeddingConfig) error {
+	switch {
+	case e.Path == "":
+		return c.errAt(key+".path is required", key)
+	case !slices.Contains([]string{"", "auto", "glove", "vec", "word2vec-binary"}, e.Format):
+		return c.errAt(fmt.Sprintf("%s format %q: want auto, glove, vec or word2vec-binary", key, e.Format), key, "format")
+	case e.Top < 0:
+		return c.errAt(key+".top must be ≥ 0 (0: all)", key, "top")
 	}
 	return nil
 }

@@ -42,9 +42,12 @@ func role(split string) string {
 // inputs are what every cell of a run reads, loaded once.
 type inputs struct {
 	dataset *datasets.Dataset
-	splits  map[string]Split // train, valid, test (original tokens)
-	emb     *embedding.Embedding
-	counts  map[string]int64 // word counts over every split: the task vocabulary
+	splits  map[string]Split     // train, valid, test (original tokens)
+	emb     *embedding.Embedding // the classifier's input vectors
+	// mech is the mechanisms' vectors: their candidates and metric (emb
+	// unless the config gives mechanism_embedding).
+	mech   *embedding.Embedding
+	counts map[string]int64 // word counts over every split: the task vocabulary
 	// labels is each word's label in a word-level dataset (the opinion
 	// lexicon's polarity), for analyses.
 	labels map[string]int
@@ -114,26 +117,40 @@ func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progre
 		}
 		in = tokenize(c, d, ex)
 	}
-	format := c.Embedding.Format
+	e, sum, err := loadVectors(ctx, c, "embedding", c.Embedding, readOnly, log, progress)
+	if err != nil {
+		return nil, err
+	}
+	in.emb, in.mech, in.sums.Embedding = e, e, sum
+	if c.MechEmbedding != nil {
+		if in.mech, in.sums.MechEmbedding, err = loadVectors(ctx, c, "mechanism_embedding", *c.MechEmbedding, readOnly, log, progress); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkWords(c, in.mech); err != nil {
+		return nil, err
+	}
+	if w := in.words; w != nil {
+		w.emb, w.mech, w.sums.Embedding, w.sums.MechEmbedding = in.emb, in.mech, in.sums.Embedding, in.sums.MechEmbedding
+	}
+	return in, nil
+}
+
+// loadVectors reads the word vectors a config section (key) names,
+// restricted to its top words, and returns them with their checksum.
+func loadVectors(ctx context.Context, c *experiments.Config, key string, ec experiments.EmbeddingConfig, readOnly bool, log, progress io.Writer) (*embedding.Embedding, string, error) {
+	format := ec.Format
 	if format == "auto" {
 		format = ""
 	}
-	e, err := embedding.Load(ctx, c.Path(c.Embedding.Path), embedding.Options{Format: format, CacheDir: filepath.Join(c.Cache, "embeddings"), KeepCache: readOnly, Progress: progress, Log: log})
+	e, err := embedding.Load(ctx, c.Path(ec.Path), embedding.Options{Format: format, CacheDir: filepath.Join(c.Cache, "embeddings"), KeepCache: readOnly, Progress: progress, Log: log})
 	if err != nil {
-		return nil, c.ErrAt(err.Error(), "embedding", "path")
+		return nil, "", c.ErrAt(err.Error(), key, "path")
 	}
-	if c.Embedding.Top > 0 && c.Embedding.Top < e.Len() {
-		e = e.Top(c.Embedding.Top)
+	if ec.Top > 0 && ec.Top < e.Len() {
+		e = e.Top(ec.Top)
 	}
-	if err := checkWords(c, e); err != nil {
-		return nil, err
-	}
-	in.emb = e
-	in.sums.Embedding = strings.TrimSpace(e.SourceSHA256 + " " + e.Restriction) // the restriction (top N) when there is one
-	if w := in.words; w != nil {
-		w.emb, w.sums.Embedding = e, in.sums.Embedding
-	}
-	return in, nil
+	return e, strings.TrimSpace(e.SourceSHA256 + " " + e.Restriction), nil // the restriction (top N) when there is one
 }
 
 // checkWords reports, at the config's key, a listed analysis word without
@@ -157,9 +174,18 @@ func checkWords(c *experiments.Config, e *embedding.Embedding) error {
 
 // checkFiles reports a missing embedding or dataset at its config key.
 func checkFiles(c *experiments.Config) error {
-	emb := c.Path(c.Embedding.Path)
-	if _, err := os.Stat(strings.SplitN(emb, "#", 2)[0]); err != nil {
-		return c.ErrAt(fmt.Sprintf("embedding %s: %v (data root %q; set data: or %s)", c.Embedding.Path, err, c.Data, datasets.EnvRoot), "embedding", "path")
+	vectors := map[string]string{"embedding": c.Embedding.Path}
+	if c.MechEmbedding != nil {
+		vectors["mechanism_embedding"] = c.MechEmbedding.Path
+	}
+	for _, key := range []string{"embedding", "mechanism_embedding"} {
+		p, ok := vectors[key]
+		if !ok {
+			continue
+		}
+		if _, err := os.Stat(strings.SplitN(c.Path(p), "#", 2)[0]); err != nil {
+			return c.ErrAt(fmt.Sprintf("%s %s: %v (data root %q; set data: or %s)", key, p, err, c.Data, datasets.EnvRoot), key, "path")
+		}
 	}
 	if !c.ReadsDataset() {
 		return nil

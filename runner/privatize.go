@@ -87,7 +87,7 @@ func (s *Session) countTypes(orig Split, cf *corpusFile) {
 	if cf.Report.Types > 0 {
 		return
 	}
-	inVocab := func(w string) bool { _, ok := s.in.emb.Index(w); return ok }
+	inVocab := func(w string) bool { _, ok := s.in.mech.Index(w); return ok }
 	cf.Report.CountTypes(append(slices.Clip(orig.Docs), orig.Docs2...), append(slices.Clip(cf.Docs), cf.Docs2...), inVocab)
 }
 

@@ -309,3 +309,69 @@ func TestUserTable(t *testing.T) {
 		t.Error("split seeds 1 and 2 carved the same test split")
 	}
 }
+
+// TestMechanismEmbedding: mechanism_embedding gives the mechanisms their
+// own vectors (candidates, metric, out-of-vocabulary rule) while the
+// classifier keeps embedding: a privatized split only holds the
+// mechanism's words, the rest pass through as its OOV, and the model's
+// coverage still counts the model's vectors.
+func TestMechanismEmbedding(t *testing.T) {
+	c, dir := fixtureConfig(t, fixture.Options{Train: 10, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[test]")
+	b, err := os.ReadFile(filepath.Join(dir, "data", "vectors.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var good []string
+	mechWords := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if w := strings.Fields(l)[0]; strings.HasPrefix(w, "good") {
+			good, mechWords[w] = append(good, l), true
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "data", "mech.txt"), []byte(strings.Join(good, "\n")+"\n"), 0o666)
+	c2, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[test]", "mechanism_embedding={path: mech.txt}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, c2, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cell := c2.Cells()[0]
+	p, err := s.Split(ctx, cell, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oov int64
+	for i, doc := range p.Docs {
+		for j, w := range doc {
+			orig := p.Original.Docs[i][j]
+			switch {
+			case !mechWords[orig]:
+				oov++
+				if w != orig {
+					t.Fatalf("%q is not a mechanism word but became %q", orig, w)
+				}
+			case !mechWords[w]:
+				t.Fatalf("%q became %q, which is not in the mechanism's vectors", orig, w)
+			}
+		}
+	}
+	if p.Report.OOV != oov || oov == 0 {
+		t.Errorf("report OOV %d, want the %d tokens without a mechanism vector", p.Report.OOV, oov)
+	}
+	if s.Key(cell) == func() string { s0, _ := Open(ctx, c, SessionOptions{}); defer s0.Close(); return s0.Key(cell) }() {
+		t.Error("the mechanism's vectors are not in the cell's key")
+	}
+	sum, err := Run(ctx, c2, Options{})
+	if err != nil || sum.Ran != 1 {
+		t.Fatalf("run: %v %+v", err, sum)
+	}
+	store, _ := results.OpenStore(c2.Output)
+	recs, _ := store.All()
+	if cov := recs[0].Coverage["test"]; cov.Vectors != cov.Tokens {
+		t.Errorf("test coverage %+v: every token has a vector in the model's embedding", cov)
+	}
+}

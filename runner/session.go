@@ -103,7 +103,7 @@ func (s *Session) logf(format string, args ...any) {
 // on first use.
 func (s *Session) candidates() (*mech.Space, error) {
 	if s.space == nil {
-		sp, err := mech.NewSpace(s.in.emb, s.dev, 0)
+		sp, err := mech.NewSpace(s.in.mech, s.dev, 0)
 		if err != nil {
 			return nil, err
 		}
