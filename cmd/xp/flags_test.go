@@ -55,7 +55,6 @@ func TestFlagsAfterArguments(t *testing.T) {
 		{"run", "--dry-run", cfg, "--set", "train.epochs=1"},
 		{"privatize", cfg, "--split", "test", "--set", "train.epochs=1"},
 		{"slurm", cfg, "--set", "train.epochs=1", "--partition", "p"},
-		{"doctor", "--threads", "1"},
 	} {
 		var out bytes.Buffer
 		if err := run(context.Background(), args, &out); err != nil {
