@@ -18,6 +18,12 @@ BIN   := bin/xp
 XP_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 export XP_DATA
 
+# libtorch's OpenMP workers sleep when idle instead of spinning against
+# OpenBLAS's threads (2.9× faster training on 2 cores; docs/models.md).
+# bin/xp sets this itself; the tests and benchmarks get it here.
+OMP_WAIT_POLICY ?= passive
+export OMP_WAIT_POLICY
+
 .PHONY: all setup torch build test quickstart doctor clean bench-pytorch paper
 
 all: build

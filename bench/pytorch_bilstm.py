@@ -14,12 +14,20 @@ The model and loop mirror models.BiLSTM and models.Train:
   length (a seeded shuffle, chunks of 50 batches sorted by length, batch
   order shuffled), rows sorted by decreasing length within a batch,
   sequences cut to --maxlen.
-The embedding values are random (speed does not depend on them).
+--embedding FILE: the frozen embedding's values (vocab x dim float32,
+little-endian, row-major), xp's own matrix, so that both sides compute on
+the same numbers; without it they are random normal.
+--warmup N: train on the first N batches untimed before the timed epoch
+(first calls allocate and initialise; xp runs warm after its first round).
 --packed runs nn.LSTM(bidirectional=True) over a PackedSequence instead:
 the same function, but libtorch 1.13's CPU backward through it is
 quadratic in the length (docs/models.md).
 
 Input (--data): one example per line, "label<TAB>id id id ...".
+--batches FILE: the batches to train on, one per line (example indices,
+0-based), as xp's models.Buckets made them: the benchmark passes xp's own
+batches so that both sides pad and compute exactly the same shapes
+(without it, the script's buckets() approximates xp's bucketing).
 Output: one JSON line {"examples": N, "seconds": S, "examples_per_sec": R,
 "threads": T, "torch": version}.
 """
@@ -35,10 +43,12 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 
 class BiLSTM(nn.Module):
-    def __init__(self, vocab, dim, hidden, classes, dropout, packed):
+    def __init__(self, vocab, dim, hidden, classes, dropout, packed, weights=None):
         super().__init__()
         self.packed = packed
-        self.embed = nn.Embedding.from_pretrained(torch.randn(vocab, dim), freeze=True, padding_idx=0)
+        if weights is None:
+            weights = torch.randn(vocab, dim)
+        self.embed = nn.Embedding.from_pretrained(weights, freeze=True, padding_idx=0)
         if packed:
             self.lstm = nn.LSTM(dim, hidden, num_layers=1, bidirectional=True)
         else:
@@ -94,6 +104,9 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--packed", action="store_true")
+    ap.add_argument("--batches", help="one batch per line: example indices (xp's batches, epoch 1)")
+    ap.add_argument("--embedding", help="the embedding matrix: vocab x dim float32, little-endian, row-major")
+    ap.add_argument("--warmup", type=int, default=0, help="train on this many batches untimed first")
     a = ap.parse_args()
 
     if a.threads > 0:
@@ -108,25 +121,38 @@ def main():
             labels.append(int(y))
     classes = max(labels) + 1
 
-    model = BiLSTM(a.vocab, a.dim, a.hidden, max(classes, 2), a.dropout, a.packed)
+    weights = None
+    if a.embedding:
+        weights = torch.from_file(a.embedding, size=a.vocab * a.dim, dtype=torch.float32).view(a.vocab, a.dim)
+    model = BiLSTM(a.vocab, a.dim, a.hidden, max(classes, 2), a.dropout, a.packed, weights)
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=a.lr)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
     lengths = [len(s) for s in seqs]
+    given = None
+    if a.batches:
+        with open(a.batches) as f:
+            given = [[int(i) for i in line.split()] for line in f if line.strip()]
+
+    def step(idx):
+        idx = sorted(idx, key=lambda i: -lengths[i])
+        T = lengths[idx[0]]
+        tokens = torch.tensor([seqs[i] + [0] * (T - lengths[i]) for i in idx], dtype=torch.long)
+        ys = torch.tensor([labels[i] for i in idx], dtype=torch.long)
+        lens = torch.tensor([lengths[i] for i in idx], dtype=torch.long)
+        loss = loss_fn(model(tokens, lens), ys)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), a.clip)
+        opt.step()
+        loss.item()  # xp reads every batch's loss too
+
+    for idx in (given or buckets(lengths, a.batch, a.seed, 1))[: a.warmup]:
+        step(idx)
     start = time.perf_counter()
     for epoch in range(1, a.epochs + 1):
-        for idx in buckets(lengths, a.batch, a.seed, epoch):
-            idx = sorted(idx, key=lambda i: -lengths[i])
-            T = lengths[idx[0]]
-            tokens = torch.tensor([seqs[i] + [0] * (T - lengths[i]) for i in idx], dtype=torch.long)
-            ys = torch.tensor([labels[i] for i in idx], dtype=torch.long)
-            lens = torch.tensor([lengths[i] for i in idx], dtype=torch.long)
-            loss = loss_fn(model(tokens, lens), ys)
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), a.clip)
-            opt.step()
-            loss.item()  # xp reads every batch's loss too
+        for idx in given if given is not None else buckets(lengths, a.batch, a.seed, epoch):
+            step(idx)
     secs = time.perf_counter() - start
     n = len(seqs) * a.epochs
     print(json.dumps({"examples": n, "seconds": secs, "examples_per_sec": n / secs,

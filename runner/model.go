@@ -62,7 +62,12 @@ func (s *Session) classifier(ctx context.Context, cell experiments.Cell, splits 
 		}
 		fallthrough
 	case !errors.Is(err, fs.ErrNotExist):
+		// A folder appears whole (one rename): a damaged one is damaged
+		// for good. Removed, so that the model trained now replaces it.
 		s.logf("model %s: %v; training it again", short(key), err)
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			return nil, nil, false, fmt.Errorf("model cache: %w", rerr)
+		}
 	}
 	m, t, err = s.trainModel(ctx, cell, key, splits, progress)
 	return m, t, false, err

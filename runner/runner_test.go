@@ -230,10 +230,26 @@ func TestModelsShared(t *testing.T) {
 		t.Errorf("trained here: %+v\nfrom the cache: %+v", r2[0].Test, want.Test)
 	}
 	// The cell's record removed: run again, it trains nothing.
-	os.Remove(filepath.Join(c.Output, "cells", byCell["laplace ε=1 test seed=1"].Key+".json"))
-	again, err := Run(ctx, c, Options{})
-	if err != nil || again.Ran != 1 || again.Trained != 0 {
-		t.Errorf("rerun: %v, %d ran, %d trained", err, again.Ran, again.Trained)
+	rerun := func(cell string) Summary {
+		t.Helper()
+		os.Remove(filepath.Join(c.Output, "cells", byCell[cell].Key+".json"))
+		again, err := Run(ctx, c, Options{})
+		if err != nil || again.Ran != 1 {
+			t.Fatalf("rerun: %v, %d ran", err, again.Ran)
+		}
+		return again
+	}
+	if n := rerun("laplace ε=1 test seed=1").Trained; n != 0 {
+		t.Errorf("rerun of a cell whose model is cached: %d trained", n)
+	}
+	// A damaged cached model is trained again and replaced: the next
+	// rerun reads it.
+	os.WriteFile(filepath.Join(c.Cache, "models", base.Model, "model.ot"), []byte("damaged"), 0o666)
+	if n := rerun("laplace ε=1 test seed=1").Trained; n != 1 {
+		t.Errorf("rerun over a damaged model: %d trained, want 1", n)
+	}
+	if n := rerun("laplace ε=50 test seed=1").Trained; n != 0 {
+		t.Errorf("rerun after the repair: %d trained, want 0 (the damaged model was not replaced)", n)
 	}
 }
 

@@ -1,6 +1,7 @@
 package torchrt
 
 import (
+	"cmp"
 	"bufio"
 	"fmt"
 	"io"
@@ -32,6 +33,9 @@ type Info struct {
 	CPUs           int
 	Stubbed        int
 	Config         string // at::show_config()
+	// WaitPolicy is OMP_WAIT_POLICY as this process started with it
+	// (libgomp reads it at load): xp runs passive unless told otherwise.
+	WaitPolicy string
 }
 
 // Torch describes the libtorch xp runs on: its version and, for Debian's,
@@ -64,6 +68,7 @@ func Collect() Info {
 		CPUs:           runtime.NumCPU(),
 		Stubbed:        len(b.Stubbed),
 		Config:         lib.XpTorchConfig(),
+		WaitPolicy:     os.Getenv("OMP_WAIT_POLICY"),
 	}
 	_ = Err() // the calls above leave no error on success; clear any anyway
 	if in.CUDAAvailable {
@@ -144,6 +149,7 @@ func (in Info) Write(w io.Writer) error {
 		{"BLAS", in.BLAS},
 		{"CUDA available", cuda},
 		{"threads", fmt.Sprintf("%d intra-op (of %d CPUs)", in.Threads, in.CPUs)},
+		{"OpenMP wait", cmp.Or(in.WaitPolicy, "libgomp's default (spinning)")},
 	}
 	for _, r := range rows {
 		if _, err := fmt.Fprintf(w, "%-17s %s\n", r[0]+":", r[1]); err != nil {

@@ -222,3 +222,28 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestPassiveOpenMP: xp runs with OMP_WAIT_POLICY=passive (re-executing
+// itself: libgomp reads it at load) unless the user set a policy.
+func TestPassiveOpenMP(t *testing.T) {
+	for _, c := range []struct{ env, want string }{{"", "passive"}, {"OMP_WAIT_POLICY=active", "active"}} {
+		cmd := xpCommand("doctor")
+		var env []string
+		for _, e := range cmd.Env {
+			if !strings.HasPrefix(e, "OMP_WAIT_POLICY=") {
+				env = append(env, e)
+			}
+		}
+		if c.env != "" {
+			env = append(env, c.env)
+		}
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "OpenMP wait:      "+c.want+"\n") {
+			t.Errorf("env %q: doctor says\n%s", c.env, grepLines(string(out), "OpenMP"))
+		}
+	}
+}

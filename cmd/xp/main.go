@@ -34,6 +34,7 @@ import (
 )
 
 func main() {
+	passiveOpenMP()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	runner.WatchParent(stop) // a worker process stops with its parent
 	err := run(ctx, os.Args[1:], os.Stdout)
@@ -55,6 +56,25 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// passiveOpenMP makes libtorch's OpenMP workers sleep when idle instead
+// of spinning, unless the user chose a policy (OMP_WAIT_POLICY): xp
+// re-executes itself once with OMP_WAIT_POLICY=passive. libgomp reads the
+// variable when the process loads, before main, hence the exec. Spinning
+// workers compete with OpenBLAS's threads for the cores: on 2 cores a
+// biLSTM epoch on SST-2 ran 2.9× slower with the default (docs/models.md,
+// BenchmarkTrainVsPyTorch). If the exec fails xp runs on as it is.
+func passiveOpenMP() {
+	if _, set := os.LookupEnv("OMP_WAIT_POLICY"); set {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	env := append(os.Environ(), "OMP_WAIT_POLICY=passive")
+	syscall.Exec(exe, os.Args, env) // returns only on failure
 }
 
 const usage = `usage: xp <command> [flags]
