@@ -1,8 +1,8 @@
 package models
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"

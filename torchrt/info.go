@@ -1,8 +1,8 @@
 package torchrt
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
