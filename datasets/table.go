@@ -86,7 +86,11 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 		return nil, err
 	}
 	defer rc.Close()
-	base := strings.TrimSuffix(strings.ToLower(filepath.Base(strings.SplitN(path, "#", 2)[len(strings.SplitN(path, "#", 2))-1])), ".gz")
+	file := path
+	if _, member, ok := strings.Cut(path, "#"); ok {
+		file = member // a zip's member names the format
+	}
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(file)), ".gz")
 	text, text2, label := opt.columns()
 	id := filepath.Base(path)
 	var out []row
