@@ -302,6 +302,18 @@ var analysisFigures = map[string][]string{
 // tradeoffs are the figures of one statistic against another (x, y), one
 // line per setting through its ε values: Xu et al.'s Fig. 2 panels of E_M
 // against the utility loss.
+// Undrawn lists the analyses of rows that PlotAnalysis draws no figure
+// for (their numbers are in the tables only).
+func Undrawn(rows []StatRow) []string {
+	var out []string
+	for _, a := range analysisKinds(rows) {
+		if a != "neighbours" && len(analysisFigures[a]) == 0 && len(tradeoffs[a]) == 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 var tradeoffs = map[string][][2]string{
 	"bayes-adversary": {{"L_M flip", "E_M"}},
 	"utility-loss":    {{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -226,6 +227,10 @@ func TestAnalysisMarkdown(t *testing.T) {
 	}
 	if strings.Contains(got, "d1 p5") {
 		t.Errorf("unpivoted neighbour columns in\n%s", got)
+	}
+	// xp plot names the analyses it draws nothing for (it was silent).
+	if u := Undrawn(append(rows, StatRow{Analysis: "examples", Seeds: 1})); !slices.Equal(u, []string{"select", "examples"}) {
+		t.Errorf("undrawn %v, want [select examples]", u)
 	}
 }
 

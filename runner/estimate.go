@@ -24,6 +24,10 @@ type Estimate struct {
 	// under early stopping).
 	Privatizations, Trainings int
 	Tokens, Examples          int64
+	// Analyses counts the analysis cells to run: not priced (their cost
+	// is their lookups, words × draws or the prior's support; see
+	// docs/analyses.md).
+	Analyses int
 	// Seconds is the sum over the work with a recorded rate; Unknown
 	// lists the work without one (no earlier run on this host measured
 	// it), which Seconds leaves out.
@@ -107,6 +111,7 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 	for _, i := range todo {
 		cell := sum.Cells[i].Cell
 		if cell.Analysis != "" {
+			e.Analyses++
 			continue
 		}
 		priv, train := s.rateKeys(cell, threads)

@@ -153,6 +153,9 @@ func dryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 	fmt.Fprintln(out)
 	if e := sum.Estimate; e != nil {
 		fmt.Fprintf(out, "to compute: %d privatized splits (%d tokens), %d models to train (%d training examples over all epochs)\n", e.Privatizations, e.Tokens, e.Trainings, e.Examples)
+		if e.Analyses > 0 {
+			fmt.Fprintf(out, "and %d analysis cells, not in the estimate (their cost is their lookups: docs/analyses.md)\n", e.Analyses)
+		}
 		switch {
 		case e.Privatizations+e.Trainings == 0:
 		case e.Seconds == 0:
@@ -297,6 +300,12 @@ func plotCmd(args []string, out io.Writer) error {
 		paths = append(paths, more...)
 	} else if *metric != "" || *x != "epsilon" {
 		return fmt.Errorf("%s: no utility table: --metric and --x draw utility figures", fs.Arg(0))
+	}
+	for _, a := range results.Undrawn(stats) {
+		fmt.Fprintf(out, "analysis %s has no figure: its numbers are in %s\n", a, filepath.Join(fs.Arg(0), "tables", "analysis.md"))
+	}
+	if len(paths) == 0 && rows == nil {
+		return fmt.Errorf("%s: nothing to draw", fs.Arg(0))
 	}
 	for _, p := range paths {
 		fmt.Fprintln(out, "wrote", p)
