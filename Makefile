@@ -61,11 +61,14 @@ clean:
 	rm -rf build bin go.work go.work.sum
 
 # Every config of configs/paper (full size, resumable: run it again and
-# finished cells are reused; each writes runs/paper/<name>/tables and plots).
+# finished cells are reused; each writes runs/paper/<name>/tables and plots),
+# then docs/reproduction.md's generated blocks from the runs' records.
 # A config whose data the root lacks (QNLI's train split) fails alone and is
 # listed at the end. Reduced runs: see the "Quick look" line of each config.
 paper: build
 	@test -n "$(XP_DATA)" || { echo "paper: no data root: set XP_DATA"; exit 1; }
 	@failed=""; for f in configs/paper/*.yaml; do \
 		echo "== $$f"; $(BIN) run -q $$f || failed="$$failed $$f"; \
-	done; test -z "$$failed" || { echo "paper: failed:$$failed"; exit 1; }
+	done; \
+	$(BIN) results --into docs/reproduction.md; \
+	test -z "$$failed" || { echo "paper: failed:$$failed"; exit 1; }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
 )
@@ -212,9 +213,16 @@ func incomplete(w io.Writer, st *runner.State) {
 func resultsCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("results", flag.ContinueOnError)
 	csv := fs.Bool("csv", false, "CSV instead of Markdown (the utility table)")
-	const usage = "usage: xp results [--csv] OUTDIR, or xp results OUTDIR_A OUTDIR_B... (side by side)"
+	into := fs.String("into", "", "rewrite the <!-- xp:results RUN --> … <!-- /xp:results --> blocks of this Markdown file from the runs' records")
+	const usage = "usage: xp results [--csv] OUTDIR, xp results OUTDIR_A OUTDIR_B... (side by side), or xp results --into FILE.md"
 	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
+	}
+	if *into != "" {
+		if fs.NArg() > 0 {
+			return errors.New("xp results --into FILE takes no run folder: the file's blocks name theirs")
+		}
+		return intoFile(*into, out)
 	}
 	if fs.NArg() == 0 {
 		return errors.New(usage)
@@ -249,16 +257,52 @@ func resultsCmd(args []string, out io.Writer) error {
 		}
 		return results.WriteCSV(out, rows)
 	}
+	_, err = fmt.Fprint(out, runMarkdown(rows, stats))
+	return err
+}
+
+// runMarkdown is a run's tables as xp results prints them: the analysis
+// table, then the utility table.
+func runMarkdown(rows []results.Row, stats []results.StatRow) string {
+	var b strings.Builder
 	if len(stats) > 0 {
-		fmt.Fprint(out, results.AnalysisMarkdown(stats))
+		b.WriteString(results.AnalysisMarkdown(stats))
 		if rows != nil {
-			fmt.Fprintln(out)
+			b.WriteString("\n")
 		}
 	}
 	if rows != nil {
-		_, err = fmt.Fprint(out, results.Markdown(rows))
+		b.WriteString(results.Markdown(rows))
 	}
-	return err
+	return b.String()
+}
+
+// intoFile rewrites, in the Markdown file path, every block between
+// "<!-- xp:results RUN -->" and "<!-- /xp:results -->" with the tables of
+// the run folder RUN (relative to the current folder), read from its
+// records: documents whose numbers are regenerated, never typed. A block
+// whose run is missing or unreadable is left as it was, and reported.
+func intoFile(path string, out io.Writer) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	updated, n, problems := results.Splice(doc, func(dir string) (string, error) {
+		st, rows, stats, err := lastRun(dir)
+		if err != nil {
+			return "", err
+		}
+		incomplete(os.Stderr, st)
+		return runMarkdown(rows, stats), nil
+	})
+	for _, p := range problems {
+		fmt.Fprintf(os.Stderr, "xp: %s: %v (block left as it was)\n", path, p)
+	}
+	if err := xio.WriteFileAtomic(path, updated); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s: %d of %d result blocks regenerated from their records\n", path, n-len(problems), n)
+	return nil
 }
 
 // plotCmd redraws the plots of the last run in OUTDIR.
