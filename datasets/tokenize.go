@@ -15,15 +15,15 @@ import (
 // folder (embeddings/prepare_corpus.py there), so that corpus words and
 // embedding words meet.
 type Tokenizer struct {
-	Lower       bool // lowercase (Unicode)
-	Quotes      bool // curly apostrophes (’) made straight
-	StripHTML   bool // remove <br /> and <br/> line breaks (IMDb)
+	Lower     bool // lowercase (Unicode)
+	Quotes    bool // curly apostrophes (’) made straight
+	StripHTML bool // remove <br /> and <br/> line breaks (IMDb)
 	// Web drops URLs (scheme://… and www.… up to the next space) and
 	// decodes the HTML entities &amp; &lt; &gt; &quot; &#39; &apos;
 	// &nbsp; (tweets): without it a URL becomes a run of junk tokens
 	// ("http", ":", "/", "t", ".", "co", "/", "x7qz…") that pass through
 	// unprivatized as out-of-vocabulary words.
-	Web bool
+	Web         bool
 	Punctuation bool // every character that is not a letter-or-digit run or space is its own token
 	Clitics     bool // split n't 's 're 've 'll 'd 'm off as GloVe/PTB do ("didn't" → "did n't"; needs Punctuation)
 	MaxTokens   int  // keep at most this many tokens; 0 keeps all
