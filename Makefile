@@ -38,6 +38,9 @@ build: torch
 	$(GO) build -o $(BIN) ./cmd/xp
 
 test: torch
+	@files=$$(git ls-files '*.go' 2>/dev/null); test -z "$$files" || { \
+		unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$files); \
+		test -z "$$unformatted" || { echo "gofmt -w needed: $$unformatted"; exit 1; }; }
 	$(GO) vet ./...
 	$(GO) test ./...
 
