@@ -324,8 +324,22 @@ func Markdown(rows []Row) string {
 // ciNote says how the intervals are computed.
 const ciNote = "Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both."
 
-// privacyUnit states what ε protects, under every table.
-const privacyUnit = "Privacy unit: ε is per token. For metric DP (ε·d_χ) a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; SanText's pure ε-DP and CusText's ε-DP within an output set compose to n·ε over a text. In mode both, training and test text are privatized independently: a text in both is exposed twice."
+// privacyUnit states what ε protects, under every table; which
+// mechanism has which notion comes from their descriptors (spec), the one
+// place it is stated.
+var privacyUnit = func() string {
+	by := map[spec.Notion][]string{}
+	for _, d := range spec.All(spec.Mechanism) {
+		by[d.Notion] = append(by[d.Notion], d.Name)
+		if d.Unguarded != "" {
+			by[spec.NoDP] = append(by[spec.NoDP], d.Name+" with "+d.Unguarded)
+		}
+	}
+	return fmt.Sprintf("Privacy unit: ε is per token. Under metric DP, ε·d_χ (%s), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; "+
+		"pure ε-DP within an output set (%s) composes to n·ε over a text; %s give no guarantee. "+
+		"In mode both, training and test text are privatized independently: a text in both is exposed twice.",
+		strings.Join(by[spec.MetricDP], ", "), strings.Join(by[spec.SetDP], ", "), strings.Join(by[spec.NoDP], ", "))
+}()
 
 func percent(x float64) string {
 	if math.IsNaN(x) {
