@@ -100,51 +100,13 @@ func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)
 	}
-	var modes []string
-	var base, chance quantityAt = quantityAt{math.NaN(), 0}, quantityAt{math.NaN(), 0}
-	attacker := ""
-	for _, r := range rows {
-		if r.Seeds == 0 {
-			continue // every seed failed: nothing to draw
-		}
-		attacker = cmp.Or(attacker, r.Attacker)
-		if math.IsNaN(chance.mean) {
-			chance.mean = r.Chance
-		}
-		if r.Mode == "none" {
-			base = quantityAt{r.Accuracy, r.AccSD}
-			if opt.Metric == "macro-f1" {
-				base = quantityAt{r.MacroF1, r.MacroF1SD}
-			}
-		} else if !slices.Contains(modes, r.Mode) {
-			modes = append(modes, r.Mode)
-		}
-	}
-	slices.SortFunc(modes, func(a, b string) int { return modeRank(a) - modeRank(b) })
-	if len(modes) == 0 {
-		return nil, fmt.Errorf("results: nothing to plot (no privatized cell succeeded)")
+	modes, figs, err := figuresFor(rows, opt)
+	if err != nil {
+		return nil, err
 	}
 	pd := cmp.Or(opt.Out, filepath.Join(dir, "plots"))
 	if err := os.MkdirAll(pd, 0o777); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
-	}
-	accLabel := "accuracy"
-	if attacker != "" {
-		accLabel = attacker + " attacker accuracy (lower = more private)"
-	}
-	acc := figure{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD} }, nil}}, base: base, chance: chance}
-	f1 := figure{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD} }, nil}}, base: base}
-	privacy := figure{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
-		{"unchanged (in-vocab)", func(r Row) quantityAt { return quantityAt{r.Unchanged, 0} }, nil},
-		{"unchanged per word type", func(r Row) quantityAt { return quantityAt{r.TypeUnchanged, 0} }, []vg.Length{vg.Points(1), vg.Points(2)}},
-		{"OOV", func(r Row) quantityAt { return quantityAt{r.OOV, 0} }, []vg.Length{vg.Points(3), vg.Points(2)}},
-	}, base: quantityAt{math.NaN(), 0}, chance: quantityAt{math.NaN(), 0}}
-	figs := []figure{acc, privacy}
-	switch opt.Metric {
-	case "accuracy":
-		figs = []figure{acc}
-	case "macro-f1":
-		figs = []figure{f1}
 	}
 	var paths []string
 	for _, fig := range figs {
@@ -170,6 +132,54 @@ func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
 		paths = append(paths, written...)
 	}
 	return paths, nil
+}
+
+// figuresFor is what Plot draws of rows: the privatized modes (a panel
+// each) and the figures, with the baseline's and chance's levels.
+func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
+	var modes []string
+	var base, chance quantityAt = quantityAt{math.NaN(), 0}, quantityAt{math.NaN(), 0}
+	attacker := ""
+	for _, r := range rows {
+		if r.Seeds == 0 {
+			continue // every seed failed: nothing to draw
+		}
+		attacker = cmp.Or(attacker, r.Attacker)
+		if math.IsNaN(chance.mean) {
+			chance.mean = r.Chance
+		}
+		if r.Mode == "none" {
+			base = quantityAt{r.Accuracy, r.AccSD}
+			if opt.Metric == "macro-f1" {
+				base = quantityAt{r.MacroF1, r.MacroF1SD}
+			}
+		} else if !slices.Contains(modes, r.Mode) {
+			modes = append(modes, r.Mode)
+		}
+	}
+	slices.SortFunc(modes, func(a, b string) int { return modeRank(a) - modeRank(b) })
+	if len(modes) == 0 {
+		return nil, nil, fmt.Errorf("results: nothing to plot (no privatized cell succeeded)")
+	}
+	accLabel := "accuracy"
+	if attacker != "" {
+		accLabel = attacker + " attacker accuracy (lower = more private)"
+	}
+	acc := figure{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD} }, nil}}, base: base, chance: chance}
+	// The chance level is an accuracy: macro-F1 has none to draw.
+	f1 := figure{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD} }, nil}}, base: base, chance: quantityAt{math.NaN(), 0}}
+	privacy := figure{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
+		{"unchanged (in-vocab)", func(r Row) quantityAt { return quantityAt{r.Unchanged, 0} }, nil},
+		{"unchanged per word type", func(r Row) quantityAt { return quantityAt{r.TypeUnchanged, 0} }, []vg.Length{vg.Points(1), vg.Points(2)}},
+		{"OOV", func(r Row) quantityAt { return quantityAt{r.OOV, 0} }, []vg.Length{vg.Points(3), vg.Points(2)}},
+	}, base: quantityAt{math.NaN(), 0}, chance: quantityAt{math.NaN(), 0}}
+	switch opt.Metric {
+	case "accuracy":
+		return modes, []figure{acc}, nil
+	case "macro-f1":
+		return modes, []figure{f1}, nil
+	}
+	return modes, []figure{acc, privacy}, nil
 }
 
 // figure is one figure's content: what its panels draw.

@@ -387,6 +387,20 @@ func TestPlotPanels(t *testing.T) {
 	if _, err := Plot(dir, "t", rows, PlotOptions{Metric: "loss"}); err == nil {
 		t.Error("an unknown metric drew")
 	}
+	// Macro-F1 has no chance level (it drew one at 0, stretching the axis).
+	rows[0].MacroF1, rows[0].MacroF1SD = 0.79, 0.01
+	for i := 1; i < len(rows); i++ {
+		rows[i].MacroF1 = rows[i].Accuracy
+	}
+	f1opt, _ := PlotOptions{Metric: "macro-f1"}.withDefaults()
+	_, figs, err := figuresFor(rows, f1opt)
+	if err != nil || len(figs) != 1 || !math.IsNaN(figs[0].chance.mean) || figs[0].base.mean != 0.79 {
+		t.Fatalf("macro-F1 figure: %v %+v", err, figs)
+	}
+	f1panel, err := panel("t", "train", rows, figs[0], f1opt)
+	if err != nil || f1panel.Y.Min < 0.4 {
+		t.Errorf("macro-F1 panel's y axis starts at %v: a reference at 0 was drawn (%v)", f1panel.Y.Min, err)
+	}
 }
 
 // TestSplice: generated blocks are replaced by their run's table, the
