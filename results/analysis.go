@@ -302,16 +302,16 @@ var analysisFigures = map[string][]string{
 // tradeoffs are the figures of one statistic against another (x, y), one
 // line per setting through its ε values: Xu et al.'s Fig. 2 panels of E_M
 // against the utility loss.
+// drawn reports whether PlotAnalysis draws a figure for analysis a: the
+// neighbour percentiles, statistics versus ε, or trade-offs.
+func drawn(a string) bool {
+	return a == "neighbours" || len(analysisFigures[a]) > 0 || len(tradeoffs[a]) > 0
+}
+
 // Undrawn lists the analyses of rows that PlotAnalysis draws no figure
 // for (their numbers are in the tables only).
 func Undrawn(rows []StatRow) []string {
-	var out []string
-	for _, a := range analysisKinds(rows) {
-		if a != "neighbours" && len(analysisFigures[a]) == 0 && len(tradeoffs[a]) == 0 {
-			out = append(out, a)
-		}
-	}
-	return out
+	return slices.DeleteFunc(analysisKinds(rows), drawn)
 }
 
 var tradeoffs = map[string][][2]string{
@@ -330,7 +330,7 @@ func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
 	var paths []string
 	for _, a := range kinds {
 		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != a || r.Seeds == 0 })
-		if len(mine) == 0 {
+		if len(mine) == 0 || !drawn(a) {
 			continue
 		}
 		var panels []*plot.Plot

@@ -32,6 +32,7 @@ const (
 	modelFile      = "model.ot"
 	modelMetaFile  = "model.json"
 	checkpointsDir = "checkpoints"
+	trainDir       = "train" // inside a model's temporary folder: models.Train's Dir
 )
 
 // trained is what a cached model's cells record of its training.
@@ -144,6 +145,10 @@ func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key str
 		return nil, nil, fmt.Errorf("model folder: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	work := filepath.Join(tmp, trainDir) // Train's own files (best weights), not cached
+	if err := os.Mkdir(work, 0o777); err != nil {
+		return nil, nil, fmt.Errorf("model folder: %w", err)
+	}
 	ck := filepath.Join(s.c.Cache, checkpointsDir, key)
 	defer func() {
 		if err != nil && ctx.Err() == nil {
@@ -160,7 +165,7 @@ func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key str
 		}
 	}()
 	opt := s.trainOptions(cell)
-	opt.Progress, opt.Dir, opt.Checkpoint = progress, tmp, ck
+	opt.Progress, opt.Dir, opt.Checkpoint = progress, work, ck
 	start := time.Now()
 	res, err := models.Train(ctx, m, data["train"], data["valid"], opt)
 	if err != nil {
@@ -177,11 +182,11 @@ func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key str
 	return m, t, os.RemoveAll(ck)
 }
 
-// cacheModel writes m and t into the temporary folder tmp (which Train
-// used for its best weights) and renames it to the model's folder.
+// cacheModel writes m and t into the temporary folder tmp, drops the
+// training's own files, and renames tmp to the model's folder.
 func (s *Session) cacheModel(m models.Model, t *trained, tmp string) error {
-	for _, name := range []string{"best.ot"} {
-		os.Remove(filepath.Join(tmp, name))
+	if err := os.RemoveAll(filepath.Join(tmp, trainDir)); err != nil {
+		return fmt.Errorf("cache model: %w", err)
 	}
 	if err := torchrt.Do(func() error { return m.Save(filepath.Join(tmp, modelFile)) }); err != nil {
 		return fmt.Errorf("cache model: %w", err)

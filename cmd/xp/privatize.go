@@ -31,7 +31,6 @@ each changed word marked instead, in colour on a terminal.`
 // privatize writes one cell's split of a config.
 func privatize(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("privatize", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), privatizeUsage); fs.PrintDefaults() }
 	var sets setFlags
 	fs.Var(&sets, "set", "override a config key: path.to.key=value (repeatable)")
 	data := fs.String("data", datasets.RootFromEnv(), "data root when the config has no data key (default $"+datasets.EnvRoot+")")
@@ -47,8 +46,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return errors.New("privatize: want one config file")
+		return errors.New("privatize: want one config file\n" + strings.SplitN(privatizeUsage, "\n", 2)[0])
 	}
 	c, err := experiments.Load(fs.Arg(0), experiments.Options{Set: sets, DataRoot: *data})
 	if err != nil {
