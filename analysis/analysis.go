@@ -23,8 +23,23 @@ type Env struct {
 	Counts map[string]int64
 	Labels map[string]int
 	// Seed draws word samples.
-	Seed     uint64
+	Seed uint64
+	// Memo, when set, keeps words' sampled output counts between cells.
+	Memo     Memo
 	Progress io.Writer
+}
+
+// Memo keeps the output counts of m draws of words under one mechanism
+// setting, ε and seed — the runner's cache on disk, named by
+// experiments.Config.DrawsKey. A word's draws depend only on those, the
+// word and the draw's index (mech.WordSource), so counts kept by another
+// cell or analysis are exactly those that drawing again would give.
+type Memo interface {
+	// Get returns the counts it holds of m draws of the words (absent
+	// words are not in the map).
+	Get(m int, words []string) (map[string]map[int32]int, error)
+	// Put keeps counts of m draws.
+	Put(m int, counts map[string]map[int32]int) error
 }
 
 // exact is implemented by mechanisms whose output distribution is known

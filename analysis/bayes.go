@@ -36,65 +36,90 @@ func bayes(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 	if len(rows) == 0 {
 		return a, fmt.Errorf("no dataset word has a vector")
 	}
-	emb := env.Space.Emb
-	prior := make([]float64, len(rows))
-	var total float64
-	for i, w := range rows {
-		prior[i] = float64(env.Counts[emb.Words[w]])
-		total += prior[i]
-	}
-	for i := range prior {
-		prior[i] /= total
-	}
+	prior := priorOf(env, rows)
 	m := v.Int("samples")
 	ds, method, lookups, err := distributions(ctx, env, rows, m, true)
 	if err != nil {
 		return a, err
 	}
 	a.Method, a.Lookups = method, lookups
+	adv := adversary(env, rows, prior, ds, m, method == "exact")
+	if adv.exact {
+		a.Add("E_M", adv.em)
+	} else {
+		a.AddCI("E_M", adv.em, adv.em-adv.ci, adv.em+adv.ci)
+	}
+	a.Add("recovery", adv.recovery)
+	if env.Labels != nil {
+		a.Add("L_M flip", adv.flip)
+		a.Add("L_M loss", adv.loss)
+	} else {
+		a.Notes = append(a.Notes, "L_M of a sentence dataset is the utility cells' accuracy drop: not computed by this analysis")
+	}
+	a.Add("prior words", float64(len(rows)))
+	return a, nil
+}
+
+// priorOf is the dataset's word distribution restricted to rows.
+func priorOf(env Env, rows []int) []float64 {
+	prior := make([]float64, len(rows))
+	var total float64
+	for i, w := range rows {
+		prior[i] = float64(env.Counts[env.Space.Emb.Words[w]])
+		total += prior[i]
+	}
+	for i := range prior {
+		prior[i] /= total
+	}
+	return prior
+}
+
+// adversaryStats are the Bayesian adversary's numbers (see bayes): E_M
+// and recovery = 1 − E_M, the half-width of its 95% interval when f_M was sampled, and the
+// lexicon's loss in both readings (0 without labels).
+type adversaryStats struct {
+	em, recovery, ci, flip, loss float64
+	exact                        bool
+}
+
+// adversary computes E_M = 1 − Σ_w′ Σ_w (π(w)f_M(w′|w))² / Σ_u π(u)f_M(w′|u)
+// from the rows' prior and output distributions (m draws each unless
+// exact), and L_M where env has labels.
+func adversary(env Env, rows []int, prior []float64, ds []distribution, m int, exact bool) adversaryStats {
+	emb := env.Space.Emb
 	z := map[int32]float64{}
 	for i, d := range ds {
 		for j, o := range d.outs {
 			z[o] += prior[i] * d.p[j]
 		}
 	}
-	var recovery, variance, flip, loss float64
+	s := adversaryStats{exact: exact}
+	var variance float64
 	for i, d := range ds {
 		w := rows[i]
 		var e, e2 float64 // this word's expected error over its outputs, and its second moment
 		label, labelled := env.Labels[emb.Words[w]]
 		for j, o := range d.outs {
 			pf := prior[i] * d.p[j]
-			recovery += pf * pf / z[o]
+			s.recovery += pf * pf / z[o]
 			miss := 1 - pf/z[o]
 			e += d.p[j] * miss
 			e2 += d.p[j] * miss * miss
 			if env.Labels != nil && labelled {
 				ol, ok := env.Labels[emb.Words[o]]
 				if ok && ol != label {
-					flip += pf
+					s.flip += pf
 				}
 				if !ok || ol != label {
-					loss += pf
+					s.loss += pf
 				}
 			}
 		}
 		variance += prior[i] * prior[i] * (e2 - e*e) / float64(m)
 	}
-	em := 1 - recovery
-	if method == "exact" {
-		a.Add("E_M", em)
-	} else {
-		h := 1.96 * math.Sqrt(variance)
-		a.AddCI("E_M", em, em-h, em+h)
+	s.em = 1 - s.recovery
+	if !exact {
+		s.ci = 1.96 * math.Sqrt(variance)
 	}
-	a.Add("recovery", recovery)
-	if env.Labels != nil {
-		a.Add("L_M flip", flip)
-		a.Add("L_M loss", loss)
-	} else {
-		a.Notes = append(a.Notes, "L_M of a sentence dataset is the utility cells' accuracy drop: not computed by this analysis")
-	}
-	a.Add("prior words", float64(len(rows)))
-	return a, nil
+	return s
 }

@@ -27,25 +27,9 @@ func deniability(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 		return a, err
 	}
 	a.Method, a.Lookups = method, lookups
-	nw, sw := make([]float64, len(rows)), make([]float64, len(rows))
-	for i, w := range rows {
-		d := ds[i]
-		for j, o := range d.outs {
-			if int(o) == w {
-				nw[i] = d.p[j] * float64(m)
-			}
-			if method == "exact" {
-				sw[i] += 1 - math.Pow(1-d.p[j], float64(m))
-			} else {
-				sw[i]++
-			}
-		}
+	nw, sw := plausible(rows, ds, m, method == "exact")
+	for _, w := range rows {
 		a.Words = append(a.Words, env.Space.Emb.Words[w])
-	}
-	if method != "exact" {
-		for i := range nw {
-			nw[i] = math.Round(nw[i]) // counts: p was count/m
-		}
 	}
 	summarize(&a, "N_w", nw)
 	summarize(&a, "S_w", sw)
@@ -53,4 +37,27 @@ func deniability(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 	a.Add("S_w %", 100*mean(sw)/float64(m))
 	a.Series = map[string][]metrics.Num{"N_w": nums(nw), "S_w": nums(sw)}
 	return a, nil
+}
+
+// plausible is N_w and S_w of each row from its output distribution: the
+// counts of m draws, or their expected values when exact.
+func plausible(rows []int, ds []distribution, m int, exact bool) (nw, sw []float64) {
+	nw, sw = make([]float64, len(rows)), make([]float64, len(rows))
+	for i, w := range rows {
+		d := ds[i]
+		for j, o := range d.outs {
+			if int(o) == w {
+				nw[i] = d.p[j] * float64(m)
+			}
+			if exact {
+				sw[i] += 1 - math.Pow(1-d.p[j], float64(m))
+			} else {
+				sw[i]++
+			}
+		}
+		if !exact {
+			nw[i] = math.Round(nw[i]) // counts: p was count/m
+		}
+	}
+	return nw, sw
 }

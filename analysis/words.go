@@ -100,45 +100,88 @@ type drawer interface {
 	Draws(ctx context.Context, rows []int, n int, src mech.Source, f func(i int, outs []int32) error) error
 }
 
-// draws privatizes each row m times and returns each row's output counts.
-// Each word draws from its own streams (mech.WordSource: draw j is
-// document j of a Privatize call of m single-token documents), so a
-// word's draws do not depend on which other words are sampled. Mechanisms
-// that implement drawer share search batches across words; the others
-// (SanText, CusText when asked for sampling) privatize word by word.
+// draws privatizes each row m times and returns each row's output counts
+// and the number of draws made. Each word draws from its own streams
+// (mech.WordSource: draw j is document j of a Privatize call of m
+// single-token documents), so a word's draws do not depend on which other
+// words are drawn: words env.Memo holds are taken from it, the others
+// drawn and added to it. Mechanisms that implement drawer share search
+// batches across words; the others (SanText, CusText when asked for
+// sampling) privatize word by word.
 func draws(ctx context.Context, env Env, rows []int, m int) ([]map[int32]int, int64, error) {
+	emb := env.Space.Emb
 	out := make([]map[int32]int, len(rows))
+	todo := make([]int, 0, len(rows)) // indexes into rows of the words to draw
+	if env.Memo != nil {
+		words := make([]string, len(rows))
+		for i, w := range rows {
+			words[i] = emb.Words[w]
+		}
+		kept, err := env.Memo.Get(m, words)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, w := range words {
+			if c, ok := kept[w]; ok {
+				out[i] = c
+			} else {
+				todo = append(todo, i)
+			}
+		}
+	} else {
+		for i := range rows {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return out, 0, nil
+	}
 	count := func(i int, outs []int32) error {
 		c := map[int32]int{}
 		for _, o := range outs {
 			c[o]++
 		}
-		out[i] = c
+		out[todo[i]] = c
 		return nil
 	}
-	lookups := int64(len(rows)) * int64(m)
-	if d, ok := env.Mech.(drawer); ok {
-		return out, lookups, d.Draws(ctx, rows, m, env.Source, count)
+	sub := make([]int, len(todo))
+	for i, j := range todo {
+		sub[i] = rows[j]
 	}
-	emb := env.Space.Emb
-	docs := make([][]string, m)
-	outs := make([]int32, m)
-	for i, w := range rows {
-		for j := range docs {
-			docs[j] = []string{emb.Words[w]}
-		}
-		priv, _, err := env.Mech.Privatize(ctx, docs, mech.WordSource(env.Source, emb.Words[w]))
-		if err != nil {
+	lookups := int64(len(sub)) * int64(m)
+	if d, ok := env.Mech.(drawer); ok {
+		if err := d.Draws(ctx, sub, m, env.Source, count); err != nil {
 			return nil, 0, err
 		}
-		for j, d := range priv {
-			o, ok := emb.Index(d[0])
-			if !ok {
-				return nil, 0, fmt.Errorf("mechanism output %q is not a candidate", d[0])
+	} else {
+		docs := make([][]string, m)
+		outs := make([]int32, m)
+		for i, w := range sub {
+			for j := range docs {
+				docs[j] = []string{emb.Words[w]}
 			}
-			outs[j] = int32(o)
+			priv, _, err := env.Mech.Privatize(ctx, docs, mech.WordSource(env.Source, emb.Words[w]))
+			if err != nil {
+				return nil, 0, err
+			}
+			for j, d := range priv {
+				o, ok := emb.Index(d[0])
+				if !ok {
+					return nil, 0, fmt.Errorf("mechanism output %q is not a candidate", d[0])
+				}
+				outs[j] = int32(o)
+			}
+			count(i, outs)
 		}
-		count(i, outs)
+	}
+	if env.Memo != nil {
+		drawn := make(map[string]map[int32]int, len(todo))
+		for _, j := range todo {
+			drawn[emb.Words[rows[j]]] = out[j]
+		}
+		if err := env.Memo.Put(m, drawn); err != nil {
+			return nil, 0, err
+		}
 	}
 	return out, lookups, nil
 }

@@ -32,6 +32,10 @@ type Config struct {
 	Model         ModelConfig      `yaml:"model" json:"model"`
 	Analysis      AnalysisConfig   `yaml:"analysis,omitempty" json:"analysis,omitempty"`
 	Stages        []StageConfig    `yaml:"stages,omitempty" json:"stages,omitempty"`
+	// Privacy asks utility cells for the opt-in privacy measures of their
+	// privatized splits (spec's measure descriptor "privacy" lists its
+	// parameters); nil: none, the default.
+	Privacy map[string]any `yaml:"privacy,omitempty" json:"privacy,omitempty"`
 	Train         TrainConfig      `yaml:"train" json:"train"`
 	Seeds         []uint64         `yaml:"seeds" json:"seeds"`
 	Device        string           `yaml:"device" json:"device"`

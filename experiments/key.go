@@ -50,6 +50,10 @@ type cellKey struct {
 	Train         TrainConfig      `json:"train"`
 	Device        string           `json:"device"` // cpu or cuda: the index does not change results
 	Inputs        Inputs           `json:"inputs"`
+	// Privacy is the resolved opt-in measures of the cell's privatized
+	// splits (absent for cells that privatize nothing, and when not asked
+	// for: keys of configs without them are as before).
+	Privacy spec.Values `json:"privacy,omitempty"`
 }
 
 type modelKey struct {
@@ -121,11 +125,29 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 		}
 		return hash(k)
 	}
-	return hash(cellKey{
+	k := cellKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
 		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(), Train: c.Train,
 		Device: deviceKind(c.Device), Inputs: in,
-	})
+	}
+	if cell.Mode != "none" {
+		k.Privacy = c.PrivacyMeasures()
+	}
+	return hash(k)
+}
+
+// PrivacyMeasures are the config's opt-in privacy measures completed
+// with defaults (nil when the config asks for none). Validated configs
+// always resolve.
+func (c *Config) PrivacyMeasures() spec.Values {
+	if c.Privacy == nil || c.IsAnalysis() {
+		return nil
+	}
+	_, v, err := spec.Resolve(spec.Measure, "privacy", 1, c.Privacy)
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 func analysisRevision(name string) int {
@@ -142,6 +164,43 @@ func (c *Config) CorpusKey(cell Cell, split string, in Inputs) string {
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Split: split,
 		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in,
 	})
+}
+
+// drawsKey is everything a word's sampled outputs depend on besides the
+// word and the number of draws (a mechanism's streams are per word and
+// per draw: mech.WordSource): the mechanism setting, ε and seed — the
+// streams' names —, the vectors, the data and tokenizer only when the
+// mechanism reads them (SanText+, CusText), and the device. The analysis,
+// the cell's mode and everything else of the config are not in it: an
+// analysis cell and a utility cell's privacy measures at the same
+// setting, ε and seed draw alike and share what was drawn.
+type drawsKey struct {
+	Version       string           `json:"version"`
+	Mechanism     string           `json:"mechanism"`
+	Params        spec.Values      `json:"params,omitempty"`
+	Epsilon       float64          `json:"epsilon"`
+	Seed          uint64           `json:"seed"`
+	Stream        string           `json:"stream"`
+	Dataset       *DatasetConfig   `json:"dataset,omitempty"`
+	Tokenizer     string           `json:"tokenizer,omitempty"`
+	Embedding     EmbeddingConfig  `json:"embedding"`
+	MechEmbedding *EmbeddingConfig `json:"mechanism_embedding,omitempty"`
+	Device        string           `json:"device"`
+	Inputs        Inputs           `json:"inputs"`
+}
+
+// DrawsKey names the sampled outputs of words under cell's mechanism (see
+// drawsKey); in are the checksums of the cell's view of the inputs.
+func (c *Config) DrawsKey(cell Cell, in Inputs) string {
+	k := drawsKey{Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Stream: cell.Stream(),
+		Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in}
+	if d, err := spec.Lookup(spec.Mechanism, cell.Mechanism); err != nil || d.Dataset {
+		ds := c.Dataset
+		k.Dataset, k.Tokenizer = &ds, c.Tokenizer
+	} else {
+		k.Inputs.Data = ""
+	}
+	return hash(k)
 }
 
 func (c *Config) modelKey() modelKey {

@@ -16,10 +16,10 @@ import (
 // checked by the runner (it needs the data root); mechanism and model
 // parameters by their descriptors in spec; everything else is here.
 func (c *Config) validate() error {
-	checks := []func() error{c.validateAnalysis, c.validateData, c.validateMechanisms, c.validateModel, c.validateRun, c.validateStages}
+	checks := []func() error{c.validateAnalysis, c.validateData, c.validateMechanisms, c.validateModel, c.validatePrivacy, c.validateRun, c.validateStages}
 	if c.IsAnalysis() {
 		// Whether an analysis reads a dataset depends on its mechanisms.
-		checks = []func() error{c.validateAnalysis, c.validateMechanisms, c.validateData, c.validateModel, c.validateRun, c.validateStages}
+		checks = []func() error{c.validateAnalysis, c.validateMechanisms, c.validateData, c.validateModel, c.validatePrivacy, c.validateRun, c.validateStages}
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -55,6 +55,24 @@ func (c *Config) validateAnalysis() error {
 	}
 	if c.has("apply") {
 		return c.errAt(fmt.Sprintf("apply has no meaning for analysis %s (it privatizes words, not a training or test split; a utility-loss stage adds utility cells)", c.Analysis.Kind), "apply")
+	}
+	return nil
+}
+
+// validatePrivacy checks the opt-in privacy measures of utility cells.
+func (c *Config) validatePrivacy() error {
+	if !c.has("privacy") {
+		return nil
+	}
+	if c.IsAnalysis() {
+		return c.errAt(fmt.Sprintf("privacy measures are computed beside utility cells; analysis %s computes its own statistics (plausible-deniability and bayes-adversary are these measures over a word sample or a dataset)", c.Analysis.Kind), "privacy")
+	}
+	if c.Privacy == nil {
+		return c.errAt("privacy is empty: give its parameters (privacy: {} for the defaults) or leave it out", "privacy")
+	}
+	d, _ := spec.Lookup(spec.Measure, "privacy")
+	if _, err := d.Resolve(c.Privacy); err != nil {
+		return c.paramErr(err, "privacy")
 	}
 	return nil
 }

@@ -38,6 +38,9 @@ type Record struct {
 	Model string `json:"model,omitempty"`
 	// Privacy reports each privatized split (train, valid, test).
 	Privacy map[string]metrics.Privatization `json:"privacy,omitempty"`
+	// Measures are the opt-in privacy measures of each privatized split
+	// (config key privacy; analysis.Split), absent unless asked for.
+	Measures map[string]metrics.Analysis `json:"measures,omitempty"`
 	// Coverage says how the model saw each split's tokens.
 	Coverage map[string]Coverage `json:"coverage,omitempty"`
 	// Analysis holds an analysis cell's statistics (nil for utility cells),
@@ -80,6 +83,9 @@ type Provenance struct {
 	WallSeconds    float64            `json:"wall_seconds"`
 	TokensPerSec   float64            `json:"privatized_tokens_per_sec,omitempty"`
 	ExamplesPerSec float64            `json:"train_examples_per_sec,omitempty"` // of the model's training
+	// MeasureSeconds is the time the opt-in privacy measures took (their
+	// cost; the draws each made are in Record.Measures' lookups).
+	MeasureSeconds float64 `json:"measure_seconds,omitempty"`
 	// ModelReused says the cell evaluated a model already in the cache
 	// (trained by an earlier cell, run or process) instead of training it.
 	ModelReused  bool   `json:"model_reused,omitempty"`

@@ -53,6 +53,12 @@ type Row struct {
 	// TypeUnchanged is the mean per-word-type unchanged rate (see
 	// metrics.Privatization.TypeUnchangedRate; NaN when not measured).
 	TypeUnchanged float64
+	// Nw, Sw and Recovery are the opt-in privacy measures (config key
+	// privacy; Record.Measures) as shares: mean N_w and S_w over the
+	// split's word types per draw, and the Bayes adversary's token
+	// recovery; per cell the mean over its privatized splits, then the
+	// mean over seeds; NaN when not measured.
+	Nw, Sw, Recovery float64
 	// Chance is the share of the evaluated split's most frequent class:
 	// the accuracy of always guessing it.
 	Chance float64
@@ -103,11 +109,11 @@ func Table(recs []Record, opt TableOptions) []Row {
 	var rows []Row
 	for k, rs := range groups {
 		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
-			Diff: math.NaN(), DiffCI: math.NaN(), order: len(opt.Order)}
+			Diff: math.NaN(), DiffCI: math.NaN(), Nw: math.NaN(), Sw: math.NaN(), Recovery: math.NaN(), order: len(opt.Order)}
 		if i := slices.Index(opt.Order, k.setting); i >= 0 {
 			row.order = i
 		}
-		var acc, f1, unch, oov, stop, types, chance, diff []float64
+		var acc, f1, unch, oov, stop, types, chance, diff, nw, sw, rec []float64
 		for _, r := range rs {
 			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" {
@@ -130,7 +136,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			for _, v := range []struct {
 				x   float64
 				all *[]float64
-			}{{p.unchanged, &unch}, {p.oov, &oov}, {p.stopwords, &stop}, {p.types, &types}} {
+			}{{p.unchanged, &unch}, {p.oov, &oov}, {p.stopwords, &stop}, {p.types, &types}, {p.nw, &nw}, {p.sw, &sw}, {p.recovery, &rec}} {
 				if !math.IsNaN(v.x) {
 					*v.all = append(*v.all, v.x)
 				}
@@ -151,6 +157,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 		row.OOV, _ = meanSD(oov)
 		row.Stopwords, _ = meanSD(stop)
 		row.TypeUnchanged, _ = meanSD(types)
+		row.Nw, _ = meanSD(nw)
+		row.Sw, _ = meanSD(sw)
+		row.Recovery, _ = meanSD(rec)
 		row.Chance, _ = meanSD(chance)
 		slices.Sort(row.Flags)
 		rows = append(rows, row)
@@ -169,11 +178,26 @@ func Table(recs []Record, opt TableOptions) []Row {
 }
 
 // cellPrivacy is a record's privacy shares over its privatized splits
-// (NaN where not measured; see Row).
-type cellPrivacy struct{ unchanged, oov, stopwords, types float64 }
+// and its opt-in measures (NaN where not measured; see Row).
+type cellPrivacy struct{ unchanged, oov, stopwords, types, nw, sw, recovery float64 }
 
 func privacyOf(r Record) cellPrivacy {
-	p := cellPrivacy{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	p := cellPrivacy{math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()}
+	for _, m := range []struct {
+		stat  string
+		to    *float64
+		scale float64
+	}{{"N_w %", &p.nw, 100}, {"S_w %", &p.sw, 100}, {"recovery", &p.recovery, 1}} {
+		var x []float64
+		for _, a := range r.Measures {
+			if v := a.Stat(m.stat); !math.IsNaN(v) {
+				x = append(x, v/m.scale)
+			}
+		}
+		if len(x) > 0 {
+			*m.to, _ = meanSD(x)
+		}
+	}
 	var all metrics.Privatization
 	for _, rep := range r.Privacy {
 		all.Add(rep)
@@ -258,6 +282,9 @@ func Frame(rows []Row) dataframe.DataFrame {
 		col("oov", func(r Row) float64 { return r.OOV }),
 		col("kept_stopwords", func(r Row) float64 { return r.Stopwords }),
 		col("unchanged_per_type", func(r Row) float64 { return r.TypeUnchanged }),
+		col("n_w", func(r Row) float64 { return r.Nw }),
+		col("s_w", func(r Row) float64 { return r.Sw }),
+		col("recovery", func(r Row) float64 { return r.Recovery }),
 		col("chance", func(r Row) float64 { return r.Chance }),
 		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
 	)
@@ -294,8 +321,13 @@ func Markdown(rows []Row) string {
 	if len(rows) > 0 && rows[0].Attacker != "" {
 		acc = rows[0].Attacker + " attacker accuracy (lower = more private)"
 	}
-	b.WriteString("| mechanism | notion | mode | ε | seeds | " + acc + " | 95% CI | Δ vs baseline (paired) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	measured := slices.ContainsFunc(rows, func(r Row) bool { return !math.IsNaN(r.Nw) || !math.IsNaN(r.Recovery) })
+	extra, extraAlign := "", ""
+	if measured {
+		extra, extraAlign = " N_w | S_w | token recovery |", "---:|---:|---:|"
+	}
+	b.WriteString("| mechanism | notion | mode | ε | seeds | " + acc + " | 95% CI | Δ vs baseline (paired) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV |" + extra + " flags |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + extraAlign + "---|\n")
 	chance := math.NaN()
 	for _, r := range rows {
 		eps, notion := cmp.Or(epsilon(r.Mode, r.Epsilon), "—"), "—"
@@ -306,9 +338,13 @@ func Markdown(rows []Row) string {
 		if r.Failed > 0 {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Setting, notion, r.Mode, eps, seeds,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", r.Setting, notion, r.Mode, eps, seeds,
 			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), diff(r.Diff, r.DiffCI), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
-			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV), strings.Join(r.Flags, "; "))
+			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV))
+		if measured {
+			fmt.Fprintf(&b, " %s | %s | %s |", percent(r.Nw), percent(r.Sw), percent(r.Recovery))
+		}
+		fmt.Fprintf(&b, " %s |\n", strings.Join(r.Flags, "; "))
 		if math.IsNaN(chance) && !math.IsNaN(r.Chance) {
 			chance = r.Chance
 		}
@@ -317,12 +353,18 @@ func Markdown(rows []Row) string {
 		fmt.Fprintf(&b, "\nChance level (always the evaluated split's most frequent class): %.4f.\n", chance)
 	}
 	b.WriteString("\n" + ciNote + "\n")
+	if measured {
+		b.WriteString("\n" + measuresNote + "\n")
+	}
 	b.WriteString("\n" + privacyUnit + "\n")
 	return b.String()
 }
 
 // ciNote says how the intervals are computed.
 const ciNote = "Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both."
+
+// measuresNote says what the opt-in measures' columns are.
+const measuresNote = "N_w, S_w: mean over the privatized split's word types (its most frequent with a vector, as the config's privacy.top says) of the draws returning the word unchanged and of the distinct outputs, per draw; token recovery: the Bayes adversary's chance of naming a token's original word, 1 − E_M with the split's word frequencies as prior. Each is the mean over the cell's privatized splits, then over seeds."
 
 // privacyUnit states what ε protects, under every table; which
 // mechanism has which notion comes from their descriptors (spec), the one
@@ -457,7 +499,7 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		head = append(head, "param_"+n)
 	}
 	head = append(head, "notion", "mode", "epsilon", "seed", "status", "accuracy", "macro_f1", "accuracy_minus_baseline", "valid_accuracy", "best_epoch",
-		"unchanged_in_vocab", "oov", "kept_stopwords", "unchanged_per_type", "test_examples", "model", "model_reused", "wall_seconds", "key", "error")
+		"unchanged_in_vocab", "oov", "kept_stopwords", "unchanged_per_type", "n_w", "s_w", "recovery", "test_examples", "model", "model_reused", "wall_seconds", "key", "error")
 	cw := csv.NewWriter(w)
 	cw.Write(head)
 	f := func(x float64) string {
@@ -490,7 +532,7 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		}
 		row = append(row, string(r.Notion), r.Cell.Mode, epsilon(r.Cell.Mode, r.Cell.Epsilon), strconv.FormatUint(r.Cell.Seed, 10), r.Status,
 			score(r.Test.Accuracy), score(r.Test.MacroF1), f(d), score(r.Valid.Accuracy), strconv.Itoa(r.BestEpoch),
-			f(p.unchanged), f(p.oov), f(p.stopwords), f(p.types), strconv.Itoa(r.Test.N), r.Model, strconv.FormatBool(r.Provenance.ModelReused),
+			f(p.unchanged), f(p.oov), f(p.stopwords), f(p.types), f(p.nw), f(p.sw), f(p.recovery), strconv.Itoa(r.Test.N), r.Model, strconv.FormatBool(r.Provenance.ModelReused),
 			f(r.Provenance.WallSeconds), r.Key, r.Error)
 		cw.Write(row)
 	}

@@ -73,7 +73,7 @@ func TestTable(t *testing.T) {
 	if err := WriteCSV(&csv, rows); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,chance,flags") {
+	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,n_w,s_w,recovery,chance,flags") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	dir := t.TempDir()
@@ -98,6 +98,37 @@ func TestTable(t *testing.T) {
 	os.WriteFile(filepath.Join(blocked, "plots"), nil, 0o666)
 	if _, err := Plot(blocked, "t", rows, PlotOptions{}); err == nil {
 		t.Error("writing plots where a file blocks the folder succeeded")
+	}
+}
+
+// TestTableMeasures: the opt-in privacy measures are averaged over a
+// cell's privatized splits, then over seeds, as shares; their columns and
+// note appear only when some cell has them.
+func TestTableMeasures(t *testing.T) {
+	measured := func(seed uint64, nw, sw, recovery []float64) Record {
+		r := rec("both", 5, seed, 0.7, "ok")
+		r.Measures = map[string]metrics.Analysis{}
+		for i, split := range []string{"train", "test"}[:len(nw)] {
+			var a metrics.Analysis
+			a.Add("N_w %", nw[i])
+			a.Add("S_w %", sw[i])
+			a.AddCI("recovery", recovery[i], recovery[i]-0.01, recovery[i]+0.01)
+			r.Measures[split] = a
+		}
+		return r
+	}
+	rows := Table([]Record{measured(1, []float64{40, 20}, []float64{10, 30}, []float64{0.5, 0.3}), measured(2, []float64{50}, []float64{20}, []float64{0.6})}, TableOptions{})
+	r := rows[0]
+	// seed 1: (0.4+0.2)/2 = 0.3, seed 2: 0.5 → 0.4; S_w (0.2, 0.2) → 0.2; recovery (0.4, 0.6) → 0.5.
+	if math.Abs(r.Nw-0.4) > 1e-12 || math.Abs(r.Sw-0.2) > 1e-12 || math.Abs(r.Recovery-0.5) > 1e-12 {
+		t.Errorf("measures N_w %v S_w %v recovery %v, want 0.4 0.2 0.5", r.Nw, r.Sw, r.Recovery)
+	}
+	md := Markdown(rows)
+	if !strings.Contains(md, "| N_w | S_w | token recovery | flags |") || !strings.Contains(md, "| 40.0% | 20.0% | 50.0% |") || !strings.Contains(md, "token recovery: the Bayes adversary") {
+		t.Errorf("markdown of measured cells:\n%s", md)
+	}
+	if plain := Markdown(Table([]Record{rec("test", 1, 1, 0.5, "ok")}, TableOptions{})); strings.Contains(plain, "N_w") || strings.Contains(plain, "token recovery") {
+		t.Errorf("measure columns without measures:\n%s", plain)
 	}
 }
 

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/xp-nlp/xp/analysis"
@@ -36,6 +38,9 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 	}
 	splits, err := s.privatized(ctx, cell, rec, progress)
 	if err != nil {
+		return err
+	}
+	if err := s.measure(ctx, cell, rec); err != nil {
 		return err
 	}
 	m, t, reused, err := s.classifier(ctx, cell, splits, progress)
@@ -86,8 +91,51 @@ func (s *Session) analysisEnv(cell experiments.Cell) (analysis.Env, error) {
 		if env.Mech, err = s.mechanism(cell, nil); err != nil {
 			return analysis.Env{}, err
 		}
+		env.Memo = &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, in.sums), logf: s.logf}
 	}
 	return env, nil
+}
+
+// drawsDir holds the words' sampled outputs (see drawMemo).
+const drawsDir = "draws"
+
+// measure computes the config's opt-in privacy measures of each split
+// the cell privatizes (analysis.Split), over the split's original words,
+// with the streams and draws cache of the cell's analysis environment.
+func (s *Session) measure(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
+	if s.c.Privacy == nil || rec.Privacy == nil {
+		return nil
+	}
+	env, err := s.analysisEnv(cell)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for _, name := range Splits {
+		if _, ok := rec.Privacy[name]; !ok {
+			continue
+		}
+		sp := s.in.splits[name]
+		counts := map[string]int64{}
+		for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
+			for _, d := range docs {
+				for _, w := range d {
+					counts[w]++
+				}
+			}
+		}
+		env.Counts = counts
+		a, err := analysis.Split(ctx, s.c.Privacy, env)
+		if err != nil {
+			return fmt.Errorf("privacy measures of %s: %w", name, err)
+		}
+		if rec.Measures == nil {
+			rec.Measures = map[string]metrics.Analysis{}
+		}
+		rec.Measures[name] = a
+	}
+	rec.Provenance.MeasureSeconds = time.Since(start).Seconds()
+	return nil
 }
 
 // privatized returns the cell's three splits and records their

@@ -58,7 +58,7 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 		if err := xio.CheckWritable("cache", c.Cache); err != nil {
 			return nil, c.ErrAt(err.Error(), "cache")
 		}
-		for _, sub := range []string{"corpora", "mech", "embeddings", modelsDir, "tmp"} {
+		for _, sub := range []string{"corpora", "mech", "embeddings", modelsDir, drawsDir, "tmp"} {
 			if _, err := xio.CleanTemps(filepath.Join(c.Cache, sub)); err != nil {
 				return nil, fmt.Errorf("cache: %w", err)
 			}

@@ -150,6 +150,22 @@ var stages = []Descriptor{
 		}},
 }
 
+// measures are computed beside a utility cell's numbers when its config
+// asks (config key privacy: the one descriptor of this kind).
+var measures = []Descriptor{
+	{Kind: Measure, Name: "privacy", Doc: "opt-in privacy measures of each split a utility cell privatizes, over the split's word types with a vector: mean N_w and S_w (plausible deniability) and the Bayes adversary's token recovery 1 − E_M under the split's word frequencies; each word type costs draws lookups (docs/analyses.md)",
+		Params: []Param{
+			{Name: "measures", Type: Strings, MinLen: 1, Enum: []string{"deniability", "recovery"}, Default: []string{"deniability", "recovery"},
+				Doc: "deniability: mean N_w and S_w as shares of the draws; recovery: the adversary's chance of naming the original word, 1 − E_M"},
+			{Name: "top", Type: Int, Min: Incl(0), Default: 1000,
+				Doc: "the split's N most frequent word types with a vector (0: all; the cost grows with it)"},
+			{Name: "draws", Type: Int, Min: Incl(1), Default: 100,
+				Doc: "draws per word type where the output distribution is not known exactly"},
+			{Name: "exact", Type: Bool, Default: true,
+				Doc: "use the output distribution where it is known (SanText, CusText) instead of drawing"},
+		}},
+}
+
 // wordSample are the parameters of an analysis over a sample of words.
 func wordSample() []Param {
 	return []Param{
@@ -172,6 +188,8 @@ func table(k Kind) []Descriptor {
 		return analyses
 	case Stage:
 		return stages
+	case Measure:
+		return measures
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ const (
 	Model     Kind = "model"     // a classifier (models)
 	Analysis  Kind = "analysis"  // a privacy analysis (analysis)
 	Stage     Kind = "stage"     // a computation over other cells' results, run after them (runner)
+	Measure   Kind = "measure"   // opt-in measures of a utility cell's privatized splits (analysis.Split)
 )
 
 // Notion is the privacy guarantee a mechanism gives. The ε of different

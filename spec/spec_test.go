@@ -84,7 +84,7 @@ func TestResolveFillsDefaults(t *testing.T) {
 // Every descriptor's defaults satisfy its own rules, and every parameter
 // documents itself.
 func TestDescriptorsConsistent(t *testing.T) {
-	for _, k := range []Kind{Mechanism, Model, Analysis, Stage} {
+	for _, k := range []Kind{Mechanism, Model, Analysis, Stage, Measure} {
 		for _, d := range All(k) {
 			if d.Doc == "" || d.Kind != k {
 				t.Errorf("%s %s: no doc or wrong kind", k, d.Name)
@@ -141,7 +141,7 @@ func TestDocsMatchDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, k := range []Kind{Mechanism, Model, Analysis, Stage} {
+	for _, k := range []Kind{Mechanism, Model, Analysis, Stage, Measure} {
 		begin, end := "<!-- spec:"+string(k)+" -->\n", "<!-- /spec:"+string(k)+" -->"
 		i, j := strings.Index(doc, begin), strings.Index(doc, end)
 		if i < 0 || j < i {
