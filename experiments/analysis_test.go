@@ -128,6 +128,10 @@ func TestAnalysisErrors(t *testing.T) {
 		{"search bracket", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nstages:\n  - kind: epsilon-search\n    targets: [0.1]\n    lo: 5\n    hi: 1\n", "x.yaml:11: epsilon-search: lo 5 must be below hi 1"},
 		{"stage twice", bayesTwitter + "stages:\n  - kind: utility-loss\n  - kind: utility-loss\n", "x.yaml:12: stage utility-loss is given twice"},
 		{"mapping of laplace", "dataset:\n  name: sst2\nembedding:\n  path: e.vec\nanalysis:\n  kind: mapping\nmechanisms:\n  - name: custext\n    epsilon: [1]\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:10: analysis mapping measures CusText's output sets: mechanism laplace has none"},
+		{"privacy in an analysis", bayesTwitter + "privacy:\n  top: 10\n", "x.yaml:10: privacy measures are computed beside utility cells; analysis bayes-adversary computes its own statistics"},
+		{"privacy measure unknown", "dataset:\n  name: sst2\nembedding:\n  path: e.vec\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nprivacy:\n  measures: [recall]\n", "x.yaml:9: privacy: parameter measures = [\"recall\"], want a list of at least 1 words among deniability, recovery"},
+		{"privacy draws", "dataset:\n  name: sst2\nembedding:\n  path: e.vec\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nprivacy:\n  draws: 0\n", "x.yaml:9: privacy: parameter draws = 0, want an integer in [1, ∞)"},
+		{"privacy empty", "dataset:\n  name: sst2\nembedding:\n  path: e.vec\nmechanisms:\n  - name: laplace\n    epsilon: [1]\nprivacy:\n", "x.yaml:8: privacy has no value"},
 		{"empty word", "embedding:\n  path: e.vec\nanalysis:\n  kind: examples\n  list: [\"\"]\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n", "x.yaml:5: examples: parameter list = [\"\"], want a list of at least 1 words"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

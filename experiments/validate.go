@@ -67,9 +67,6 @@ func (c *Config) validatePrivacy() error {
 	if c.IsAnalysis() {
 		return c.errAt(fmt.Sprintf("privacy measures are computed beside utility cells; analysis %s computes its own statistics (plausible-deniability and bayes-adversary are these measures over a word sample or a dataset)", c.Analysis.Kind), "privacy")
 	}
-	if c.Privacy == nil {
-		return c.errAt("privacy is empty: give its parameters (privacy: {} for the defaults) or leave it out", "privacy")
-	}
 	d, _ := spec.Lookup(spec.Measure, "privacy")
 	if _, err := d.Resolve(c.Privacy); err != nil {
 		return c.paramErr(err, "privacy")

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,9 +30,11 @@ type PlotOptions struct {
 	// Metric is the utility drawn: accuracy (default) or macro-f1. Set,
 	// only that figure is drawn (named after it and X).
 	Metric string
-	// X is the horizontal axis: epsilon (default), or unchanged — the
-	// share of in-vocabulary tokens left unchanged, for a privacy–utility
-	// frontier whose axis is comparable across privacy notions.
+	// X is the horizontal axis: epsilon (default), or a privacy
+	// statistic for a privacy–utility frontier whose axis is comparable
+	// across privacy notions: unchanged (the share of in-vocabulary
+	// tokens left unchanged), n_w or recovery (the opt-in measures; see
+	// frontierAxes).
 	X string
 	// Formats are the files written per figure: png, svg, pdf (default
 	// all three).
@@ -48,7 +51,7 @@ type PlotOptions struct {
 // Metrics and axes PlotOptions accept.
 var (
 	PlotMetrics = []string{"accuracy", "macro-f1"}
-	PlotAxes    = []string{"epsilon", "unchanged"}
+	PlotAxes    = append([]string{"epsilon"}, slices.Sorted(maps.Keys(frontierAxes))...)
 	PlotFormats = []string{"png", "svg", "pdf"}
 )
 
@@ -82,6 +85,17 @@ func (o PlotOptions) withDefaults() (PlotOptions, error) {
 	return o, nil
 }
 
+// frontierAxes are the privacy statistics a utility figure can be drawn
+// against instead of ε: their axis label and value.
+var frontierAxes = map[string]struct {
+	label string
+	value func(Row) float64
+}{
+	"unchanged": {"share of in-vocabulary tokens left unchanged", func(r Row) float64 { return r.Unchanged }},
+	"n_w":       {"mean N_w per draw over the split's word types", func(r Row) float64 { return r.Nw }},
+	"recovery":  {"Bayes adversary's token recovery (1 − E_M)", func(r Row) float64 { return r.Recovery }},
+}
+
 // Plot draws the utility figures under dir/plots (or opt.Out), each in
 // every format asked, one panel per privatized mode (train-time,
 // test-time, both) with one y range across panels, one line per mechanism
@@ -103,6 +117,9 @@ func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
 	modes, figs, err := figuresFor(rows, opt)
 	if err != nil {
 		return nil, err
+	}
+	if ax, ok := frontierAxes[opt.X]; ok && !slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" && !math.IsNaN(ax.value(r)) }) {
+		return nil, fmt.Errorf("results: plot against %s: no privatized cell has it (n_w and recovery are the opt-in measures: add privacy: to the config)", opt.X)
 	}
 	pd := cmp.Or(opt.Out, filepath.Join(dir, "plots"))
 	if err := os.MkdirAll(pd, 0o777); err != nil {
@@ -307,11 +324,9 @@ func panel(title, mode string, rows []Row, fig figure, opt PlotOptions) (*plot.P
 	var settings []string
 	notions := map[string]string{}
 	var eps []float64
-	xOf := func(r Row) float64 {
-		if opt.X == "unchanged" {
-			return r.Unchanged
-		}
-		return r.Epsilon
+	xOf := func(r Row) float64 { return r.Epsilon }
+	if ax, ok := frontierAxes[opt.X]; ok {
+		xOf = ax.value
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
@@ -335,8 +350,8 @@ func panel(title, mode string, rows []Row, fig figure, opt PlotOptions) (*plot.P
 		distinct[n] = true
 	}
 	switch {
-	case opt.X == "unchanged":
-		p.X.Label.Text = "share of in-vocabulary tokens left unchanged"
+	case opt.X != "epsilon":
+		p.X.Label.Text = frontierAxes[opt.X].label
 	case len(distinct) > 1:
 		p.X.Label.Text = "ε (per token; not comparable across the notions in the legend)"
 	default:

@@ -418,6 +418,21 @@ func TestPlotPanels(t *testing.T) {
 	if _, err := Plot(dir, "t", rows, PlotOptions{Metric: "loss"}); err == nil {
 		t.Error("an unknown metric drew")
 	}
+	// Against the opt-in measures: refused where no cell has them, drawn
+	// with the measure's label where they do.
+	for i := range rows {
+		rows[i].Recovery = math.NaN()
+	}
+	if _, err := Plot(dir, "t", rows, PlotOptions{Metric: "accuracy", X: "recovery", Formats: []string{"pdf"}}); err == nil || !strings.Contains(err.Error(), "add privacy:") {
+		t.Errorf("a frontier against an unmeasured statistic: %v", err)
+	}
+	for i := 1; i < len(rows); i++ {
+		rows[i].Recovery = rows[i].Unchanged / 2
+	}
+	ropt, _ := PlotOptions{X: "recovery"}.withDefaults()
+	if rp, err := panel("t", "train", rows, acc, ropt); err != nil || !strings.Contains(rp.X.Label.Text, "token recovery") || rp.X.Max > 0.26 {
+		t.Errorf("recovery axis: %v, label %q, max %v", err, rp.X.Label.Text, rp.X.Max)
+	}
 	// Macro-F1 has no chance level (it drew one at 0, stretching the axis).
 	rows[0].MacroF1, rows[0].MacroF1SD = 0.79, 0.01
 	for i := 1; i < len(rows); i++ {

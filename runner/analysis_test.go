@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -357,5 +358,76 @@ seeds: [1]
 	if a, b := got["custext k=5 mapping=aggressive"], got["custext k=5 mapping=balanced"]; !(a > 2*b) || a < 50 {
 		t.Logf("aggressive %v, balanced %v", a, b)
 		t.Errorf("aggressive %v%% not N–M, balanced %v%%: want aggressive far above", a, b)
+	}
+}
+
+// TestSplitMeasures: utility cells asked for privacy measures record them
+// for each split they privatize; the draws a word needs are made once
+// (the both cell's training split is the train cell's: it draws nothing)
+// and measures read from the draws cache equal those drawn afresh; a
+// changed measure reruns the privatized cells, not the baseline, and
+// trains no model.
+func TestSplitMeasures(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 30, Test: 10, Epochs: 1, Epsilon: []float64{2}, Seeds: []int{1}},
+		"apply=[none, train, both]", "privacy={top: 12, draws: 40}")
+	ctx := context.Background()
+	sum, err := Run(ctx, c, Options{})
+	if err != nil || sum.Failed > 0 {
+		t.Fatalf("%v, %d failed", err, sum.Failed)
+	}
+	byCell := func(c *experiments.Config) map[string]results.Record {
+		store, _ := results.OpenStore(c.Output)
+		recs, _ := store.All()
+		m := map[string]results.Record{}
+		for _, r := range recs {
+			m[r.Cell.String()] = r
+		}
+		return m
+	}
+	recs := byCell(c)
+	if m := recs["baseline seed=1"].Measures; m != nil {
+		t.Errorf("baseline measured: %v", m)
+	}
+	train, both := recs["laplace ε=2 train seed=1"], recs["laplace ε=2 both seed=1"]
+	if len(train.Measures) != 2 || len(both.Measures) != 3 {
+		t.Fatalf("measured splits: train cell %d, both cell %d; want 2 (train, valid) and 3", len(train.Measures), len(both.Measures))
+	}
+	for _, r := range []results.Record{train, both} {
+		for split, a := range r.Measures {
+			types, nw, sw, rec := a.Stat("word types"), a.Stat("N_w %"), a.Stat("S_w %"), a.Stat("recovery")
+			if !(types > 0 && types <= 12) || !(nw >= 0 && nw <= 100) || !(sw > 0 && sw <= 100) || !(rec >= 0 && rec <= 1) {
+				t.Errorf("%s %s: %+v", r.Cell, split, a.Stats)
+			}
+		}
+	}
+	// Cells run in order: the train cell drew the training split's words,
+	// the both cell found them in the cache.
+	first, second := train.Measures["train"], both.Measures["train"]
+	if first.Lookups == 0 || second.Lookups != 0 || !reflect.DeepEqual(first.Stats, second.Stats) {
+		t.Errorf("training split's measures: %d then %d lookups; %+v vs %+v", first.Lookups, second.Lookups, first.Stats, second.Stats)
+	}
+	// Drawn afresh (no draws cache, no records): the same numbers.
+	fresh := c.Clone()
+	fresh.Output = filepath.Join(t.TempDir(), "out")
+	if err := os.RemoveAll(filepath.Join(c.Cache, drawsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, fresh, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	again := byCell(fresh)["laplace ε=2 both seed=1"]
+	for split, a := range both.Measures {
+		if !reflect.DeepEqual(a.Stats, again.Measures[split].Stats) {
+			t.Errorf("%s: from the cache %+v, drawn afresh %+v", split, a.Stats, again.Measures[split].Stats)
+		}
+	}
+	// More draws: the privatized cells run again with their models reused.
+	more, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[none, train, both]", "privacy={top: 12, draws: 60}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Run(ctx, more, Options{})
+	if err != nil || s3.Ran != 2 || s3.Reused != 1 || s3.Trained != 0 {
+		t.Errorf("draws 40 → 60: %v; %d ran, %d reused, %d trained; want 2, 1, 0", err, s3.Ran, s3.Reused, s3.Trained)
 	}
 }

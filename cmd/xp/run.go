@@ -309,13 +309,13 @@ func intoFile(path string, out io.Writer) error {
 func plotCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
 	metric := fs.String("metric", "", "draw only this utility metric: "+strings.Join(results.PlotMetrics, ", ")+" (default: accuracy and privacy figures)")
-	x := fs.String("x", "epsilon", "horizontal axis: "+strings.Join(results.PlotAxes, ", ")+" (unchanged: the privacy–utility frontier, comparable across notions)")
+	x := fs.String("x", "epsilon", "horizontal axis: "+strings.Join(results.PlotAxes, ", ")+" (a privacy statistic: the privacy–utility frontier, comparable across notions; n_w and recovery need the config's privacy measures)")
 	dir := fs.String("out", "", "folder to write (default OUTDIR/plots)")
 	formats := fs.String("format", strings.Join(results.PlotFormats, ","), "comma-separated formats: "+strings.Join(results.PlotFormats, ", "))
 	width := fs.Float64("width", 3.4, "width of one panel in inches (3.4: one column of a two-column paper; 7: a full page width for one panel)")
 	height := fs.Float64("height", 2.8, "height in inches")
 	font := fs.Float64("font", 9, "font size in points")
-	const usage = "usage: xp plot [--metric M] [--x epsilon|unchanged] [--out DIR] [--format png,svg,pdf] [--width IN] [--height IN] [--font PT] OUTDIR"
+	const usage = "usage: xp plot [--metric M] [--x epsilon|unchanged|n_w|recovery] [--out DIR] [--format png,svg,pdf] [--width IN] [--height IN] [--font PT] OUTDIR"
 	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
 	}
