@@ -24,6 +24,14 @@ type Estimate struct {
 	// under early stopping).
 	Privatizations, Trainings int
 	Tokens, Examples          int64
+	// Measured counts the privatized splits whose opt-in privacy measures
+	// are to be computed (config key privacy), and Lookups the draws they
+	// need at most (word types × draws; fewer where the draws cache holds
+	// words or the mechanism's distribution is exact), priced at the
+	// mechanism's privatization rate (batched draws run at about that
+	// rate: BenchmarkDrawsVsPrivatize).
+	Measured int
+	Lookups  int64
 	// Analyses counts the analysis cells to run: not priced (their cost
 	// is their lookups, words × draws or the prior's support; see
 	// docs/analyses.md).
@@ -108,6 +116,8 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 			e.Unknown = append(e.Unknown, key)
 		}
 	}
+	measures := s.c.PrivacyMeasures()
+	types := map[string]int64{} // split → its word types with a candidate vector
 	for _, i := range todo {
 		cell := sum.Cells[i].Cell
 		if cell.Analysis != "" {
@@ -118,6 +128,19 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 		for _, split := range Splits {
 			if !cell.Privatizes(role(split)) {
 				continue
+			}
+			if dk := s.c.DrawsKey(cell, s.in.sums) + " " + split; measures != nil && !seen[dk] {
+				seen[dk] = true
+				if _, ok := types[split]; !ok {
+					types[split] = s.in.splits[split].typesWithVector(s.in.mech.Index)
+				}
+				n := types[split]
+				if top := int64(measures.Int("top")); top > 0 {
+					n = min(n, top)
+				}
+				e.Measured++
+				e.Lookups += n * int64(measures.Int("draws"))
+				price(priv, n*int64(measures.Int("draws")))
 			}
 			key := s.c.CorpusKey(cell, split, s.in.sums)
 			if seen[key] || exists(filepath.Join(s.c.Cache, "corpora", key+".gob.gz")) {
@@ -145,6 +168,21 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// typesWithVector counts the split's distinct words that index finds.
+func (sp Split) typesWithVector(index func(string) (int, bool)) int64 {
+	seen := map[string]bool{}
+	for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
+		for _, d := range docs {
+			for _, w := range d {
+				if _, ok := index(w); ok {
+					seen[w] = true
+				}
+			}
+		}
+	}
+	return int64(len(seen))
 }
 
 // tokens counts the split's tokens (both texts of pairs).

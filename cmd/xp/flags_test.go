@@ -114,6 +114,11 @@ func TestDryRunWritesNothing(t *testing.T) {
 			t.Errorf("dry run: no %q in\n%s", want, out)
 		}
 	}
+	// The opt-in privacy measures are counted: 6 privatized splits, 5 word
+	// types × 10 draws each at most.
+	if out := dry("--set", "privacy={top: 5, draws: 10}"); !strings.Contains(out, "privacy measures of 6 privatized splits: at most 300 lookups") {
+		t.Errorf("dry run with privacy measures:\n%s", out)
+	}
 	if out := dry("--shard", "1/2"); !strings.Contains(out, "in shard 1/2") || !strings.Contains(out, "other-shard") {
 		t.Errorf("--shard 1/2:\n%s", out)
 	}

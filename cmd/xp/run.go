@@ -154,11 +154,14 @@ func dryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 	fmt.Fprintln(out)
 	if e := sum.Estimate; e != nil {
 		fmt.Fprintf(out, "to compute: %d privatized splits (%d tokens), %d models to train (%d training examples over all epochs)\n", e.Privatizations, e.Tokens, e.Trainings, e.Examples)
+		if e.Measured > 0 {
+			fmt.Fprintf(out, "privacy measures of %d privatized splits: at most %d lookups (word types × draws; fewer where drawn before or exact)\n", e.Measured, e.Lookups)
+		}
 		if e.Analyses > 0 {
 			fmt.Fprintf(out, "and %d analysis cells, not in the estimate (their cost is their lookups: docs/analyses.md)\n", e.Analyses)
 		}
 		switch {
-		case e.Privatizations+e.Trainings == 0:
+		case e.Privatizations+e.Trainings+e.Measured == 0:
 		case e.Seconds == 0:
 			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
 		case len(e.Unknown) == 0:
