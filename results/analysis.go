@@ -42,26 +42,28 @@ type StatRow struct {
 	Notes    []string
 }
 
-// AnalysisTable aggregates analysis records into rows by setting and ε.
-func AnalysisTable(recs []Record) []StatRow {
+// AnalysisTable aggregates analysis records into rows by setting and ε:
+// by analysis, then the settings in order (the config's; unlisted ones
+// after them, by name), then ε.
+func AnalysisTable(recs []Record, order []string) []StatRow {
 	type key struct {
 		analysis, setting string
 		eps               float64
 	}
 	groups := map[key][]Record{}
-	var order []key
+	var seen []key
 	for _, r := range recs {
 		if r.Cell.Analysis == "" {
 			continue
 		}
 		k := key{r.Cell.Analysis, r.Cell.Setting(), r.Cell.Epsilon}
 		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+			seen = append(seen, k)
 		}
 		groups[k] = append(groups[k], r)
 	}
 	var rows []StatRow
-	for _, k := range order {
+	for _, k := range seen {
 		row := StatRow{Analysis: k.analysis, Setting: k.setting, Epsilon: k.eps}
 		values := map[string][]float64{}
 		for _, r := range groups[k] {
@@ -97,8 +99,14 @@ func AnalysisTable(recs []Record) []StatRow {
 		}
 		rows = append(rows, row)
 	}
+	place := func(setting string) int {
+		if i := slices.Index(order, setting); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
 	slices.SortStableFunc(rows, func(a, b StatRow) int {
-		return cmp.Or(strings.Compare(a.Analysis, b.Analysis), strings.Compare(a.Setting, b.Setting), cmp.Compare(a.Epsilon, b.Epsilon))
+		return cmp.Or(strings.Compare(a.Analysis, b.Analysis), cmp.Compare(place(a.Setting), place(b.Setting)), strings.Compare(a.Setting, b.Setting), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
 }

@@ -465,3 +465,26 @@ func TestSplice(t *testing.T) {
 		t.Errorf("got %q (%d blocks, problems %v)\nwant %q", got, n, problems, want)
 	}
 }
+
+// TestAnalysisTableOrder: analysis rows follow the config's settings
+// (CusText Table 7's K = 5, 10, 20, 50, 100 came out as 10, 100, 20, 5, 50:
+// sorted by name), then ε.
+func TestAnalysisTableOrder(t *testing.T) {
+	var recs []Record
+	for _, k := range []int{100, 5, 20} {
+		for _, eps := range []float64{3, 1} {
+			a := &metrics.Analysis{}
+			a.Add("p0", 0.5)
+			recs = append(recs, Record{Cell: experiments.Cell{Analysis: "query-attack", Mechanism: "custext", Params: map[string]any{"k": k}, Epsilon: eps, Seed: 1}, Status: "ok", Analysis: a})
+		}
+	}
+	order := []string{"custext k=5", "custext k=20", "custext k=100"}
+	var got []string
+	for _, r := range AnalysisTable(recs, order) {
+		got = append(got, fmt.Sprintf("%s ε=%v", r.Setting, r.Epsilon))
+	}
+	want := []string{"custext k=5 ε=1", "custext k=5 ε=3", "custext k=20 ε=1", "custext k=20 ε=3", "custext k=100 ε=1", "custext k=100 ε=3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}

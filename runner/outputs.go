@@ -80,7 +80,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		return err
 	}
 	if c.IsAnalysis() {
-		rows := results.AnalysisTable(mine)
+		rows := results.AnalysisTable(mine, TableOptions(c).Order)
 		sum.Stats = rows
 		if sum.Tables, err = results.WriteAnalysisTables(c.Output, rows); err != nil {
 			return fmt.Errorf("tables: %w", err)
@@ -125,13 +125,13 @@ func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (e
 	return nil
 }
 
-// TableOptions are how the config's utility table is judged, labelled
-// and ordered: its OOV threshold, the attacked attribute of its dataset,
-// and its settings in the config's order.
+// TableOptions are how the config's tables are judged, labelled and
+// ordered: its OOV threshold, the attacked attribute of its dataset, and
+// its settings in the config's order (utility and analysis tables alike).
 func TableOptions(c *experiments.Config) results.TableOptions {
 	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
 	for _, cell := range c.Cells() {
-		if st := cell.Setting(); cell.Analysis == "" && !slices.Contains(opt.Order, st) {
+		if st := cell.Setting(); !slices.Contains(opt.Order, st) {
 			opt.Order = append(opt.Order, st)
 		}
 	}

@@ -195,10 +195,12 @@ func lastRun(dir string) (st *runner.State, rows []results.Row, stats []results.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if c := st.Plan.Config; c.HasUtilityCells() {
-		rows = results.Table(recs, runner.TableOptions(&c))
+	c := st.Plan.Config
+	opt := runner.TableOptions(&c)
+	if c.HasUtilityCells() {
+		rows = results.Table(recs, opt)
 	}
-	return st, rows, results.AnalysisTable(recs), nil
+	return st, rows, results.AnalysisTable(recs, opt.Order), nil
 }
 
 // incomplete says, on w, which cells of a partial run have no successful
