@@ -24,7 +24,7 @@ export XP_DATA
 OMP_WAIT_POLICY ?= passive
 export OMP_WAIT_POLICY
 
-.PHONY: all setup torch build test quickstart doctor clean bench-pytorch paper
+.PHONY: all setup torch build test quickstart doctor clean bench-pytorch paper paper-quick
 
 all: build
 
@@ -67,7 +67,7 @@ clean:
 # finished cells are reused; each writes runs/paper/<name>/tables and plots),
 # then docs/reproduction.md's generated blocks from the runs' records.
 # A config whose data the root lacks (QNLI's train split) fails alone and is
-# listed at the end. Reduced runs: see the "Quick look" line of each config.
+# listed at the end. Reduced runs: make paper-quick.
 paper: build
 	@test -n "$(XP_DATA)" || { echo "paper: no data root: set XP_DATA"; exit 1; }
 	@failed=""; for f in configs/paper/*.yaml; do \
@@ -75,3 +75,17 @@ paper: build
 	done; \
 	$(BIN) results --into docs/reproduction.md; \
 	test -z "$$failed" || { echo "paper: failed:$$failed"; exit 1; }
+
+# A quick look at every item: each config with the overrides of its
+# "# Quick look:" line (TestPaperConfigs checks they apply and reduce), into
+# runs/paper-quick/<config>; minutes per item, and `time` says how many.
+# docs/reproduction.md is not touched (its blocks read the full runs).
+paper-quick: build
+	@test -n "$(XP_DATA)" || { echo "paper-quick: no data root: set XP_DATA"; exit 1; }
+	@set -f; failed=""; for f in configs/paper/*.yaml; do \
+		n=$$(basename $$f .yaml); sets=$$(sed -n 's/^# Quick look[^:]*: //p' $$f); \
+		echo "== $$f $$sets"; start=$$(date +%s); \
+		$(BIN) run -q $$f $$sets --set output=runs/paper-quick/$$n || failed="$$failed $$f"; \
+		echo "$$n: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	test -z "$$failed" || { echo "paper-quick: failed:$$failed"; exit 1; }
