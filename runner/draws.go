@@ -1,20 +1,13 @@
 package runner
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
-
-	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // drawMemo is analysis.Memo on disk: one file per draws key and number of
@@ -103,7 +96,7 @@ func (d *drawMemo) Put(m int, counts map[string]map[int32]int) error {
 		}
 		f.Words[w] = wd
 	}
-	if err := writeDraws(d.path(m), f); err != nil {
+	if err := writeGobGz(d.path(m), f); err != nil {
 		return fmt.Errorf("draws cache: %w", err)
 	}
 	return nil
@@ -111,39 +104,11 @@ func (d *drawMemo) Put(m int, counts map[string]map[int32]int) error {
 
 func readDraws(path, key string, m int) (drawsFile, error) {
 	var f drawsFile
-	r, err := os.Open(path)
-	if err != nil {
+	if err := readGobGz(path, &f); err != nil {
 		return f, err
-	}
-	defer r.Close()
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return f, fmt.Errorf("damaged: %w", err)
-	}
-	raw, err := io.ReadAll(zr) // to the trailer: its CRC-32 catches damage and truncation
-	if err != nil {
-		return f, fmt.Errorf("damaged: %w", err)
-	}
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&f); err != nil {
-		return f, fmt.Errorf("damaged: %w", err)
 	}
 	if f.Key != key || f.M != m {
 		return f, fmt.Errorf("holds other draws (key %.12s, m %d)", f.Key, f.M)
 	}
 	return f, nil
-}
-
-func writeDraws(path string, f drawsFile) error {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := gob.NewEncoder(zw).Encode(f); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return err
-	}
-	return xio.WriteFileAtomic(path, buf.Bytes())
 }

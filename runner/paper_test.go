@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 

@@ -1,21 +1,16 @@
 package runner
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
 )
@@ -105,27 +100,13 @@ type corpusFile struct {
 	Report      metrics.Privatization
 }
 
-// readCorpus reads a cache entry and verifies it: the whole gzip stream
-// is read to its trailer (its CRC-32 catches damaged bytes and
-// truncation), and the entry must be of this key and this many examples.
-// Anything else is an error, and the caller privatizes again.
+// readCorpus reads a cache entry and verifies it (readGobGz): the entry
+// must be of this key and this many examples. Anything else is an error,
+// and the caller privatizes again.
 func readCorpus(path, key string, n int) (corpusFile, error) {
 	var cf corpusFile
-	f, err := os.Open(path)
-	if err != nil {
+	if err := readGobGz(path, &cf); err != nil {
 		return cf, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return cf, fmt.Errorf("damaged: %w", err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return cf, fmt.Errorf("damaged: %w", err)
-	}
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&cf); err != nil {
-		return cf, fmt.Errorf("damaged: %w", err)
 	}
 	if cf.Key != key || len(cf.Docs) != n {
 		return cf, fmt.Errorf("holds another corpus (key %.12s, %d examples)", cf.Key, len(cf.Docs))
@@ -133,19 +114,5 @@ func readCorpus(path, key string, n int) (corpusFile, error) {
 	return cf, nil
 }
 
-// writeCorpus caches a privatized split atomically: concurrent writers of
-// one entry (shards sharing a cache) waste work at worst.
-func writeCorpus(path string, cf corpusFile) error {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := gob.NewEncoder(zw).Encode(cf); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return err
-	}
-	return xio.WriteFileAtomic(path, buf.Bytes())
-}
+// writeCorpus caches a privatized split atomically.
+func writeCorpus(path string, cf corpusFile) error { return writeGobGz(path, cf) }

@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/gob"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/xp-nlp/xp/internal/xio"
+)
+
+// readGobGz decodes v from a gob-in-gzip cache file, reading the gzip
+// stream to its trailer so that its CRC-32 catches damaged bytes and
+// truncation. A file that does not decode is reported as damaged; a
+// missing file returns the open error (fs.ErrNotExist).
+func readGobGz(path string, v any) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("damaged: %w", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return fmt.Errorf("damaged: %w", err)
+	}
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(v); err != nil {
+		return fmt.Errorf("damaged: %w", err)
+	}
+	return nil
+}
+
+// writeGobGz writes v as a gob-in-gzip cache file atomically: concurrent
+// writers of one entry (shards sharing a cache) waste work at worst.
+func writeGobGz(path string, v any) error {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := gob.NewEncoder(zw).Encode(v); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	return xio.WriteFileAtomic(path, buf.Bytes())
+}
