@@ -38,6 +38,9 @@ type StatRow struct {
 	CI []float64
 	// Examples are the first seed's example outputs per word.
 	Examples map[string][]string
+	// Series are the per-word values of the seeds' records pooled (each
+	// seed samples its own words): plausible-deniability's N_w and S_w.
+	Series map[string][]float64
 	Method   string
 	Notes    []string
 }
@@ -75,6 +78,14 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 			row.Seeds++
 			if row.Examples == nil {
 				row.Examples, row.Method = r.Analysis.Examples, r.Analysis.Method
+			}
+			for name, xs := range r.Analysis.Series {
+				if row.Series == nil {
+					row.Series = map[string][]float64{}
+				}
+				for _, x := range xs {
+					row.Series[name] = append(row.Series[name], float64(x))
+				}
 			}
 			for _, n := range r.Analysis.Notes {
 				if !slices.Contains(row.Notes, n) {
@@ -327,12 +338,14 @@ var tradeoffs = map[string][][2]string{
 	"utility-loss":    {{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},
 }
 
-// PlotAnalysis draws each analysis's figure under dir/plots (PNG and
-// SVG), named after the analysis: for neighbours, distance against k with
+// PlotAnalysis draws each analysis's figure under dir/plots (PNG, SVG and
+// PDF), named after the analysis: for neighbours, distance against k with
 // one line per percentile (Feyisetan Fig. 1); otherwise the analysis's
 // statistics against ε, one line per mechanism setting, ± sd over seeds,
-// and the privacy statistic against the utility loss where both exist.
-// It returns the paths written.
+// and the privacy statistic against the utility loss where both exist;
+// for plausible deniability also the histograms over words of N_w and
+// S_w at each ε (Feyisetan Fig. 2; see histogramFigures). It returns the
+// paths written.
 func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
 	kinds := analysisKinds(rows)
 	var paths []string
@@ -380,8 +393,100 @@ func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
 			return nil, err
 		}
 		paths = append(paths, written...)
+		for _, stat := range histograms[a] {
+			written, err := histogramFigures(filepath.Join(pd, a+"-"+stat+"-hist"), title, stat, mine)
+			if err != nil {
+				return nil, fmt.Errorf("results: plot %s histograms: %w", a, err)
+			}
+			paths = append(paths, written...)
+		}
 	}
 	return paths, nil
+}
+
+// histograms are the per-word series drawn as histograms per analysis
+// (Feyisetan Fig. 2).
+var histograms = map[string][]string{"plausible-deniability": {"N_w", "S_w"}}
+
+// histogramBins is the number of bars of a histogram.
+const histogramBins = 20
+
+// histogramFigures draws, per setting, the distribution over words of
+// the series stat at each ε, one panel per ε on one x range (0 to the
+// largest value of any panel) and one y range, into base[-setting].png,
+// .svg and .pdf (the setting named only when there are several). Rows
+// without the series draw nothing.
+func histogramFigures(base, title, stat string, rows []StatRow) ([]string, error) {
+	var settings []string
+	hi := 0.0
+	for _, r := range rows {
+		if xs := r.Series[stat]; len(xs) > 0 {
+			if !slices.Contains(settings, r.Setting) {
+				settings = append(settings, r.Setting)
+			}
+			hi = math.Max(hi, slices.Max(xs))
+		}
+	}
+	if hi == 0 {
+		hi = 1
+	}
+	var paths []string
+	for _, s := range settings {
+		var panels []*plot.Plot
+		for _, r := range rows { // by setting, then ε
+			xs := r.Series[stat]
+			if r.Setting != s || len(xs) == 0 {
+				continue
+			}
+			h := &plotter.Histogram{Bins: histogramOf(xs, 0, hi, histogramBins), Width: hi / histogramBins, FillColor: okabeIto[0]}
+			h.LineStyle.Width = vg.Points(0.5)
+			p := plot.New()
+			p.Title.Text = fmt.Sprintf("%s ε = %s", s, strconv.FormatFloat(r.Epsilon, 'g', -1, 64))
+			p.X.Label.Text = fmt.Sprintf("%s (%d words)", stat, len(xs))
+			p.Y.Label.Text = "words"
+			p.Add(h)
+			p.X.Min, p.X.Max = 0, hi
+			panels = append(panels, p)
+		}
+		shareY(panels, false)
+		name := base
+		if len(settings) > 1 {
+			name += "-" + slug(s)
+		}
+		opt, _ := PlotOptions{Width: 3 * vg.Inch, Height: 2.6 * vg.Inch}.withDefaults()
+		written, err := writeFigure(name, panels, opt)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, written...)
+	}
+	return paths, nil
+}
+
+// histogramOf counts xs in n equal bins over [lo, hi] (the last bin
+// includes hi; values outside are clamped into the end bins).
+func histogramOf(xs []float64, lo, hi float64, n int) []plotter.HistogramBin {
+	bins := make([]plotter.HistogramBin, n)
+	w := (hi - lo) / float64(n)
+	for i := range bins {
+		bins[i].Min, bins[i].Max = lo+float64(i)*w, lo+float64(i+1)*w
+	}
+	for _, x := range xs {
+		i := int((x - lo) / w)
+		bins[max(0, min(n-1, i))].Weight++
+	}
+	return bins
+}
+
+// slug is a setting as a file name part: letters, digits, '.', '-' and
+// '=' kept, others '_'.
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '=' {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // tradeoffPanel plots y against x, one line per setting through its ε

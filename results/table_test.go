@@ -488,3 +488,39 @@ func TestAnalysisTableOrder(t *testing.T) {
 		t.Errorf("rows %q, want %q", got, want)
 	}
 }
+
+// TestHistograms: plausible deniability's per-word N_w and S_w, pooled
+// over seeds, are drawn as histograms (Feyisetan Fig. 2), one panel per ε
+// on one x range; the bins count every word, the largest in the last bin.
+func TestHistograms(t *testing.T) {
+	bins := histogramOf([]float64{0, 0.5, 5, 9.99, 10, 10}, 0, 10, 5)
+	var weights []float64
+	for _, b := range bins {
+		weights = append(weights, b.Weight)
+	}
+	if !slices.Equal(weights, []float64{2, 0, 1, 0, 3}) || bins[4].Max != 10 {
+		t.Errorf("bins %v", bins)
+	}
+	var recs []Record
+	for _, eps := range []float64{1, 5} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			a := &metrics.Analysis{Series: map[string][]metrics.Num{"N_w": {0, 1, metrics.Num(eps * 10)}, "S_w": {100, 90, 80}}}
+			a.Add("N_w mean", eps)
+			recs = append(recs, Record{Cell: experiments.Cell{Analysis: "plausible-deniability", Mechanism: "laplace", Epsilon: eps, Seed: seed}, Status: "ok", Analysis: a})
+		}
+	}
+	rows := AnalysisTable(recs, nil)
+	if got := rows[1].Series["N_w"]; len(got) != 6 || got[5] != 50 {
+		t.Errorf("series pooled over seeds: %v", got)
+	}
+	dir := t.TempDir()
+	paths, err := PlotAnalysis(dir, "t", rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"plausible-deniability-N_w-hist.pdf", "plausible-deniability-S_w-hist.png"} {
+		if !slices.Contains(paths, filepath.Join(dir, "plots", want)) {
+			t.Errorf("no %s in %v", want, paths)
+		}
+	}
+}
