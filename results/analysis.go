@@ -41,8 +41,8 @@ type StatRow struct {
 	// Series are the per-word values of the seeds' records pooled (each
 	// seed samples its own words): plausible-deniability's N_w and S_w.
 	Series map[string][]float64
-	Method   string
-	Notes    []string
+	Method string
+	Notes  []string
 }
 
 // AnalysisTable aggregates analysis records into rows by setting and ε:
