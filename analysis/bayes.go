@@ -48,6 +48,8 @@ func bayes(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 		a.Add("E_M", adv.em)
 	} else {
 		a.AddCI("E_M", adv.em, adv.em-adv.ci, adv.em+adv.ci)
+		a.Add("single-draw recovery", adv.seenOnce)
+		a.Notes = append(a.Notes, biasNote(adv.seenOnce))
 	}
 	a.Add("recovery", adv.recovery)
 	if env.Labels != nil {
@@ -79,6 +81,7 @@ func priorOf(env Env, rows []int) []float64 {
 // lexicon's loss in both readings (0 without labels).
 type adversaryStats struct {
 	em, recovery, ci, flip, loss float64
+	seenOnce                     float64 // recovery resting on outputs drawn once (sampled f_M only; see seenOnce)
 	exact                        bool
 }
 
@@ -120,6 +123,40 @@ func adversary(env Env, rows []int, prior []float64, ds []distribution, m int, e
 	s.em = 1 - s.recovery
 	if !exact {
 		s.ci = 1.96 * math.Sqrt(variance)
+		s.seenOnce = seenOnce(prior, ds, m)
 	}
 	return s
+}
+
+// seenOnce is the recovery that outputs drawn only once (by any word)
+// contribute: such an output's plug-in posterior is certain of its word,
+// so each of word w's single draws adds π(w)/m to the recovery whatever
+// the true f_M. It is a diagnostic of the plug-in estimate's bias, not a
+// bound on it: a sampled f_M makes the adversary too sure wherever
+// outputs are diffuse (outputs drawn a few times add to the bias too), so
+// E_M is biased low, most at small ε. For a uniform prior it is the
+// share of draws whose output no other draw gave. E_M's interval leaves
+// the bias out.
+func seenOnce(prior []float64, ds []distribution, m int) float64 {
+	total := map[int32]int{}
+	for _, d := range ds {
+		for j, o := range d.outs {
+			total[o] += int(math.Round(d.p[j] * float64(m)))
+		}
+	}
+	var credit float64
+	for i, d := range ds {
+		for j, o := range d.outs {
+			if total[o] == 1 && math.Round(d.p[j]*float64(m)) == 1 {
+				credit += prior[i] / float64(m)
+			}
+		}
+	}
+	return credit
+}
+
+// biasNote says what the recovery resting on outputs seen once means for
+// E_M.
+func biasNote(share float64) string {
+	return fmt.Sprintf("f_M sampled: %.3g of the recovery rests on outputs a single draw gave, of which the plug-in posterior is certain; a sampled f_M biases E_M low where outputs are diffuse (this part and more: outputs drawn a few times add to it), which E_M's interval leaves out; more samples reduce it", share)
 }

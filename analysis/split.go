@@ -73,6 +73,8 @@ func Split(ctx context.Context, raw map[string]any, env Env) (metrics.Analysis, 
 			a.Add("recovery", adv.recovery)
 		} else {
 			a.AddCI("recovery", adv.recovery, adv.recovery-adv.ci, adv.recovery+adv.ci)
+			a.Add("single-draw recovery", adv.seenOnce)
+			a.Notes = append(a.Notes, biasNote(adv.seenOnce))
 		}
 	}
 	return a, nil

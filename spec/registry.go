@@ -100,7 +100,8 @@ var analyses = []Descriptor{
 				Doc: "compute the expected N_w and S_w from the output distribution where it is known (SanText, CusText) instead of drawing"},
 		}...)},
 	{Kind: Analysis, Name: "bayes-adversary", Doc: "a Bayesian adversary's expected inference error E_M under the dataset's word prior, and the lexicon's utility loss L_M (Xu et al. 2021, §3)",
-		Epsilon: true, Dataset: true, Params: []Param{
+		Epsilon: true, Dataset: true, Revision: 1, // 1: sampled f_M reports the recovery resting on single draws (E_M's bias)
+		Params: []Param{
 			{Name: "samples", Type: Int, Min: Incl(1), Default: 1000,
 				Doc: "draws per prior word estimating f_M where it is not known exactly"},
 			{Name: "top", Type: Int, Min: Incl(0), Default: 0,
