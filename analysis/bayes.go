@@ -77,8 +77,9 @@ func priorOf(env Env, rows []int) []float64 {
 }
 
 // adversaryStats are the Bayesian adversary's numbers (see bayes): E_M
-// and recovery = 1 − E_M, the half-width of its 95% interval when f_M was sampled, and the
-// lexicon's loss in both readings (0 without labels).
+// and recovery = 1 − E_M, the half-width of E_M's 95% interval when f_M
+// was sampled, and the lexicon's loss in both readings (0 without
+// labels).
 type adversaryStats struct {
 	em, recovery, ci, flip, loss float64
 	seenOnce                     float64 // recovery resting on outputs drawn once (sampled f_M only; see seenOnce)

@@ -81,9 +81,13 @@ model:
 			t.Errorf("%s ε=%v: N_w %v, S_w %v over %d seeds", r.Setting, r.Epsilon, nw, sw, r.Seeds)
 		}
 	}
-	// Rows by setting, then ε: custext k=5, laplace 0.5, laplace 50.
-	lo, _ := first.Stats[1].Stat("N_w mean")
-	hi, _ := first.Stats[2].Stat("N_w mean")
+	// Rows in the config's order of settings, then ε: laplace 0.5,
+	// laplace 50, custext k=5.
+	if first.Stats[0].Setting != "laplace" || first.Stats[2].Setting != "custext k=5" {
+		t.Errorf("rows %s, %s, %s: not in the config's order", first.Stats[0].Setting, first.Stats[1].Setting, first.Stats[2].Setting)
+	}
+	lo, _ := first.Stats[0].Stat("N_w mean")
+	hi, _ := first.Stats[1].Stat("N_w mean")
 	if !(lo < hi) {
 		t.Errorf("Laplace N_w at ε=0.5 (%v) not below ε=50 (%v)", lo, hi)
 	}
