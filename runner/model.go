@@ -155,19 +155,19 @@ func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key str
 			os.RemoveAll(ck) // a failed training starts afresh when retried
 		}
 	}()
-	if m, err = s.openModel(cell, t, ""); err != nil {
+	model, err := s.openModel(cell, t, "")
+	if err != nil {
 		return nil, nil, err
 	}
 	defer func() {
 		if err != nil {
-			m.Close()
-			m = nil
+			model.Close() // not m: the failing return has set it to nil
 		}
 	}()
 	opt := s.trainOptions(cell)
 	opt.Progress, opt.Dir, opt.Checkpoint = progress, work, ck
 	start := time.Now()
-	res, err := models.Train(ctx, m, data["train"], data["valid"], opt)
+	res, err := models.Train(ctx, model, data["train"], data["valid"], opt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,11 +175,14 @@ func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key str
 	for _, e := range res.Epochs {
 		t.ExamplesPerSec += e.ExamplesPerSec / float64(len(res.Epochs))
 	}
-	if err := s.cacheModel(m, t, tmp); err != nil {
+	if err := s.cacheModel(model, t, tmp); err != nil {
 		return nil, nil, err
 	}
 	s.logf("model %s trained in %.0fs", short(key), time.Since(start).Seconds())
-	return m, t, os.RemoveAll(ck)
+	if err := os.RemoveAll(ck); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return model, t, nil
 }
 
 // cacheModel writes m and t into the temporary folder tmp, drops the

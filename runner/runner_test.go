@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -389,5 +390,30 @@ func TestMechanismEmbedding(t *testing.T) {
 	recs, _ := store.All()
 	if cov := recs[0].Coverage["test"]; cov.Vectors != cov.Tokens {
 		t.Errorf("test coverage %+v: every token has a vector in the model's embedding", cov)
+	}
+}
+
+// TestTrainingInterrupted: a training stopped by its context returns the
+// context's error and frees its model (it closed the nil interface the
+// failing return had set and panicked: xp run died with a stack trace
+// instead of "interrupted: K of N cells recorded" about one Ctrl-C in
+// four, TestInterruptSaysWhereItStopped).
+func TestTrainingInterrupted(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 20, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none]", "mechanisms=[]")
+	s, err := Open(context.Background(), c, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cell := c.Cells()[0]
+	splits := map[string]Split{}
+	for _, name := range Splits {
+		splits[name] = s.in.splits[name]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m, tr, err := s.trainModel(ctx, cell, "k", splits, nil)
+	if !errors.Is(err, context.Canceled) || m != nil || tr != nil {
+		t.Errorf("cancelled training: %v, model %v, %v", err, m, tr)
 	}
 }

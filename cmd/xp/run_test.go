@@ -517,6 +517,6 @@ func TestInterruptSaysWhereItStopped(t *testing.T) {
 	want := fmt.Sprintf("xp: interrupted: %d of 7 cells recorded; run again to resume\n", n)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.HasSuffix(stderr.String(), want) {
-		t.Errorf("exit %v, stderr ends %q; want status 130 and %q", err, stderr.String()[max(0, stderr.Len()-200):], want)
+		t.Errorf("exit %v, stderr ends %q; want status 130 and %q", err, stderr.String()[max(0, stderr.Len()-6000):], want)
 	}
 }
