@@ -48,6 +48,7 @@ func bayes(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 		a.Add("E_M", adv.em)
 	} else {
 		a.AddCI("E_M", adv.em, adv.em-adv.ci, adv.em+adv.ci)
+		a.Add("E_M held-out", adv.heldOut)
 		a.Add("single-draw recovery", adv.seenOnce)
 		a.Notes = append(a.Notes, biasNote(adv.seenOnce))
 	}
@@ -83,6 +84,7 @@ func priorOf(env Env, rows []int) []float64 {
 type adversaryStats struct {
 	em, recovery, ci, flip, loss float64
 	seenOnce                     float64 // recovery resting on outputs drawn once (sampled f_M only; see seenOnce)
+	heldOut                      float64 // E_M of the leave-one-out adversary (sampled f_M only; see leaveOneOut)
 	exact                        bool
 }
 
@@ -125,8 +127,35 @@ func adversary(env Env, rows []int, prior []float64, ds []distribution, m int, e
 	if !exact {
 		s.ci = 1.96 * math.Sqrt(variance)
 		s.seenOnce = seenOnce(prior, ds, m)
+		s.heldOut = 1 - leaveOneOut(prior, ds, z, m)
 	}
 	return s
+}
+
+// leaveOneOut is the recovery of an adversary that knows f_M only from
+// the other draws: each draw (w, o) is scored with the posterior built
+// from every draw but itself, g(w|o) = π(w)(c_w(o) − 1) / (m·z(o) −
+// π(w)), where z(o) = Σ_u π(u)c_u(o)/m; when no other draw gave o the
+// adversary has no evidence and guesses from the prior (g = π(w)). The
+// plug-in estimate scores each draw with a posterior that has seen it,
+// which flatters the adversary; this one does not, so it errs the other
+// way (an adversary with m − 1 draws), and the two bracket E_M more
+// honestly than the plug-in's interval: they meet as m grows.
+func leaveOneOut(prior []float64, ds []distribution, z map[int32]float64, m int) float64 {
+	fm := float64(m)
+	var recovery float64
+	for i, d := range ds {
+		for j, o := range d.outs {
+			c := math.Round(d.p[j] * fm)
+			rest := z[o]*fm - prior[i] // m·z(o) without this draw
+			g := prior[i]
+			if rest > 1e-12*z[o]*fm {
+				g = prior[i] * (c - 1) / rest
+			}
+			recovery += prior[i] * d.p[j] * g
+		}
+	}
+	return recovery
 }
 
 // seenOnce is the recovery that outputs drawn only once (by any word)
@@ -159,5 +188,5 @@ func seenOnce(prior []float64, ds []distribution, m int) float64 {
 // biasNote says what the recovery resting on outputs seen once means for
 // E_M.
 func biasNote(share float64) string {
-	return fmt.Sprintf("f_M sampled: %.3g of the recovery rests on outputs a single draw gave, of which the plug-in posterior is certain; a sampled f_M biases E_M low where outputs are diffuse (this part and more: outputs drawn a few times add to it), which E_M's interval leaves out; more samples reduce it", share)
+	return fmt.Sprintf("f_M sampled: %.3g of the recovery rests on outputs a single draw gave, of which the plug-in posterior is certain; the plug-in E_M is biased low where outputs are diffuse, which its interval leaves out; E_M held-out (each draw scored by a posterior built without it) errs the other way, and the two bracket it; more samples narrow the bracket", share)
 }

@@ -30,3 +30,29 @@ func TestSeenOnce(t *testing.T) {
 		t.Errorf("one output drawn 30 times: seenOnce = %v, want 0", got)
 	}
 }
+
+// TestLeaveOneOut: the held-out adversary scores each draw with a
+// posterior that has not seen it. Outputs drawn once give it no evidence
+// (it guesses by the prior) where the plug-in posterior is certain; for
+// two words with the same outputs the truth (E_M = 0.5) lies between the
+// plug-in (0.5, exact here) and the held-out estimate (2/3).
+func TestLeaveOneOut(t *testing.T) {
+	prior := []float64{0.5, 0.5}
+	z := func(ds []distribution) map[int32]float64 {
+		out := map[int32]float64{}
+		for i, d := range ds {
+			for j, o := range d.outs {
+				out[o] += prior[i] * d.p[j]
+			}
+		}
+		return out
+	}
+	apart := []distribution{{outs: []int32{1, 2}, p: []float64{0.5, 0.5}}, {outs: []int32{3, 4}, p: []float64{0.5, 0.5}}}
+	if got := leaveOneOut(prior, apart, z(apart), 2); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("outputs all drawn once: held-out recovery %v, want the prior's 0.5", got)
+	}
+	same := []distribution{{outs: []int32{1}, p: []float64{1}}, {outs: []int32{1}, p: []float64{1}}}
+	if got := leaveOneOut(prior, same, z(same), 2); math.Abs(got-1.0/3) > 1e-12 {
+		t.Errorf("shared output: held-out recovery %v, want 1/3", got)
+	}
+}

@@ -73,6 +73,7 @@ func Split(ctx context.Context, raw map[string]any, env Env) (metrics.Analysis, 
 			a.Add("recovery", adv.recovery)
 		} else {
 			a.AddCI("recovery", adv.recovery, adv.recovery-adv.ci, adv.recovery+adv.ci)
+			a.Add("recovery held-out", 1-adv.heldOut)
 			a.Add("single-draw recovery", adv.seenOnce)
 			a.Notes = append(a.Notes, biasNote(adv.seenOnce))
 		}
