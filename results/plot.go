@@ -93,7 +93,7 @@ var frontierAxes = map[string]struct {
 }{
 	"unchanged": {"share of in-vocabulary tokens left unchanged", func(r Row) float64 { return r.Unchanged }},
 	"n_w":       {"mean N_w per draw over the split's word types", func(r Row) float64 { return r.Nw }},
-	"recovery":  {"Bayes adversary's token recovery (1 − E_M)", func(r Row) float64 { return r.Recovery }},
+	"recovery":  {"Bayes adversary's token recovery (1 − E_M; held-out where sampled)", func(r Row) float64 { return r.Recovery }},
 }
 
 // Plot draws the utility figures under dir/plots (or opt.Out), each in

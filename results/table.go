@@ -190,7 +190,11 @@ func privacyOf(r Record) cellPrivacy {
 	}{{"N_w %", &p.nw, 100}, {"S_w %", &p.sw, 100}, {"recovery", &p.recovery, 1}} {
 		var x []float64
 		for _, a := range r.Measures {
-			if v := a.Stat(m.stat); !math.IsNaN(v) {
+			v := a.Stat(m.stat)
+			if held := a.Stat(m.stat + " held-out"); !math.IsNaN(held) {
+				v = held // sampled f_M: the plug-in recovery flatters the adversary (docs/analyses.md)
+			}
+			if !math.IsNaN(v) {
 				x = append(x, v/m.scale)
 			}
 		}
@@ -364,7 +368,7 @@ func Markdown(rows []Row) string {
 const ciNote = "Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both."
 
 // measuresNote says what the opt-in measures' columns are.
-const measuresNote = "N_w, S_w: mean over the privatized split's word types (its most frequent with a vector, as the config's privacy.top says) of the draws returning the word unchanged and of the distinct outputs, per draw; token recovery: the Bayes adversary's chance of naming a token's original word, 1 − E_M with the split's word frequencies as prior. Each is the mean over the cell's privatized splits, then over seeds."
+const measuresNote = "N_w, S_w: mean over the privatized split's word types (its most frequent with a vector, as the config's privacy.top says) of the draws returning the word unchanged and of the distinct outputs, per draw; token recovery: the Bayes adversary's chance of naming a token's original word, 1 − E_M with the split's word frequencies as prior (held-out where f_M is sampled: the plug-in estimate flatters the adversary). Each is the mean over the cell's privatized splits, then over seeds."
 
 // privacyUnit states what ε protects, under every table; which
 // mechanism has which notion comes from their descriptors (spec), the one

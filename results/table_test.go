@@ -118,6 +118,14 @@ func TestTableMeasures(t *testing.T) {
 		return r
 	}
 	rows := Table([]Record{measured(1, []float64{40, 20}, []float64{10, 30}, []float64{0.5, 0.3}), measured(2, []float64{50}, []float64{20}, []float64{0.6})}, TableOptions{})
+	// A sampled f_M's held-out recovery is what the table shows.
+	sampled := measured(3, []float64{40}, []float64{10}, []float64{0.9})
+	a := sampled.Measures["train"]
+	a.Add("recovery held-out", 0.1)
+	sampled.Measures["train"] = a
+	if r := Table([]Record{sampled}, TableOptions{})[0]; math.Abs(r.Recovery-0.1) > 1e-12 {
+		t.Errorf("recovery of a sampled f_M %v, want the held-out 0.1", r.Recovery)
+	}
 	r := rows[0]
 	// seed 1: (0.4+0.2)/2 = 0.3, seed 2: 0.5 → 0.4; S_w (0.2, 0.2) → 0.2; recovery (0.4, 0.6) → 0.5.
 	if math.Abs(r.Nw-0.4) > 1e-12 || math.Abs(r.Sw-0.2) > 1e-12 || math.Abs(r.Recovery-0.5) > 1e-12 {
