@@ -115,16 +115,7 @@ func (s *Session) measure(ctx context.Context, cell experiments.Cell, rec *resul
 		if _, ok := rec.Privacy[name]; !ok {
 			continue
 		}
-		sp := s.in.splits[name]
-		counts := map[string]int64{}
-		for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
-			for _, d := range docs {
-				for _, w := range d {
-					counts[w]++
-				}
-			}
-		}
-		env.Counts = counts
+		env.Counts = s.in.splitCounts[name]
 		a, err := analysis.Split(ctx, s.c.Privacy, env)
 		if err != nil {
 			return fmt.Errorf("privacy measures of %s: %w", name, err)

@@ -132,7 +132,11 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 			if dk := s.c.DrawsKey(cell, s.in.sums) + " " + split; measures != nil && !seen[dk] {
 				seen[dk] = true
 				if _, ok := types[split]; !ok {
-					types[split] = s.in.splits[split].typesWithVector(s.in.mech.Index)
+					for w := range s.in.splitCounts[split] {
+						if _, ok := s.in.mech.Index(w); ok {
+							types[split]++
+						}
+					}
 				}
 				n := types[split]
 				if top := int64(measures.Int("top")); top > 0 {
@@ -168,21 +172,6 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
-}
-
-// typesWithVector counts the split's distinct words that index finds.
-func (sp Split) typesWithVector(index func(string) (int, bool)) int64 {
-	seen := map[string]bool{}
-	for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
-		for _, d := range docs {
-			for _, w := range d {
-				if _, ok := index(w); ok {
-					seen[w] = true
-				}
-			}
-		}
-	}
-	return int64(len(seen))
 }
 
 // tokens counts the split's tokens (both texts of pairs).

@@ -48,6 +48,9 @@ type inputs struct {
 	// unless the config gives mechanism_embedding).
 	mech   *embedding.Embedding
 	counts map[string]int64 // word counts over every split: the task vocabulary
+	// splitCounts are each split's own word counts (both texts of pairs):
+	// the prior of its privacy measures.
+	splitCounts map[string]map[string]int64
 	// labels is each word's label in a word-level dataset (the opinion
 	// lexicon's polarity), for analyses.
 	labels map[string]int
@@ -265,29 +268,31 @@ func loadDataset(ctx context.Context, c *experiments.Config) (*datasets.Dataset,
 // checksums everything a cell reads of the data.
 func tokenize(c *experiments.Config, d *datasets.Dataset, ex map[string][]datasets.Example) *inputs {
 	tok := tokenizer(c.Tokenizer)
-	in := &inputs{dataset: d, splits: map[string]Split{}, counts: map[string]int64{}}
+	in := &inputs{dataset: d, splits: map[string]Split{}, counts: map[string]int64{}, splitCounts: map[string]map[string]int64{}}
 	h := sha256.New()
 	for _, name := range Splits {
 		var sp Split
+		own := map[string]int64{}
 		for _, x := range ex[name] {
 			w := tok(x.Text)
 			sp.IDs = append(sp.IDs, x.ID)
 			sp.Docs = append(sp.Docs, w)
 			sp.Labels = append(sp.Labels, int64(x.Label))
-			for _, t := range w {
-				in.counts[t]++
-			}
 			var w2 []string
 			if d.Pair {
 				w2 = tok(x.Text2)
 				sp.Docs2 = append(sp.Docs2, w2)
-				for _, t := range w2 {
+			}
+			for _, text := range [2][]string{w, w2} {
+				for _, t := range text {
 					in.counts[t]++
+					own[t]++
 				}
 			}
 			hashExample(h, name, x, w, w2)
 		}
 		in.splits[name] = sp
+		in.splitCounts[name] = own
 	}
 	in.sums.Data = hex.EncodeToString(h.Sum(nil))
 	return in
