@@ -37,8 +37,11 @@ type Dataset struct {
 	Name   string
 	Labels []string // label names; Example.Label indexes this
 	Pair   bool     // examples are text pairs
-	Source string   // the file or folder it was read from
-	Splits map[string][]Example
+	// WordLevel: each example's text is one word (an entry of a lexicon),
+	// a token as it stands.
+	WordLevel bool
+	Source    string // the file or folder it was read from
+	Splits    map[string][]Example
 }
 
 // Split returns the examples of the named split.

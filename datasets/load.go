@@ -51,6 +51,9 @@ type Spec struct {
 	Title  string
 	Labels []string
 	Pair   bool
+	// WordLevel: each example is one word, taken whole (never split by
+	// the sentence tokenizer), as the opinion lexicon's entries are.
+	WordLevel bool
 	// Attacker names the private attribute the label is, when a
 	// classifier of it is an attacker (Enron: authorship): tables then
 	// report attacker accuracy, lower being more private.
@@ -75,7 +78,7 @@ func Specs() []Spec {
 		{Name: "twitter", Title: "NLP with Disaster Tweets (Kaggle)", Labels: []string{"not_disaster", "disaster"},
 			Splits: "train.csv (labelled), test.csv as split unlabelled; 10% of train carved as test (9:1)",
 			Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter},
-		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"},
+		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"}, WordLevel: true,
 			Splits: "all (word-level)", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
 		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Attacker: "authorship", Splits: "train; 10% of each author's mail carved as test",
 			Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
@@ -149,6 +152,7 @@ func Load(ctx context.Context, root, name string, opt Options) (*Dataset, error)
 		d.Labels = spec.Labels
 	}
 	d.Pair = d.Pair || spec.Pair
+	d.WordLevel = d.WordLevel || spec.WordLevel
 	carve := spec.Carve
 	if opt.Carve != nil {
 		carve = opt.Carve

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -466,5 +468,51 @@ mechanisms:
 		if f := few[eps]; !(f[0] < m[0] && math.Abs(f[1]-m[0]) < math.Abs(f[0]-m[0])) {
 			t.Errorf("ε=%v, 20 draws: plug-in %v, held-out %v; 4,000 draws %v", eps, f[0], f[1], m[0])
 		}
+	}
+}
+
+// TestLexiconEntriesWhole: the opinion lexicon's entries are the prior's
+// words as they stand, each once, and every one of them is labelled (the
+// sentence tokenizer split "2-faced" into "2", "-" and "faced", which are
+// no entry, carry no label and took a share of the prior; an entry listed
+// under both polarities counted twice).
+func TestLexiconEntriesWhole(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"data/opinion_lexicon/negative-words.txt": ";comment\n\n2-faced\nbad\nenvious\n",
+		"data/opinion_lexicon/positive-words.txt": ";comment\n\ngood\nenvious\nwell-known\n",
+		"data/vectors.txt": "2 1 0\n- 0 1\nfaced 1 1\n2-faced 2 0\nbad 0 2\nenvious 2 2\ngood 3 0\nwell-known 0 3\n",
+		"a.yaml": "name: a\ndataset:\n  name: opinion\nembedding:\n  path: vectors.txt\nanalysis:\n  kind: bayes-adversary\n  samples: 10\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n" +
+			"data: " + filepath.Join(dir, "data") + "\noutput: " + filepath.Join(dir, "out") + "\ncache: " + filepath.Join(dir, "cache") + "\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := load(context.Background(), c, false, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"2-faced": 1, "bad": 1, "envious": 1, "good": 1, "well-known": 1}
+	if !maps.Equal(in.counts, want) {
+		t.Errorf("prior counts %v, want %v", in.counts, want)
+	}
+	for w := range in.counts {
+		if _, ok := in.labels[w]; !ok {
+			t.Errorf("prior word %q has no label", w)
+		}
+	}
+	sum := runConfig(t, filepath.Join(dir, "a.yaml"))
+	if n, _ := sum.Stats[0].Stat("prior words"); n != 5 {
+		t.Errorf("prior words %v, want the 5 entries with a vector", n)
 	}
 }

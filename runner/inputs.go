@@ -91,7 +91,7 @@ func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progre
 			return nil, err
 		}
 		in = tokenize(c, d, ex)
-		if d.Name == "opinion" {
+		if d.WordLevel {
 			in.labels = map[string]int{}
 			for _, x := range ex["train"] {
 				in.labels[x.Text] = x.Label
@@ -265,9 +265,16 @@ func loadDataset(ctx context.Context, c *experiments.Config) (*datasets.Dataset,
 }
 
 // tokenize turns the examples into Splits, counts the task vocabulary and
-// checksums everything a cell reads of the data.
+// checksums everything a cell reads of the data. A word-level dataset's
+// entries (the opinion lexicon's) are tokens as they stand, counted once
+// each: its vocabulary is its entries and its prior uniform over them
+// (the sentence tokenizer would split "2-faced" into fragments that are
+// no entry and carry no label).
 func tokenize(c *experiments.Config, d *datasets.Dataset, ex map[string][]datasets.Example) *inputs {
 	tok := tokenizer(c.Tokenizer)
+	if d.WordLevel {
+		tok = func(s string) []string { return []string{s} }
+	}
 	in := &inputs{dataset: d, splits: map[string]Split{}, counts: map[string]int64{}, splitCounts: map[string]map[string]int64{}}
 	h := sha256.New()
 	for _, name := range Splits {
@@ -285,6 +292,9 @@ func tokenize(c *experiments.Config, d *datasets.Dataset, ex map[string][]datase
 			}
 			for _, text := range [2][]string{w, w2} {
 				for _, t := range text {
+					if d.WordLevel && own[t] > 0 {
+						continue // an entry listed twice (under both polarities) is one word
+					}
 					in.counts[t]++
 					own[t]++
 				}
