@@ -481,7 +481,7 @@ func TestLexiconEntriesWhole(t *testing.T) {
 	files := map[string]string{
 		"data/opinion_lexicon/negative-words.txt": ";comment\n\n2-faced\nbad\nenvious\n",
 		"data/opinion_lexicon/positive-words.txt": ";comment\n\ngood\nenvious\nwell-known\n",
-		"data/vectors.txt": "2 1 0\n- 0 1\nfaced 1 1\n2-faced 2 0\nbad 0 2\nenvious 2 2\ngood 3 0\nwell-known 0 3\n",
+		"data/vectors.txt":                        "2 1 0\n- 0 1\nfaced 1 1\n2-faced 2 0\nbad 0 2\nenvious 2 2\ngood 3 0\nwell-known 0 3\n",
 		"a.yaml": "name: a\ndataset:\n  name: opinion\nembedding:\n  path: vectors.txt\nanalysis:\n  kind: bayes-adversary\n  samples: 10\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n" +
 			"data: " + filepath.Join(dir, "data") + "\noutput: " + filepath.Join(dir, "out") + "\ncache: " + filepath.Join(dir, "cache") + "\n",
 	}
