@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"math"
+	"slices"
 )
 
 // Point is one mechanism setting's statistics at one ε: what the select
@@ -11,11 +14,86 @@ type Point struct {
 	Setting string
 	Epsilon float64
 	Stats   map[string]float64
+	// Start marks the setting Algorithm 2 starts from: Vickrey at t = 0,
+	// which is the multivariate Laplace mechanism (a mechanism without t
+	// is its own start).
+	Start bool
 }
 
-// Select is Xu et al.'s Algorithm 2 (2021, §5) over a grid already
-// computed: among the points whose loss is at most budget, the one with
-// the largest privacy statistic (ties: the smaller ε, then the earlier
+// Selection is the outcome of SelectPaper.
+type Selection struct {
+	// Best is the index of the point chosen (−1 when none).
+	Best int
+	// Epsilon is the ε at which the start setting's loss first fell
+	// below the budget (0 when it never did), Steps the start setting's ε
+	// tried up to it, in increasing order.
+	Epsilon float64
+	Steps   []float64
+	// Scanned counts the points at Epsilon, Feasible those within the
+	// budget.
+	Scanned, Feasible int
+	// Why says, when Best is −1, what stopped the procedure.
+	Why string
+}
+
+// SelectPaper is Xu et al.'s Algorithm 2 (2021, §5) as the paper states
+// it: start from Laplace (t = 0) at the smallest ε and double ε until the
+// start setting's loss is below the budget C; at that ε, scan the
+// settings (t = 0.05, 0.10, …, 1) and keep the one with the largest
+// privacy statistic whose loss is at most C (the start setting itself
+// when no other is). Over a grid already computed, "doubling" walks the
+// start setting's ε in increasing order: the grid's ε should be ε0·2^k
+// for the result to be the paper's (the select stage says when they are
+// not). Ties go to the earlier point. Points lacking either statistic, or
+// with an undefined value, are skipped.
+func SelectPaper(points []Point, privacy, loss string, budget float64) Selection {
+	sel := Selection{Best: -1}
+	usable := func(p Point) bool {
+		pv, okp := p.Stats[privacy]
+		lv, okl := p.Stats[loss]
+		return okp && okl && !math.IsNaN(pv) && !math.IsNaN(lv)
+	}
+	var start []int
+	for i, p := range points {
+		if p.Start && usable(p) {
+			start = append(start, i)
+		}
+	}
+	if len(start) == 0 {
+		sel.Why = "no start setting (t = 0, Laplace) among the points"
+		return sel
+	}
+	slices.SortStableFunc(start, func(a, b int) int { return cmp.Compare(points[a].Epsilon, points[b].Epsilon) })
+	for _, i := range start {
+		sel.Steps = append(sel.Steps, points[i].Epsilon)
+		if points[i].Stats[loss] < budget {
+			sel.Epsilon = points[i].Epsilon
+			break
+		}
+	}
+	if sel.Epsilon == 0 {
+		sel.Why = fmt.Sprintf("the start setting's %s is not below %g at any ε up to %g: the paper doubles ε further", loss, budget, sel.Steps[len(sel.Steps)-1])
+		return sel
+	}
+	for i, p := range points {
+		if p.Epsilon != sel.Epsilon || !usable(p) {
+			continue
+		}
+		sel.Scanned++
+		if p.Stats[loss] > budget {
+			continue
+		}
+		sel.Feasible++
+		if sel.Best < 0 || p.Stats[privacy] > points[sel.Best].Stats[privacy] {
+			sel.Best = i
+		}
+	}
+	return sel
+}
+
+// Select is the grid alternative to Algorithm 2 (SelectPaper): among
+// every point of the grid whose loss is at most budget, the one with the
+// largest privacy statistic (ties: the smaller ε, then the earlier
 // point). It returns the index of the point chosen (−1 when none is
 // within budget) and how many are. Points lacking either statistic, or
 // with an undefined value, are not candidates.

@@ -8,12 +8,12 @@ import (
 
 func TestSelect(t *testing.T) {
 	pts := []Point{
-		{"a", 1, map[string]float64{"E": 0.9, "L": 0.30}},
-		{"a", 2, map[string]float64{"E": 0.7, "L": 0.10}},
-		{"b", 1, map[string]float64{"E": 0.8, "L": 0.05}},
-		{"b", 4, map[string]float64{"E": 0.8, "L": 0.01}}, // tie on E: the smaller ε (1) wins
-		{"c", 1, map[string]float64{"E": 0.95}},           // no loss: not a candidate
-		{"d", 1, map[string]float64{"E": math.NaN(), "L": 0}},
+		{"a", 1, map[string]float64{"E": 0.9, "L": 0.30}, false},
+		{"a", 2, map[string]float64{"E": 0.7, "L": 0.10}, false},
+		{"b", 1, map[string]float64{"E": 0.8, "L": 0.05}, false},
+		{"b", 4, map[string]float64{"E": 0.8, "L": 0.01}, false}, // tie on E: the smaller ε (1) wins
+		{"c", 1, map[string]float64{"E": 0.95}, false},           // no loss: not a candidate
+		{"d", 1, map[string]float64{"E": math.NaN(), "L": 0}, false},
 	}
 	for _, c := range []struct {
 		budget         float64
@@ -44,5 +44,47 @@ func TestSearchEpsilon(t *testing.T) {
 	eps, _, _, ok, _ := SearchEpsilon(context.Background(), 0.999999, 0.001, 10, 0.0001, 40, f)
 	if ok || eps != 10 {
 		t.Errorf("unreachable target: ε %v ok %v", eps, ok)
+	}
+}
+
+// TestSelectPaper: Algorithm 2 as published doubles ε on the start
+// setting (t = 0) until its loss is below the budget, then takes the
+// largest E at that ε only — not the grid's arg-max, which here is a
+// point at another ε.
+func TestSelectPaper(t *testing.T) {
+	pt := func(setting string, eps, e, l float64) Point {
+		return Point{Setting: setting, Epsilon: eps, Stats: map[string]float64{"E": e, "L": l}, Start: setting == "t=0"}
+	}
+	pts := []Point{
+		pt("t=0", 1, 0.9, 0.30), pt("t=0.5", 1, 0.95, 0.20), pt("t=1", 1, 0.99, 0.04),
+		pt("t=0", 2, 0.7, 0.10), pt("t=0.5", 2, 0.8, 0.09), pt("t=1", 2, 0.85, 0.12),
+		pt("t=0", 4, 0.5, 0.01), pt("t=0.5", 4, 0.6, 0.02), pt("t=1", 4, 0.7, 0.05),
+	}
+	for _, c := range []struct {
+		budget   float64
+		best     int
+		eps      float64
+		feasible int
+	}{
+		{0.11, 4, 2, 2},   // ε=1: 0.30 ≥ C; ε=2: 0.10 < C; at ε=2 t=0.5 (0.8) beats t=0 (0.7), t=1 is over
+		{0.05, 8, 4, 3},   // ε=4 is the first below; t=1 (0.05 ≤ C) has the largest E
+		{0.10, 8, 4, 3},   // 0.10 is not below 0.10: doubling goes on to ε=4
+		{0.005, -1, 0, 0}, // never below: no choice, and a reason
+	} {
+		s := SelectPaper(pts, "E", "L", c.budget)
+		if s.Best != c.best || s.Epsilon != c.eps || s.Feasible != c.feasible {
+			t.Errorf("budget %v: %+v, want best %d at ε %v with %d feasible", c.budget, s, c.best, c.eps, c.feasible)
+		}
+		if s.Best < 0 && s.Why == "" {
+			t.Errorf("budget %v: no choice and no reason", c.budget)
+		}
+	}
+	// The grid's arg-max under 0.05 is t=1 at ε=1 (0.99), which the
+	// paper's procedure never reaches.
+	if best, _ := Select(pts, "E", "L", 0.05); best != 2 {
+		t.Errorf("grid arg-max %d, want 2", best)
+	}
+	if s := SelectPaper(pts[1:3], "E", "L", 0.5); s.Best != -1 || s.Why == "" {
+		t.Errorf("without a start setting: %+v", s)
 	}
 }

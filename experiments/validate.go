@@ -117,6 +117,11 @@ func (c *Config) validateStages() error {
 			case loss != "flip" && loss != "loss" && !slices.Contains(modes, loss):
 				return c.errAt(fmt.Sprintf("loss L_M %s needs a utility-loss stage before this one with %s in its apply", loss, loss), "stages", i, "loss")
 			}
+			if v.String("procedure") == "paper" {
+				if m := c.withoutStart(); m >= 0 {
+					return c.errAt(fmt.Sprintf("select procedure paper starts from t = 0 (Laplace) and doubles ε: mechanism %s has no setting with t = 0 (add 0 to its grid's t, or give procedure: grid)", c.Mechanisms[m].Name), "mechanisms", m)
+				}
+			}
 		case "epsilon-search":
 			if ad.Name != "examples" {
 				return c.errAt(fmt.Sprintf("epsilon-search shows the examples at the ε found: it needs analysis examples (not %s)", ad.Name), "stages", i, "kind")
@@ -415,4 +420,30 @@ func (c *Config) validateRun() error {
 		return c.errAt(fmt.Sprintf("name %q: no slashes (it names the output folder)", c.Name), "name")
 	}
 	return nil
+}
+
+// withoutStart returns the index of a mechanism none of whose settings is
+// a start of Algorithm 2 (t = 0; a mechanism without t is its own
+// start), or −1.
+func (c *Config) withoutStart() int {
+	started := map[string]bool{}
+	for _, cell := range c.analysisCells() {
+		if IsStart(cell) {
+			started[cell.Mechanism] = true
+		}
+	}
+	for i, m := range c.Mechanisms {
+		if !started[m.Name] {
+			return i
+		}
+	}
+	return -1
+}
+
+// IsStart reports whether a cell's setting is where Xu et al.'s Algorithm
+// 2 starts: t = 0, the Laplace mechanism (a mechanism without t is its
+// own start).
+func IsStart(cell Cell) bool {
+	v := cell.Resolved()
+	return !v.Has("t") || (v.Float("t") == 0 && !v.Has("t_r") && !v.Has("rank"))
 }

@@ -239,6 +239,9 @@ stages:
 			if lm := r.Analysis.Stat("L_M test"); lm > 0.2 || r.Analysis.Stat("budget") != 0.2 {
 				t.Errorf("%s chose L_M %v over the budget", st.Cell, lm)
 			}
+			if !strings.HasPrefix(r.Analysis.Method, "Algorithm 2 as published") {
+				t.Errorf("%s: method %q, want the paper's procedure by default", st.Cell, r.Analysis.Method)
+			}
 		}
 	}
 	if losses != 4 || selects != 2 {

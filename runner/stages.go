@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -174,7 +175,7 @@ func utilityLossJobs(c *experiments.Config, i int, cells []results.Record) []sta
 // carry both the privacy and the loss statistic.
 func selectJobs(c *experiments.Config, i int, recs []results.Record) []stageJob {
 	v := c.StageParams(i)
-	privacy, loss, budget := v.String("privacy"), v.String("loss"), v.Float("budget")
+	privacy, loss, budget, paper := v.String("privacy"), v.String("loss"), v.Float("budget"), v.String("procedure") == "paper"
 	type group struct {
 		mech string
 		seed uint64
@@ -206,19 +207,36 @@ func selectJobs(c *experiments.Config, i int, recs []results.Record) []stageJob 
 			compute: func(context.Context) (metrics.Analysis, error) {
 				pts := make([]analysis.Point, len(inputs))
 				for k, r := range inputs {
-					pts[k] = analysis.Point{Setting: r.Cell.Setting(), Epsilon: r.Cell.Epsilon, Stats: map[string]float64{}}
+					pts[k] = analysis.Point{Setting: r.Cell.Setting(), Epsilon: r.Cell.Epsilon, Stats: map[string]float64{}, Start: experiments.IsStart(r.Cell)}
 					for _, st := range r.Analysis.Stats {
 						pts[k].Stats[st.Name] = float64(st.Value)
 					}
 				}
-				best, feasible := analysis.Select(pts, privacy, loss, budget)
 				var a metrics.Analysis
-				a.Method = fmt.Sprintf("Algorithm 2: largest %s with %s ≤ %g over %d settings × ε", privacy, loss, budget, len(pts))
 				a.Add("budget", budget)
-				a.Add("feasible", float64(feasible))
-				if best < 0 {
-					a.Notes = append(a.Notes, fmt.Sprintf("no setting of %s has %s ≤ %g", g.mech, loss, budget))
-					return a, nil
+				var best int
+				if paper {
+					sel := analysis.SelectPaper(pts, privacy, loss, budget)
+					a.Method = fmt.Sprintf("Algorithm 2 as published: ε doubled on t = 0 (Laplace) until %s < %g, then the largest %s with %s ≤ %g at that ε", loss, budget, privacy, loss, budget)
+					a.Add("feasible", float64(sel.Feasible))
+					a.Add("scanned", float64(sel.Scanned))
+					if !doubling(sel.Steps) {
+						a.Notes = append(a.Notes, fmt.Sprintf("the start setting's ε (%v) are not ε0·2^k: the procedure walked the grid's ε, not the paper's doubling", sel.Steps))
+					}
+					if sel.Best < 0 {
+						a.Notes = append(a.Notes, fmt.Sprintf("%s: %s", g.mech, cmp.Or(sel.Why, fmt.Sprintf("no setting at ε %g has %s ≤ %g", sel.Epsilon, loss, budget))))
+						return a, nil
+					}
+					best = sel.Best
+				} else {
+					var feasible int
+					best, feasible = analysis.Select(pts, privacy, loss, budget)
+					a.Method = fmt.Sprintf("grid arg-max (not Algorithm 2's procedure): largest %s with %s ≤ %g over %d settings × ε", privacy, loss, budget, len(pts))
+					a.Add("feasible", float64(feasible))
+					if best < 0 {
+						a.Notes = append(a.Notes, fmt.Sprintf("no setting of %s has %s ≤ %g", g.mech, loss, budget))
+						return a, nil
+					}
 				}
 				r := inputs[best]
 				a.Add(privacy, pts[best].Stats[privacy])
@@ -308,4 +326,15 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 		}})
 	}
 	return jobs
+}
+
+// doubling reports whether each ε is twice the one before (Algorithm 2's
+// steps), to a relative 1e-9.
+func doubling(eps []float64) bool {
+	for i := 1; i < len(eps); i++ {
+		if math.Abs(eps[i]/eps[i-1]-2) > 1e-9 {
+			return false
+		}
+	}
+	return true
 }

@@ -132,8 +132,10 @@ var stages = []Descriptor{
 			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"},
 				Doc: "where the mechanism applies in the utility cells (each gives its own L_M)"},
 		}},
-	{Kind: Stage, Name: "select", Doc: "Xu et al. (2021), Algorithm 2: per mechanism and seed, the setting and ε with the largest privacy statistic among those whose loss is at most the budget",
+	{Kind: Stage, Name: "select", Doc: "Xu et al. (2021), Algorithm 2: per mechanism and seed, double ε from the smallest until Laplace (t = 0) has loss below the budget, then at that ε the setting with the largest privacy statistic whose loss is at most the budget (procedure paper), or that setting over the whole grid (procedure grid)",
 		Params: []Param{
+			{Name: "procedure", Type: String, Enum: []string{"paper", "grid"}, Default: "paper",
+				Doc: "paper: Algorithm 2 as published, over the grid's ε in increasing order (give ε0·2^k and t = 0 in the grid); grid: the arg-max over every setting and ε within the budget"},
 			{Name: "budget", Type: Float, Min: Incl(0), Required: true, Doc: "the utility-loss budget C"},
 			{Name: "loss", Type: String, Enum: []string{"L_M flip", "L_M loss", "L_M train", "L_M test", "L_M both"}, Default: "L_M flip",
 				Doc: "the statistic bounded by the budget: the lexicon's flip or loss rate (bayes-adversary), or the accuracy drop of an apply mode (utility-loss)"},
