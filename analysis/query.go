@@ -18,7 +18,8 @@ import (
 // an attacker who gets N independent privatizations of one word guesses
 // the plurality output. For each listed word it reports p0 = Pr[M(w) = w]
 // and the smallest N for which the vote returns w with probability ≥
-// target; a tie for the most frequent output counts as a failure. When
+// target, with the runner-up's probability p1 and the number of possible
+// outputs; a tie for the most frequent output counts as a failure. When
 // another output is at least as likely as w the vote converges to it and N
 // is ∞; when no N up to cap reaches the target, N is ∞ as well (the cap is
 // recorded).
@@ -67,6 +68,15 @@ func queryAttack(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 		}
 		a.Add("p0 "+word, p0)
 		a.Add("N "+word, n)
+		// The runner-up and the support say why N is what it is: the vote
+		// needs more queries the closer the runner-up is to p0 (for
+		// CusText, p1/p0 = exp(ε(u1 − 1)/2) gives the runner-up's score).
+		p1 := 0.0
+		if len(others) > 0 {
+			p1 = others[0]
+		}
+		a.Add("p1 "+word, p1)
+		a.Add("outputs "+word, float64(len(others)+1))
 		if vote.simulated {
 			a.Notes = append(a.Notes, fmt.Sprintf("%s: vote accuracy by 4,000 simulated votes at some N (exact cost too high)", word))
 		}

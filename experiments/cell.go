@@ -254,8 +254,8 @@ func (c *Config) analysisReadsDataset() bool {
 	if d, err := spec.Lookup(spec.Analysis, c.Analysis.Kind); err != nil || d.ReadsDataset(c.AnalysisParams()) {
 		return true
 	}
-	for _, m := range c.Mechanisms {
-		if d, err := spec.Lookup(spec.Mechanism, m.Name); err != nil || d.Dataset {
+	for _, cell := range c.analysisCells() {
+		if d, err := spec.Lookup(spec.Mechanism, cell.Mechanism); cell.Mechanism != "" && (err != nil || d.ReadsDataset(cell.Resolved())) {
 			return true
 		}
 	}

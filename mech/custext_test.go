@@ -21,7 +21,7 @@ func TestCusTextMappings(t *testing.T) {
 	s := tinySpace(t, 120, 4, 8, 1)
 	counts := allCounts(s)
 	for _, mode := range []string{"aggressive", "balanced", "conservative"} {
-		m, err := NewCusText(s, 1, CusTextParams{K: 5, Mapping: mode}, counts)
+		m, err := NewCusText(s, 1, CusTextParams{K: 5, Mapping: mode, Score: "euclidean"}, counts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestPrecomputedCache(t *testing.T) {
 	s.Emb.SourceSHA256 = "test-vectors"
 	s.CacheDir = dir
 	counts := allCounts(s)
-	a, err := NewCusText(s, 1, CusTextParams{K: 4, Mapping: "conservative"}, counts)
+	a, err := NewCusText(s, 1, CusTextParams{K: 4, Mapping: "conservative", Score: "euclidean"}, counts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestPrecomputedCache(t *testing.T) {
 	}); err != nil || recomputed {
 		t.Fatalf("mapping not served from the cache (err %v)", err)
 	}
-	b, err := NewCusText(s2, 1, CusTextParams{K: 4, Mapping: "conservative"}, counts)
+	b, err := NewCusText(s2, 1, CusTextParams{K: 4, Mapping: "conservative", Score: "euclidean"}, counts)
 	if err != nil {
 		t.Fatal(err)
 	}

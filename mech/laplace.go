@@ -35,7 +35,7 @@ func (m *Laplace) Privatize(ctx context.Context, docs [][]string, src Source) ([
 }
 
 func newReport(m Mechanism, space *Space) metrics.Privatization {
-	return metrics.Privatization{Mechanism: m.Name(), Notion: m.Notion(), Epsilon: m.Epsilon(), Candidates: space.Describe(), OOVPolicy: "keep", RNG: RNG}
+	return metrics.Privatization{Mechanism: m.Name(), Notion: m.Notion(), Epsilon: m.Epsilon(), Candidates: space.Describe(), CandidateCount: space.Emb.Len(), OOVPolicy: "keep", RNG: RNG}
 }
 
 // Draws privatizes each of rows n times in shared search batches, with

@@ -198,7 +198,7 @@ func TestMetricDPMonteCarlo(t *testing.T) {
 
 func TestSanTextExactBound(t *testing.T) {
 	s := tinySpace(t, 40, 3, 4, 1)
-	m, err := NewSanText(s, 2, nil, 0)
+	m, err := NewSanText(s, 2, SanTextParams{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestSanTextPlusSensitiveSet(t *testing.T) {
 	if got := SensitiveWords(counts, 0.5); !slices.Equal(got, []string{"w3", "novec", "w4"}) {
 		t.Fatalf("sensitive words %v, want [w3 novec w4]", got)
 	}
-	m, err := NewSanText(s, 3, &SanTextPlus{P: 0.3, SensitiveFraction: 0.5, Counts: counts}, 0)
+	m, err := NewSanText(s, 3, SanTextParams{Plus: &SanTextPlus{P: 0.3, SensitiveFraction: 0.5, Counts: counts}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestSanTextPlusSensitiveSet(t *testing.T) {
 		t.Error("SanText+ claims a guarantee for non-sensitive words")
 	}
 	// The set is a property of the task vocabulary: every split sees the same one.
-	m2, _ := NewSanText(s, 7, &SanTextPlus{P: 0.9, SensitiveFraction: 0.5, Counts: counts}, 0)
+	m2, _ := NewSanText(s, 7, SanTextParams{Plus: &SanTextPlus{P: 0.9, SensitiveFraction: 0.5, Counts: counts}}, 0)
 	if !slices.Equal(m.outputs, m2.outputs) {
 		t.Error("the sensitive set depends on ε or p")
 	}
@@ -357,10 +357,16 @@ func TestDeterministicAcrossBatches(t *testing.T) {
 		}
 		docs = append(docs, d)
 	}
+	counts := map[string]int64{}
+	for _, d := range docs {
+		for _, w := range d {
+			counts[w]++
+		}
+	}
 	for _, name := range []string{"laplace", "vickrey", "mahalanobis", "santext"} {
 		var ref [][]string
 		for _, batch := range []int{1, 7, 4096} {
-			m, err := New(name, s, 4, nil, Options{Batch: batch, Budget: int64(batch) * 8 * 300})
+			m, err := New(name, s, 4, nil, Options{Batch: batch, Budget: int64(batch) * 8 * 300, Counts: counts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -374,7 +380,10 @@ func TestDeterministicAcrossBatches(t *testing.T) {
 				t.Errorf("%s: batch %d changed the output", name, batch)
 			}
 		}
-		m, _ := New(name, s, 4, nil, Options{})
+		m, err := New(name, s, 4, nil, Options{Counts: counts})
+		if err != nil {
+			t.Fatal(err)
+		}
 		other, _, _ := m.Privatize(context.Background(), docs, Source{Seed: 10, Cell: name, Split: "train"})
 		if slices.EqualFunc(ref, other, slices.Equal) {
 			t.Errorf("%s: a different seed gave the same output", name)
@@ -406,9 +415,9 @@ func TestRulesOnePlace(t *testing.T) {
 		}, "different variants"},
 		{"vickrey", inf, Params{"rank": 2}, func() error { _, err := NewVickrey(s, inf, VickreyParams{Rank: 2}, 0); return err }, "ε = +Inf"},
 		{"mahalanobis", 1, Params{"lambda": -0.1}, func() error { _, err := NewMahalanobis(s, 1, -0.1, 0); return err }, "parameter lambda = -0.1"},
-		{"santext", inf, nil, func() error { _, err := NewSanText(s, inf, nil, 0); return err }, "ε = +Inf"},
+		{"santext", inf, nil, func() error { _, err := NewSanText(s, inf, SanTextParams{}, 0); return err }, "ε = +Inf"},
 		{"santext+", 1, Params{"sensitive": 0.0}, func() error {
-			_, err := NewSanText(s, 1, &SanTextPlus{P: 0.3, Counts: counts}, 0)
+			_, err := NewSanText(s, 1, SanTextParams{Plus: &SanTextPlus{P: 0.3, Counts: counts}}, 0)
 			return err
 		}, "parameter sensitive = 0"},
 		{"custext", 1, Params{"k": 0}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 0}, counts); return err }, "parameter k = 0"},
@@ -500,5 +509,60 @@ func TestDrawsEqualPrivatize(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSanTextCandidates pins SanText's output set as the authors' code
+// builds it: by default the task's words that have a vector (here w1, w4
+// and w7 of ten; "novec" has none), with candidates: embedding every
+// word of the vectors. Probabilities are the softmax of −ε·d/2 over that
+// set, and the privatized text never leaves it.
+func TestSanTextCandidates(t *testing.T) {
+	s := tinySpace(t, 10, 3, 9, 1)
+	counts := map[string]int64{"w7": 5, "w1": 2, "w4": 1, "novec": 3}
+	for _, c := range []struct {
+		params Params
+		want   []int32
+	}{
+		{nil, []int32{1, 4, 7}},
+		{Params{"candidates": "task"}, []int32{1, 4, 7}},
+		{Params{"candidates": "embedding"}, []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+	} {
+		m, err := New("santext", s, 2, c.params, Options{Counts: counts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, p, err := m.(*SanText).Probabilities(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(outs, c.want) {
+			t.Fatalf("%v: candidates %v, want %v", c.params, outs, c.want)
+		}
+		var z float64
+		for _, o := range outs {
+			z += math.Exp(-dist(s.Emb.Vector(4), s.Emb.Vector(int(o))))
+		}
+		for j, o := range outs {
+			if want := math.Exp(-dist(s.Emb.Vector(4), s.Emb.Vector(int(o)))) / z; math.Abs(p[j]-want) > 1e-12 {
+				t.Errorf("%v: Pr[w4→%d] = %v, want %v", c.params, o, p[j], want)
+			}
+		}
+		got, rep, err := m.Privatize(context.Background(), repeatDocs("w0", 300), Source{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.CandidateCount != len(c.want) {
+			t.Errorf("%v: report says %d candidates, want %d", c.params, rep.CandidateCount, len(c.want))
+		}
+		for _, w := range got[0] {
+			r, _ := s.Emb.Index(w)
+			if !slices.Contains(c.want, int32(r)) {
+				t.Fatalf("%v: output %s is not a candidate", c.params, w)
+			}
+		}
+	}
+	if _, err := New("santext", s, 2, nil, Options{}); err == nil {
+		t.Error("candidates task without the task's counts was accepted")
 	}
 }

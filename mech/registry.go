@@ -17,7 +17,8 @@ type Options struct {
 	Batch  int   // tokens per nearest-neighbour search (0: 1024)
 	Budget int64 // bytes of one block of scores or distances (0: 256 MiB)
 	// Counts are the task data's word frequencies: CusText's input
-	// vocabulary and SanText+'s sensitive words.
+	// vocabulary, SanText's candidates (candidates: task) and SanText+'s
+	// sensitive words.
 	Counts map[string]int64
 	// Progress receives a progress bar over tokens when it is a terminal.
 	Progress io.Writer
@@ -41,11 +42,18 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 	"mahalanobis": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
 		return NewMahalanobis(s, eps, v.Float("lambda"), o.Batch)
 	},
-	"santext": func(s *Space, eps float64, _ spec.Values, o Options) (Mechanism, error) {
-		return NewSanText(s, eps, nil, o.Budget)
+	"santext": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		var p SanTextParams
+		if v.String("candidates") == "task" {
+			if len(o.Counts) == 0 {
+				return nil, fmt.Errorf("santext: candidates task needs the task's word counts")
+			}
+			p.Task = o.Counts
+		}
+		return NewSanText(s, eps, p, o.Budget)
 	},
 	"santext+": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		return NewSanText(s, eps, &SanTextPlus{P: v.Float("p"), SensitiveFraction: v.Float("sensitive"), Counts: o.Counts}, o.Budget)
+		return NewSanText(s, eps, SanTextParams{Plus: &SanTextPlus{P: v.Float("p"), SensitiveFraction: v.Float("sensitive"), Counts: o.Counts}}, o.Budget)
 	},
 	"custext":  custextBuilder(false),
 	"custext+": custextBuilder(true),

@@ -20,8 +20,16 @@ import (
 )
 
 // SanText is the exponential mechanism of Yue et al. (Findings of ACL
-// 2021): Pr[ŵ | w] ∝ exp(−½·ε·‖φ(w) − φ(ŵ)‖) over every candidate ŵ.
-// It is ε·d_χ-private with d Euclidean.
+// 2021): Pr[ŵ | w] ∝ exp(−½·ε·‖φ(w) − φ(ŵ)‖) over the candidates ŵ.
+// It is ε·d_χ-private with d Euclidean (for a fixed candidate set, over
+// any inputs).
+//
+// The candidates are, as in the authors' code (run_SanText.py: the
+// vocabulary is built from the task's texts, and only its words found in
+// the embedding file get a row), the task vocabulary's words that have a
+// vector (candidates: task, the default) — a few thousand words for
+// SST-2 — or every word of the embedding (candidates: embedding). The
+// same ε gives very different distributions over the two.
 //
 // SanText+ (same paper; definition taken from the authors' code,
 // xiangyue9607/SanText, run_SanText.py and SanText.py SanText_plus): the
@@ -61,16 +69,31 @@ type SanText struct {
 	progress  io.Writer
 }
 
-// SanTextPlus configures SanText+; nil means plain SanText.
+// SanTextParams configure SanText and SanText+.
+type SanTextParams struct {
+	// Task is the task vocabulary (word frequencies of the task's texts):
+	// when set, plain SanText's candidates are its words with a vector;
+	// nil means every word of the embedding. SanText+ takes its own
+	// candidates from Plus.Counts.
+	Task map[string]int64
+	// Plus, when set, is SanText+.
+	Plus *SanTextPlus
+}
+
+// SanTextPlus configures SanText+.
 type SanTextPlus struct {
 	P                 float64          // probability that a non-sensitive word is sanitized (paper: 0.3)
 	SensitiveFraction float64          // share of the task vocabulary deemed sensitive, least frequent first (paper: 0.9)
 	Counts            map[string]int64 // word frequencies of the task data (every split)
 }
 
-// NewSanText returns SanText (plus == nil) or SanText+ at ε.
-func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*SanText, error) {
-	name, raw := "santext", map[string]any(nil)
+// NewSanText returns SanText (p.Plus == nil) or SanText+ at ε.
+func NewSanText(space *Space, eps float64, p SanTextParams, budget int64) (*SanText, error) {
+	plus := p.Plus
+	name, raw := "santext", map[string]any{"candidates": "embedding"}
+	if p.Task != nil {
+		raw["candidates"] = "task"
+	}
 	if plus != nil {
 		name, raw = "santext+", map[string]any{"p": plus.P, "sensitive": plus.SensitiveFraction}
 	}
@@ -84,10 +107,14 @@ func NewSanText(space *Space, eps float64, plus *SanTextPlus, budget int64) (*Sa
 	n := space.Emb.Len()
 	m.sensitive = make([]bool, n)
 	if plus == nil {
-		m.outputs = make([]int32, n)
-		for i := range m.outputs {
-			m.outputs[i] = int32(i)
+		for i := range m.sensitive {
 			m.sensitive[i] = true
+			if p.Task == nil || p.Task[space.Emb.Words[i]] > 0 {
+				m.outputs = append(m.outputs, int32(i))
+			}
+		}
+		if len(m.outputs) == 0 {
+			return nil, fmt.Errorf("santext: none of the %d task words has a vector", len(p.Task))
 		}
 		return m, nil
 	}
@@ -144,6 +171,9 @@ func (m *SanText) Notion() spec.Notion {
 }
 
 func (m *SanText) Epsilon() float64 { return m.eps }
+
+// Candidates is the number of words SanText may output.
+func (m *SanText) Candidates() int { return len(m.outputs) }
 
 // Sensitive reports whether input row w is always sampled (every row for
 // SanText, the sensitive words for SanText+).
@@ -263,6 +293,7 @@ type occurrence struct{ doc, pos int }
 
 func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
+	rep.CandidateCount = len(m.outputs)
 	out := make([][]string, len(docs))
 	byWord := map[int][]occurrence{}
 	var order []int

@@ -19,13 +19,17 @@ type Privatization struct {
 	Notion     spec.Notion `json:"notion"`
 	Epsilon    float64     `json:"epsilon"`
 	Candidates string      `json:"candidates"` // the candidate vocabulary
-	OOVPolicy  string      `json:"oov_policy"`
-	Tokens     int64       `json:"tokens"`
-	OOV        int64       `json:"oov"`                      // tokens without a vector, passed through
-	Stopwords  int64       `json:"kept_stopwords,omitempty"` // tokens kept by the mechanism's stopword rule
-	Unchanged  int64       `json:"unchanged"`                // in-vocabulary tokens whose output equals the input
-	Fallbacks  int64       `json:"knn_fallbacks"`
-	RNG        string      `json:"rng"`
+	// CandidateCount is how many words the mechanism may output: the
+	// embedding's, or fewer where its candidate set is restricted
+	// (SanText over the task vocabulary, SanText+'s sensitive words).
+	CandidateCount int    `json:"candidate_count,omitempty"`
+	OOVPolicy      string `json:"oov_policy"`
+	Tokens         int64  `json:"tokens"`
+	OOV            int64  `json:"oov"`                      // tokens without a vector, passed through
+	Stopwords      int64  `json:"kept_stopwords,omitempty"` // tokens kept by the mechanism's stopword rule
+	Unchanged      int64  `json:"unchanged"`                // in-vocabulary tokens whose output equals the input
+	Fallbacks      int64  `json:"knn_fallbacks"`
+	RNG            string `json:"rng"`
 	// Types are the distinct words with a vector in the split's text;
 	// TypeUnchanged sums, over them, the share of each word's
 	// occurrences left unchanged (see TypeUnchangedRate).

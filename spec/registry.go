@@ -31,8 +31,10 @@ var mechanisms = []Descriptor{
 		Notion: MetricDP, Epsilon: true,
 		Params: []Param{{Name: "lambda", Type: Float, Default: 0.2, Min: unitMin, Max: unitMax, Grid: true,
 			Doc: "Σ_p = λΣ + (1−λ)I"}}},
-	{Kind: Mechanism, Name: "santext", Doc: "exponential mechanism over every candidate, ∝ exp(−ε·d/2) (Yue et al. 2021)",
-		Notion: MetricDP, Epsilon: true},
+	{Kind: Mechanism, Name: "santext", Doc: "exponential mechanism over the candidates, ∝ exp(−ε·d/2) (Yue et al. 2021); by default, as the authors' code, the task's words with a vector",
+		Notion: MetricDP, Epsilon: true,
+		Params: []Param{{Name: "candidates", Type: String, Enum: []string{"task", "embedding"}, Default: "task", Dataset: []string{"task"}, Grid: true,
+			Doc: "the output set: task, the words of the task's texts that have a vector (the authors' run_SanText.py); embedding, every word of the vectors"}}},
 	{Kind: Mechanism, Name: "santext+", Doc: "SanText on the least frequent task words, others kept or sanitized with probability p (Yue et al. 2021; no guarantee for frequent words)",
 		Notion: NoDP, Epsilon: true, Dataset: true,
 		Params: []Param{
@@ -51,8 +53,8 @@ func custext(name, doc string) Descriptor {
 			{Name: "k", Type: Int, Default: 20, Min: Incl(1), Grid: true, Doc: "output-set size K"},
 			{Name: "mapping", Type: String, Default: "balanced", Enum: []string{"aggressive", "balanced", "conservative"}, Grid: true,
 				Doc: "how output sets are assigned (the paper's Algorithm 1)"},
-			{Name: "score", Type: String, Default: "euclidean", Enum: []string{"euclidean", "cosine"}, Grid: true,
-				Doc: "the score u(x, y) within a set"},
+			{Name: "score", Type: String, Default: "cosine", Enum: []string{"cosine", "euclidean"}, Grid: true,
+				Doc: "the score u(x, y) within a set, and the nearness that builds the sets: cosine, the authors' setting with the paper's counter-fitted vectors; euclidean, theirs with GloVe"},
 			{Name: "strategy", Type: String, Default: "token", Enum: []string{"token", "record", "dataset"}, Grid: true,
 				Doc: "a fresh draw per token, one per word per record, or one per word for the dataset"},
 		}}
@@ -107,8 +109,9 @@ var analyses = []Descriptor{
 			{Name: "top", Type: Int, Min: Incl(0), Default: 0,
 				Doc: "restrict the prior to the N most frequent words with a vector (0: all)"},
 		}},
-	{Kind: Analysis, Name: "query-attack", Doc: "the fewest independent privatizations whose plurality vote returns the word with probability ≥ target, and p0 = Pr[M(w) = w] (Chen et al. 2023, Algorithm 2, Tables 7–8)",
-		Epsilon: true, Params: []Param{
+	{Kind: Analysis, Name: "query-attack", Doc: "the fewest independent privatizations whose plurality vote returns the word with probability ≥ target, p0 = Pr[M(w) = w], the runner-up's probability p1 and the number of outputs (Chen et al. 2023, Algorithm 2, Tables 7–8)",
+		Epsilon: true, Revision: 1, // 1: p1 and outputs recorded
+		Params: []Param{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"happy"}, Doc: "the attacked words"},
 			{Name: "target", Type: Float, Min: Excl(0), Max: Excl(1), Default: 0.95, Doc: "the vote accuracy the attacker needs"},
 			{Name: "cap", Type: Int, Min: Incl(1), Default: 10000, Doc: "largest N tried (beyond it: ∞)"},
