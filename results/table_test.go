@@ -462,12 +462,12 @@ func TestPlotPanels(t *testing.T) {
 // reported.
 func TestSplice(t *testing.T) {
 	doc := "# Title\n\ntext\n<!-- xp:results runs/a -->\nold table\n<!-- /xp:results -->\nmore\n<!-- xp:results runs/missing -->\nkept\n<!-- /xp:results -->\n"
-	got, n, problems := Splice([]byte(doc), func(run string) (string, error) {
+	got, n, problems := Splice([]byte(doc), map[string]func(string) (string, error){"results": func(run string) (string, error) {
 		if run == "runs/a" {
 			return "| new |\n", nil
 		}
 		return "", os.ErrNotExist
-	})
+	}})
 	want := "# Title\n\ntext\n<!-- xp:results runs/a -->\n| new |\n<!-- /xp:results -->\nmore\n<!-- xp:results runs/missing -->\nkept\n<!-- /xp:results -->\n"
 	if string(got) != want || n != 2 || len(problems) != 1 {
 		t.Errorf("got %q (%d blocks, problems %v)\nwant %q", got, n, problems, want)

@@ -182,27 +182,6 @@ func shardCommand(exe string) func(ctx context.Context, config string, shard, sh
 	}
 }
 
-// lastRun reads the run folder dir — finished, partial or sharded — and
-// rebuilds its utility table (rows) and analysis table (stats) from the
-// records there: either may be empty. The state says which cells are
-// missing or failed.
-func lastRun(dir string) (st *runner.State, rows []results.Row, stats []results.StatRow, err error) {
-	st, err = runner.ReadState(dir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	recs, err := st.Records()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c := st.Plan.Config
-	opt := runner.TableOptions(&c)
-	if c.HasUtilityCells() {
-		rows = results.Table(recs, opt)
-	}
-	return st, rows, results.AnalysisTable(recs, opt.Order), nil
-}
-
 // incomplete says, on w, which cells of a partial run have no successful
 // record.
 func incomplete(w io.Writer, st *runner.State) {
@@ -238,7 +217,7 @@ func resultsCmd(args []string, out io.Writer) error {
 		}
 		var tables [][]results.Row
 		for _, dir := range fs.Args() {
-			st, rows, _, err := lastRun(dir)
+			st, rows, _, err := runner.ReadTables(dir)
 			if err != nil {
 				return err
 			}
@@ -251,7 +230,7 @@ func resultsCmd(args []string, out io.Writer) error {
 		_, err := fmt.Fprint(out, results.Compare(fs.Args(), tables))
 		return err
 	}
-	st, rows, stats, err := lastRun(fs.Arg(0))
+	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -285,20 +264,31 @@ func runMarkdown(rows []results.Row, stats []results.StatRow) string {
 // intoFile rewrites, in the Markdown file path, every block between
 // "<!-- xp:results RUN -->" and "<!-- /xp:results -->" with the tables of
 // the run folder RUN (relative to the current folder), read from its
-// records: documents whose numbers are regenerated, never typed. A block
+// records, and every "<!-- xp:agreement CLAIMS -->" block with the
+// agreement table of a claims file (configs/paper/published.yaml):
+// documents whose numbers and verdicts are regenerated, never typed. A block
 // whose run is missing or unreadable is left as it was, and reported.
 func intoFile(path string, out io.Writer) error {
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	updated, n, problems := results.Splice(doc, func(dir string) (string, error) {
-		st, rows, stats, err := lastRun(dir)
-		if err != nil {
-			return "", err
-		}
-		incomplete(os.Stderr, st)
-		return runMarkdown(rows, stats), nil
+	updated, n, problems := results.Splice(doc, map[string]func(string) (string, error){
+		"results": func(dir string) (string, error) {
+			st, rows, stats, err := runner.ReadTables(dir)
+			if err != nil {
+				return "", err
+			}
+			incomplete(os.Stderr, st)
+			return runMarkdown(rows, stats), nil
+		},
+		"agreement": func(claims string) (string, error) {
+			as, err := runner.Agreements(claims)
+			if err != nil {
+				return "", err
+			}
+			return results.AgreementMarkdown(as), nil
+		},
 	})
 	for _, p := range problems {
 		fmt.Fprintf(os.Stderr, "xp: %s: %v (block left as it was)\n", path, p)
@@ -329,7 +319,7 @@ func plotCmd(args []string, out io.Writer) error {
 	}
 	opt := results.PlotOptions{Metric: *metric, X: *x, Formats: strings.Split(*formats, ","), Out: *dir,
 		Width: vg.Length(*width) * vg.Inch, Height: vg.Length(*height) * vg.Inch, FontSize: vg.Length(*font)}
-	st, rows, stats, err := lastRun(fs.Arg(0))
+	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
 	if err != nil {
 		return err
 	}
