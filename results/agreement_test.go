@@ -23,7 +23,9 @@ func TestAgree(t *testing.T) {
 		{Analysis: "plausible-deniability", Setting: "a", Epsilon: 5, Seeds: 1, Names: []string{"S_w min"}, Mean: []float64{453}, CI: []float64{math.NaN()}, Method: "sampled (1000 draws per word)"},
 	}
 	u := func(setting string) ClaimPoint { return ClaimPoint{Setting: setting, Mode: "both", Epsilon: 1} }
-	q := func(setting string) ClaimPoint { return ClaimPoint{Setting: setting, Analysis: "query-attack", Epsilon: 1} }
+	q := func(setting string) ClaimPoint {
+		return ClaimPoint{Setting: setting, Analysis: "query-attack", Epsilon: 1}
+	}
 	for _, c := range []struct {
 		name  string
 		claim Claim
