@@ -39,6 +39,9 @@ type Claim struct {
 	Unit float64 `yaml:"unit"`
 	// Differs states the setup differences a reader must weigh.
 	Differs string `yaml:"differs"`
+	// Run is the run folder read, when it is not the config's output (a
+	// reduced run made with --set overrides); the table names it.
+	Run string `yaml:"run"`
 
 	line int // where the claim starts in its file
 }
@@ -310,7 +313,7 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 			case "Δ accuracy":
 				e.Mean, e.CI = r.Diff, r.DiffCI
 			case "unchanged":
-				e.Mean, e.CI = r.Unchanged, math.NaN()
+				e.Mean, e.CI = r.Unchanged, r.UnchangedCI
 			default:
 				return Estimate{}
 			}
@@ -362,11 +365,15 @@ func AgreementMarkdown(as []Agreement) string {
 		if c.Rule == "at-most" || c.Rule == "at-least" {
 			rule += " " + fnum(c.Bar)
 		}
-		why := strings.TrimSpace(strings.Join(nonEmpty(a.Reason, c.Differs), ". "))
+		run := ""
+		if c.Run != "" {
+			run = "run " + c.Run
+		}
+		why := strings.TrimSpace(strings.Join(nonEmpty(a.Reason, run, c.Differs), ". "))
 		fmt.Fprintf(&b, "| %s | %s | %s: %s | %s | %s | **%s** | %s |\n", cell(c.Item), cell(c.Says), cell(c.stat(0)), cell(rule),
 			cell(strings.Join(pub, " / ")), cell(strings.Join(got, " / ")), a.Verdict, cell(why))
 	}
-	fmt.Fprintf(&b, "\n%d claims: %d hold, %d do not hold, %d unsettled, %d not run here. Points, in the order the values are listed: see configs/paper/published.yaml.\n\n%s\n",
+	fmt.Fprintf(&b, "\n%d claims: %d hold, %d do not hold, %d unsettled, %d not run here. The values are listed in the order of the claim's points (the claims file names them).\n\n%s\n",
 		len(as), counts[Holds], counts[Fails], counts[Unsettled], counts[NotRun], RuleText)
 	return b.String()
 }

@@ -50,6 +50,9 @@ type Row struct {
 	// Stopwords the mean share kept by a stopword rule. NaN when nothing
 	// was privatized.
 	Unchanged, OOV, Stopwords float64
+	// UnchangedCI is the half-width of Unchanged's 95% interval over
+	// seeds (NaN below two seeds).
+	UnchangedCI float64
 	// TypeUnchanged is the mean per-word-type unchanged rate (see
 	// metrics.Privatization.TypeUnchangedRate; NaN when not measured).
 	TypeUnchanged float64
@@ -153,7 +156,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 		if row.DiffSeeds = len(diff); len(diff) > 0 {
 			row.Diff, _, row.DiffCI = meanSDCI(diff)
 		}
-		row.Unchanged, _ = meanSD(unch)
+		row.Unchanged, _, row.UnchangedCI = meanSDCI(unch)
 		row.OOV, _ = meanSD(oov)
 		row.Stopwords, _ = meanSD(stop)
 		row.TypeUnchanged, _ = meanSD(types)

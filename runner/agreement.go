@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -32,7 +35,8 @@ func ReadTables(dir string) (st *State, rows []results.Row, stats []results.Stat
 // results.Claim) on the run of its config: configs are named relative to
 // the claims file's folder, and each config's run is read from the output
 // folder the config names (relative to the current folder, as make paper
-// runs them). A config whose run has no records gives verdicts "not run
+// runs them) or from the claim's run folder when it names one (a reduced
+// run). A config whose run has no records gives verdicts "not run
 // here"; a claims file naming a config that does not load is an error.
 func Agreements(path string) ([]results.Agreement, error) {
 	claims, err := results.ReadClaims(path)
@@ -40,6 +44,7 @@ func Agreements(path string) ([]results.Agreement, error) {
 		return nil, err
 	}
 	type run struct {
+		dir   string
 		rows  []results.Row
 		stats []results.StatRow
 		err   error
@@ -47,17 +52,30 @@ func Agreements(path string) ([]results.Agreement, error) {
 	runs := map[string]run{}
 	var out []results.Agreement
 	for _, c := range claims {
-		r, ok := runs[c.Config]
+		r, ok := runs[c.Config+"\x00"+c.Run]
 		if !ok {
 			cfg, err := experiments.Load(filepath.Join(filepath.Dir(path), c.Config), experiments.Options{})
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", path, c.Line(), err)
 			}
-			_, r.rows, r.stats, r.err = ReadTables(cfg.Output)
-			runs[c.Config] = r
+			dir := cfg.Output
+			if c.Run != "" {
+				dir = c.Run
+			}
+			r.dir = dir
+			if _, err := os.Stat(dir); err != nil {
+				r.err = err
+			} else {
+				_, r.rows, r.stats, r.err = ReadTables(dir)
+			}
+			runs[c.Config+"\x00"+c.Run] = r
 		}
-		if r.err != nil {
-			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: "no records: " + r.err.Error()})
+		switch {
+		case errors.Is(r.err, fs.ErrNotExist):
+			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: "no run in " + r.dir})
+			continue
+		case r.err != nil:
+			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: r.err.Error()})
 			continue
 		}
 		out = append(out, results.Agree(c, r.rows, r.stats))
