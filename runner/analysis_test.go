@@ -519,3 +519,62 @@ func TestLexiconEntriesWhole(t *testing.T) {
 		t.Errorf("prior words %v, want the 5 entries with a vector", n)
 	}
 }
+
+// TestAnalysisUsesTheTaskCandidates: in a run with utility cells, an
+// analysis measures the mechanism its utility cells apply — SanText over
+// the task's words, every split's (here 8: the test split adds good9 and
+// bad9) — not one over the analysis's view of the training split (6).
+func TestAnalysisUsesTheTaskCandidates(t *testing.T) {
+	path, out := analysisConfig(t, `analysis:
+  kind: query-attack
+  list: [good1]
+mechanisms:
+  - name: santext
+    epsilon: [1]
+model:
+  kind: baseline
+train:
+  epochs: 1
+stages:
+  - kind: utility-loss
+    apply: [both]
+`)
+	corpus := filepath.Join(filepath.Dir(path), "data", "corpus")
+	if err := os.RemoveAll(corpus); err != nil {
+		t.Fatal(err)
+	}
+	for split, words := range map[string][2]string{"train": {"good1 good2 good3", "bad1 bad2 bad3"}, "test": {"good9 good1", "bad9 bad1"}} {
+		for c, class := range []string{"pos", "neg"} {
+			dir := filepath.Join(corpus, split, class)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 10; i++ {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.txt", i)), []byte(words[c]), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	sum := runConfig(t, path)
+	store, err := results.OpenStore(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := store.Records(sum.Keys())
+	var outputs float64
+	var candidates []int
+	for _, r := range recs {
+		switch {
+		case r.Cell.Analysis == "query-attack":
+			outputs = r.Analysis.Stat("outputs good1")
+		case r.Cell.Mechanism == "santext":
+			for _, p := range r.Privacy {
+				candidates = append(candidates, p.CandidateCount)
+			}
+		}
+	}
+	if outputs != 8 || len(candidates) == 0 || slices.ContainsFunc(candidates, func(n int) bool { return n != 8 }) {
+		t.Errorf("the analysis's SanText has %v outputs, the utility cells' %v: want the task's 8 words for both", outputs, candidates)
+	}
+}

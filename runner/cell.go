@@ -91,7 +91,7 @@ func (s *Session) analysisEnv(cell experiments.Cell) (analysis.Env, error) {
 		if env.Mech, err = s.mechanism(cell, nil); err != nil {
 			return analysis.Env{}, err
 		}
-		env.Memo = &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, in.sums), logf: s.logf}
+		env.Memo = &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, s.sums(cell)), logf: s.logf}
 	}
 	return env, nil
 }

@@ -266,7 +266,7 @@ func plan(s *Session, store *results.Store, opt Options, sum *Summary) ([]int, e
 	cells := s.c.Cells()
 	groupKeys := make([]string, len(cells))
 	for i, cell := range cells {
-		groupKeys[i] = s.c.GroupKey(cell, s.in.view(cell).sums)
+		groupKeys[i] = s.c.GroupKey(cell, s.sums(cell))
 	}
 	groups, n := experiments.Groups(groupKeys)
 	sum.Groups = n

@@ -12,6 +12,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -91,7 +92,28 @@ func (s *Session) Labels() []string {
 }
 
 // Key is the cell's record key.
-func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.in.view(cell).sums) }
+func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.sums(cell)) }
+
+// sums are the checksums that key cell: those of its view of the data,
+// and, for an analysis cell whose mechanism reads the task vocabulary in a
+// run that also has utility cells, the task's data too (the mechanism's
+// vocabulary is the task's, the one its utility cells use: see
+// mechanism).
+func (s *Session) sums(cell experiments.Cell) experiments.Inputs {
+	v := s.in.view(cell)
+	sums := v.sums
+	if v != s.in && readsTask(cell) {
+		sums.Data = v.sums.Data + "+" + s.in.sums.Data
+	}
+	return sums
+}
+
+// readsTask reports whether cell's mechanism reads the task's word counts
+// (SanText over the task's words, SanText+, CusText).
+func readsTask(cell experiments.Cell) bool {
+	d, err := spec.Lookup(spec.Mechanism, cell.Mechanism)
+	return cell.Mechanism != "" && err == nil && d.ReadsDataset(cell.Resolved())
+}
 
 func (s *Session) logf(format string, args ...any) {
 	if s.log != nil {
@@ -113,10 +135,15 @@ func (s *Session) candidates() (*mech.Space, error) {
 	return s.space, nil
 }
 
-// mechanism builds the cell's mechanism over the session's space.
+// mechanism builds the cell's mechanism over the session's space. Its
+// task vocabulary (CusText's inputs, SanText's candidates, SanText+'s
+// sensitive words) is the run's task's, for analysis cells too: in a run
+// with utility cells that is every split they read, so that an analysis
+// measures the mechanism the utility cells apply; in an analysis-only run,
+// the analysis's view of the data.
 func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mechanism, error) {
 	if _, err := s.candidates(); err != nil {
 		return nil, err
 	}
-	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.view(cell).counts, Progress: progress})
+	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
 }
