@@ -578,3 +578,64 @@ stages:
 		t.Errorf("the analysis's SanText has %v outputs, the utility cells' %v: want the task's 8 words for both", outputs, candidates)
 	}
 }
+
+// TestAgreements: a claims file's verdicts are computed from the records
+// of its configs' runs — a claim on a run holds or fails by its rule, one
+// whose run does not exist is "not run here".
+func TestAgreements(t *testing.T) {
+	path, _ := analysisConfig(t, `analysis:
+  kind: plausible-deniability
+  words: 10
+  draws: 50
+mechanisms:
+  - name: laplace
+    epsilon: [0.5, 50]
+seeds: [1, 2, 3]
+`)
+	runConfig(t, path)
+	dir := filepath.Dir(path)
+	claims := `- config: a.yaml
+  item: up
+  says: N_w grows with ε
+  rule: increasing
+  stat: N_w mean
+  points:
+    - {analysis: plausible-deniability, setting: laplace, epsilon: 0.5}
+    - {analysis: plausible-deniability, setting: laplace, epsilon: 50}
+- config: a.yaml
+  item: down
+  says: N_w falls with ε
+  rule: decreasing
+  stat: N_w mean
+  points:
+    - {analysis: plausible-deniability, setting: laplace, epsilon: 0.5}
+    - {analysis: plausible-deniability, setting: laplace, epsilon: 50}
+- config: a.yaml
+  item: elsewhere
+  says: read from a run that is not here
+  rule: at-least
+  threshold: 0
+  stat: N_w mean
+  run: ` + filepath.Join(dir, "nowhere") + `
+  points:
+    - {analysis: plausible-deniability, setting: laplace, epsilon: 50}
+`
+	cp := filepath.Join(dir, "claims.yaml")
+	if err := os.WriteFile(cp, []byte(claims), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	as, err := Agreements(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range as {
+		got = append(got, a.Verdict)
+		if a.Claim.Item != "elsewhere" && (len(a.Values) != 2 || a.Values[0].Seeds != 3) {
+			t.Errorf("%s: values %+v, want two of 3 seeds", a.Claim.Item, a.Values)
+		}
+	}
+	if want := []string{results.Holds, results.Fails, results.NotRun}; !slices.Equal(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+}
