@@ -128,7 +128,7 @@ func ExampleDescriptor_Resolve() {
 	_, err = d.Resolve(map[string]any{"k": 1.5})
 	fmt.Println(err)
 	// Output:
-	// 50 aggressive euclidean token <nil>
+	// 50 aggressive cosine token <nil>
 	// custext: parameter k = 1.5, want an integer in [1, ∞)
 }
 
