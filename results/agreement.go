@@ -281,16 +281,15 @@ func order(x, y Estimate) string {
 }
 
 func (p ClaimPoint) String() string {
-	var parts []string
-	if p.Analysis != "" {
-		parts = append(parts, p.Analysis)
-	}
-	parts = append(parts, p.Setting)
+	parts := []string{p.Setting}
 	if p.Mode != "" && p.Mode != "none" {
 		parts = append(parts, p.Mode)
 	}
 	if p.Epsilon != 0 {
 		parts = append(parts, "ε="+strconv.FormatFloat(p.Epsilon, 'g', -1, 64))
+	}
+	if p.Stat != "" {
+		parts = append(parts, "("+p.Stat+")")
 	}
 	return strings.Join(parts, " ")
 }
@@ -343,7 +342,7 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 // rule.
 func AgreementMarkdown(as []Agreement) string {
 	var b strings.Builder
-	b.WriteString("| item | the paper says | rule | published | xp (seeds) | verdict | why / setup |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| item | the paper says | rule | published | xp | verdict | why / setup |\n|---|---|---|---|---|---|---|\n")
 	counts := map[string]int{}
 	for _, a := range as {
 		c := a.Claim
@@ -389,15 +388,17 @@ func nonEmpty(s ...string) []string {
 }
 
 func estimateText(e Estimate) string {
-	s := fnum(e.Mean)
+	seeds := fmt.Sprintf("%d seeds", e.Seeds)
+	if e.Seeds == 1 {
+		seeds = "1 seed"
+	}
 	switch {
 	case math.IsNaN(e.CI):
+		return fmt.Sprintf("%s (%s)", fnum(e.Mean), seeds)
 	case e.CI == 0:
-		s += " (exact)"
-	default:
-		s += " ± " + fnum(e.CI)
+		return fmt.Sprintf("%s (exact, %s)", fnum(e.Mean), seeds)
 	}
-	return fmt.Sprintf("%s (%d)", s, e.Seeds)
+	return fmt.Sprintf("%s ± %s (%s)", fnum(e.Mean), fnum(e.CI), seeds)
 }
 
 // cell escapes a table cell's pipes and line breaks.

@@ -55,7 +55,7 @@ func TestAgree(t *testing.T) {
 	// The table shows published beside xp and counts verdicts.
 	one := 0.9
 	md := AgreementMarkdown([]Agreement{Agree(Claim{Item: "T1", Says: "falls", Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("m k=5"), u("m k=50")}, Published: []*float64{&one, nil}}, rows, stats)})
-	for _, want := range []string{"| T1 | falls |", "0.9 / —", "0.75 ± 0.01 (3) / 0.6 ± 0.02 (3)", "**holds**", "1 claims: 1 hold"} {
+	for _, want := range []string{"| T1 | falls |", "0.9 / —", "0.75 ± 0.01 (3 seeds) / 0.6 ± 0.02 (3 seeds)", "**holds**", "1 claims: 1 hold"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}
