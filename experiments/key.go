@@ -170,7 +170,8 @@ func (c *Config) CorpusKey(cell Cell, split string, in Inputs) string {
 // word and the number of draws (a mechanism's streams are per word and
 // per draw: mech.WordSource): the mechanism setting, ε and seed — the
 // streams' names —, the vectors, the data and tokenizer only when the
-// mechanism reads them (SanText over the task's words, SanText+, CusText), and the device. The analysis,
+// mechanism reads them (SanText over the task's words, SanText+,
+// CusText), and the device. The analysis,
 // the cell's mode and everything else of the config are not in it: an
 // analysis cell and a utility cell's privacy measures at the same
 // setting, ε and seed draw alike and share what was drawn.

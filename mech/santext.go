@@ -172,9 +172,6 @@ func (m *SanText) Notion() spec.Notion {
 
 func (m *SanText) Epsilon() float64 { return m.eps }
 
-// Candidates is the number of words SanText may output.
-func (m *SanText) Candidates() int { return len(m.outputs) }
-
 // Sensitive reports whether input row w is always sampled (every row for
 // SanText, the sensitive words for SanText+).
 func (m *SanText) Sensitive(w int) bool { return m.sensitive[w] }
