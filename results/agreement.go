@@ -18,7 +18,8 @@ import (
 // agree with it. Claims are data (configs/paper/published.yaml): no
 // verdict is typed by hand.
 type Claim struct {
-	// Config is the file under configs/paper whose run the claim reads.
+	// Config is the config file whose run the claim reads, relative to
+	// the claims file's folder ("paper/…").
 	Config string `yaml:"config"`
 	// Item names the figure or table ("CusText Table 8").
 	Item string `yaml:"item"`
@@ -61,8 +62,8 @@ var Rules = map[string]string{
 	"greater":    "the first point's value is above the second's",
 	"decreasing": "each point's value is below the one before",
 	"increasing": "each point's value is above the one before",
-	"at-most":    "every point's value is at most the threshold",
-	"at-least":   "every point's value is at least the threshold",
+	"at-most":    "every point's value is at most the threshold (the threshold included)",
+	"at-least":   "every point's value is at least the threshold (the threshold included)",
 }
 
 // RuleText is the stated rule every verdict follows.
@@ -231,13 +232,8 @@ func Agree(c Claim, rows []Row, stats []StatRow) Agreement {
 			compare(x, y, fmt.Sprintf("%s → %s", c.Points[i-1], c.Points[i]))
 		}
 	case "at-most", "at-least":
-		bar := Estimate{Mean: c.Bar, Found: true}
 		for i := range v {
-			x, y := bar, v[i]
-			if c.Rule == "at-least" {
-				x, y = y, bar
-			}
-			compare(x, y, fmt.Sprintf("%s (%s)", c.Points[i], fnum(v[i].Mean)))
+			ds = append(ds, decision{bound(v[i], c.Bar, c.Rule == "at-most"), fmt.Sprintf("%s (%s)", c.Points[i], fnum(v[i].Mean))})
 		}
 	}
 	a.Verdict = Holds
@@ -275,6 +271,26 @@ func order(x, y Estimate) string {
 	case x.lo() > y.hi():
 		return Holds
 	case x.hi() <= y.lo():
+		return Fails
+	}
+	return Unsettled
+}
+
+// bound decides x ≤ bar (atMost) or x ≥ bar: holds when x's interval is
+// on that side (the bound itself included), fails when it is wholly on
+// the other, unsettled when it straddles the bound or is unknown.
+func bound(x Estimate, bar float64, atMost bool) string {
+	if math.IsNaN(x.CI) {
+		return Unsettled
+	}
+	lo, hi := x.lo(), x.hi()
+	if !atMost {
+		lo, hi, bar = -hi, -lo, -bar
+	}
+	switch {
+	case hi <= bar:
+		return Holds
+	case lo > bar:
 		return Fails
 	}
 	return Unsettled
