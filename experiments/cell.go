@@ -51,6 +51,17 @@ func (c Cell) Resolved() spec.Values {
 	return v
 }
 
+// ReadsTask reports whether the cell's mechanism reads the task's word
+// counts (SanText over the task's words, SanText+, CusText); an unknown
+// mechanism is taken to read them.
+func (c Cell) ReadsTask() bool {
+	if c.Mechanism == "" {
+		return false
+	}
+	d, err := spec.Lookup(spec.Mechanism, c.Mechanism)
+	return err != nil || d.ReadsDataset(c.Resolved())
+}
+
 // Notion is the privacy guarantee of the cell's mechanism ("" for the baseline).
 func (c Cell) Notion() spec.Notion {
 	d, err := spec.Lookup(spec.Mechanism, c.Mechanism)
@@ -254,10 +265,5 @@ func (c *Config) analysisReadsDataset() bool {
 	if d, err := spec.Lookup(spec.Analysis, c.Analysis.Kind); err != nil || d.ReadsDataset(c.AnalysisParams()) {
 		return true
 	}
-	for _, cell := range c.analysisCells() {
-		if d, err := spec.Lookup(spec.Mechanism, cell.Mechanism); cell.Mechanism != "" && (err != nil || d.ReadsDataset(cell.Resolved())) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(c.analysisCells(), Cell.ReadsTask)
 }

@@ -195,7 +195,7 @@ type drawsKey struct {
 func (c *Config) DrawsKey(cell Cell, in Inputs) string {
 	k := drawsKey{Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Stream: cell.Stream(),
 		Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in}
-	if d, err := spec.Lookup(spec.Mechanism, cell.Mechanism); err != nil || d.ReadsDataset(cell.Resolved()) {
+	if cell.Mechanism == "" || cell.ReadsTask() {
 		ds := c.Dataset
 		k.Dataset, k.Tokenizer = &ds, c.Tokenizer
 	} else {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/xp-nlp/xp/internal/srcerr"
 )
 
 // A Claim is one conclusion a paper draws, with the values it publishes
@@ -75,16 +77,6 @@ const RuleText = "Each xp value is the mean over seeds with its 95% interval (St
 	"does not hold when any does not, and is unsettled otherwise. The published values are shown, not used: " +
 	"absolute values differ with the setup (vectors, model), conclusions should not."
 
-// ParseError is a problem of a claims file at a line.
-type ParseError struct {
-	File string
-	Line int
-	Err  error
-}
-
-func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
-func (e *ParseError) Unwrap() error { return e.Err }
-
 // ReadClaims reads and checks a claims file: a YAML list of claims.
 func ReadClaims(path string) ([]Claim, error) {
 	b, err := os.ReadFile(path)
@@ -121,9 +113,7 @@ func ParseClaims(path string, b []byte) ([]Claim, error) {
 	}
 	for i := range claims {
 		c := &claims[i]
-		bad := func(format string, a ...any) error {
-			return &ParseError{File: path, Line: c.line, Err: fmt.Errorf(format, a...)}
-		}
+		bad := func(format string, a ...any) error { return srcerr.At(path, c.line, format, a...) }
 		switch {
 		case c.Config == "" || c.Item == "" || c.Says == "":
 			return nil, bad("a claim needs config, item and says")

@@ -12,7 +12,6 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
-	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -102,17 +101,10 @@ func (s *Session) Key(cell experiments.Cell) string { return s.c.Key(cell, s.sum
 func (s *Session) sums(cell experiments.Cell) experiments.Inputs {
 	v := s.in.view(cell)
 	sums := v.sums
-	if v != s.in && readsTask(cell) {
+	if v != s.in && cell.ReadsTask() {
 		sums.Data = v.sums.Data + "+" + s.in.sums.Data
 	}
 	return sums
-}
-
-// readsTask reports whether cell's mechanism reads the task's word counts
-// (SanText over the task's words, SanText+, CusText).
-func readsTask(cell experiments.Cell) bool {
-	d, err := spec.Lookup(spec.Mechanism, cell.Mechanism)
-	return cell.Mechanism != "" && err == nil && d.ReadsDataset(cell.Resolved())
 }
 
 func (s *Session) logf(format string, args ...any) {
