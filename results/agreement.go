@@ -346,9 +346,16 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 // AgreementMarkdown writes the agreement table: one row per claim with
 // the published values beside xp's, the verdict and its reason, then the
 // rule.
-func AgreementMarkdown(as []Agreement) string {
-	var b strings.Builder
-	b.WriteString("| item | the paper says | rule | published | xp | verdict | why / setup |\n|---|---|---|---|---|---|---|\n")
+func AgreementMarkdown(as []Agreement) string { return AgreementGrid(as).Markdown() }
+
+// AgreementGrid is the agreement table of AgreementMarkdown, its counts
+// and rule as notes.
+func AgreementGrid(as []Agreement) Grid {
+	var g Grid
+	for _, h := range []string{"item", "the paper says", "rule", "published", "xp", "verdict", "why / setup"} {
+		g.column(h, false)
+	}
+	g.Strong = []bool{5: true}
 	counts := map[string]int{}
 	for _, a := range as {
 		c := a.Claim
@@ -375,12 +382,11 @@ func AgreementMarkdown(as []Agreement) string {
 			run = "run " + c.Run
 		}
 		why := strings.TrimSpace(strings.Join(nonEmpty(a.Reason, run, c.Differs), ". "))
-		fmt.Fprintf(&b, "| %s | %s | %s: %s | %s | %s | **%s** | %s |\n", cell(c.Item), cell(c.Says), cell(c.stat(0)), cell(rule),
-			cell(strings.Join(pub, " / ")), cell(strings.Join(got, " / ")), a.Verdict, cell(why))
+		g.Rows = append(g.Rows, []string{c.Item, c.Says, c.stat(0) + ": " + rule, strings.Join(pub, " / "), strings.Join(got, " / "), a.Verdict, why})
 	}
-	fmt.Fprintf(&b, "\n%d claims: %d hold, %d do not hold, %d unsettled, %d not run here. The values are listed in the order of the claim's points (the claims file names them).\n\n%s\n",
-		len(as), counts[Holds], counts[Fails], counts[Unsettled], counts[NotRun], RuleText)
-	return b.String()
+	g.Notes = []string{fmt.Sprintf("%d claims: %d hold, %d do not hold, %d unsettled, %d not run here. The values are listed in the order of the claim's points (the claims file names them).", len(as), counts[Holds], counts[Fails], counts[Unsettled], counts[NotRun]),
+		RuleText}
+	return g
 }
 
 func nonEmpty(s ...string) []string {
@@ -407,7 +413,3 @@ func estimateText(e Estimate) string {
 	return fmt.Sprintf("%s ± %s (%s)", fnum(e.Mean), fnum(e.CI), seeds)
 }
 
-// cell escapes a table cell's pipes and line breaks.
-func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
-}

@@ -159,52 +159,89 @@ func fnum(x float64) string {
 // outputs and notes.
 func AnalysisMarkdown(rows []StatRow) string {
 	var b strings.Builder
-	kinds := analysisKinds(rows)
-	for i, kind := range kinds {
+	for i, g := range AnalysisGrids(rows) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != kind })
-		if kind == "neighbours" {
-			neighboursMarkdown(&b, mine)
-			continue
-		}
-		names := statNames(mine)
-		if len(kinds) > 1 {
-			fmt.Fprintf(&b, "%s:\n\n", kind)
-		}
-		b.WriteString("| mechanism | notion | ε | seeds |")
-		for _, n := range names {
-			b.WriteString(" " + n + " |")
-		}
-		b.WriteString("\n|---|---|---:|---:|" + strings.Repeat("---:|", len(names)) + "\n")
-		for _, r := range mine {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |", r.Setting, cmp.Or(string(r.Notion), "—"), epsText(r), seedsText(r))
-			for _, n := range names {
-				b.WriteString(" " + meanSDText(r, n) + " |")
-			}
-			b.WriteString("\n")
-		}
+		b.WriteString(g.Markdown())
 	}
-	for _, r := range rows {
-		if len(r.Examples) == 0 && len(r.Notes) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n%s, %s, ε = %s (%s):\n", r.Analysis, r.Setting, epsText(r), r.Method)
-		for _, w := range slices.Sorted(maps.Keys(r.Examples)) {
-			fmt.Fprintf(&b, "- %s → %s\n", w, strings.Join(r.Examples[w], ", "))
-		}
-		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "- note: %s\n", n)
+	for _, e := range AnalysisExamples(rows) {
+		fmt.Fprintf(&b, "\n%s:\n", e.Heading)
+		for _, it := range e.Items {
+			fmt.Fprintf(&b, "- %s\n", it)
 		}
 	}
 	return b.String()
 }
 
-// neighboursMarkdown pivots the neighbour-distance statistics ("dK pP":
+// AnalysisGrids are the analysis tables of AnalysisMarkdown: one per
+// analysis (captioned with its name when there are several), the
+// neighbour distances pivoted to k by percentile.
+func AnalysisGrids(rows []StatRow) []Grid {
+	var out []Grid
+	kinds := analysisKinds(rows)
+	for _, kind := range kinds {
+		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != kind })
+		if kind == "neighbours" {
+			out = append(out, neighbourGrids(mine)...)
+			continue
+		}
+		var g Grid
+		if len(kinds) > 1 {
+			g.Caption = kind
+		}
+		names := statNames(mine)
+		g.column("mechanism", false)
+		g.column("notion", false)
+		g.column("ε", true)
+		g.column("seeds", true)
+		for _, n := range names {
+			g.column(n, true)
+		}
+		for _, r := range mine {
+			row := []string{r.Setting, cmp.Or(string(r.Notion), "—"), epsText(r), seedsText(r)}
+			for _, n := range names {
+				row = append(row, meanSDText(r, n))
+			}
+			g.Rows = append(g.Rows, row)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// Examples are one analysis row's example outputs and notes, as printed
+// under the tables.
+type Examples struct {
+	Heading string   // analysis, setting, ε and method
+	Items   []string // "word → outputs", then "note: …"
+}
+
+// AnalysisExamples lists, per row that has them, its example outputs
+// (by word) and its notes.
+func AnalysisExamples(rows []StatRow) []Examples {
+	var out []Examples
+	for _, r := range rows {
+		if len(r.Examples) == 0 && len(r.Notes) == 0 {
+			continue
+		}
+		e := Examples{Heading: fmt.Sprintf("%s, %s, ε = %s (%s)", r.Analysis, r.Setting, epsText(r), r.Method)}
+		for _, w := range slices.Sorted(maps.Keys(r.Examples)) {
+			e.Items = append(e.Items, fmt.Sprintf("%s → %s", w, strings.Join(r.Examples[w], ", ")))
+		}
+		for _, n := range r.Notes {
+			e.Items = append(e.Items, "note: "+n)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// neighbourGrids pivot the neighbour-distance statistics ("dK pP":
 // distance to the K-th neighbour, P-th percentile) into a table of k by
-// percentile.
-func neighboursMarkdown(b *strings.Builder, rows []StatRow) {
+// percentile, one per row.
+func neighbourGrids(rows []StatRow) []Grid {
+	var out []Grid
 	for _, r := range rows {
 		var ks, ps []string
 		for _, n := range r.Names {
@@ -219,19 +256,21 @@ func neighboursMarkdown(b *strings.Builder, rows []StatRow) {
 				ps = append(ps, p)
 			}
 		}
-		fmt.Fprintf(b, "neighbours (distance to the k-th nearest candidate; %s seeds):\n\n| k |", seedsText(r))
+		g := Grid{Caption: fmt.Sprintf("neighbours (distance to the k-th nearest candidate; %s seeds)", seedsText(r))}
+		g.column("k", true)
 		for _, p := range ps {
-			b.WriteString(" " + p + " |")
+			g.column(p, true)
 		}
-		b.WriteString("\n|---:|" + strings.Repeat("---:|", len(ps)) + "\n")
 		for _, k := range ks {
-			b.WriteString("| " + strings.TrimPrefix(k, "d") + " |")
+			row := []string{strings.TrimPrefix(k, "d")}
 			for _, p := range ps {
-				b.WriteString(" " + meanSDText(r, k+" "+p) + " |")
+				row = append(row, meanSDText(r, k+" "+p))
 			}
-			b.WriteString("\n")
+			g.Rows = append(g.Rows, row)
 		}
+		out = append(out, g)
 	}
+	return out
 }
 
 // analysisKinds are the analyses (and stages) of the rows in first-seen
@@ -347,61 +386,74 @@ var tradeoffs = map[string][][2]string{
 // S_w at each ε (Feyisetan Fig. 2; see histogramFigures). It returns the
 // paths written.
 func PlotAnalysis(dir, title string, rows []StatRow) ([]string, error) {
-	kinds := analysisKinds(rows)
+	figs, err := AnalysisFigures(title, rows)
+	if err != nil || len(figs) == 0 {
+		return nil, err
+	}
+	pd := filepath.Join(dir, "plots")
+	if err := os.MkdirAll(pd, 0o777); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
 	var paths []string
+	for _, f := range figs {
+		written, err := f.write(filepath.Join(pd, f.Name), PlotFormats)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, written...)
+	}
+	return paths, nil
+}
+
+// AnalysisFigures are the figures PlotAnalysis draws of rows (see
+// PlotAnalysis), not yet written: the report page inlines them as SVG.
+func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
+	kinds := analysisKinds(rows)
+	var out []Figure
 	for _, a := range kinds {
 		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != a || r.Seeds == 0 })
 		if len(mine) == 0 || !drawn(a) {
 			continue
 		}
-		var panels []*plot.Plot
+		f := Figure{Name: a, Width: 4 * vg.Inch, Height: 3.6 * vg.Inch}
 		var err error
 		if a == "neighbours" {
-			panels, err = neighbourPanels(title, mine)
+			f.Panels, err = neighbourPanels(title, mine, &f.hovers)
 		}
 		for _, stat := range analysisFigures[a] {
 			var p *plot.Plot
-			if p, err = statPanel(title, stat, mine); err != nil {
+			if p, err = statPanel(title, stat, mine, &f.hovers); err != nil {
 				break
 			}
 			if p != nil {
-				panels = append(panels, p)
+				f.Panels = append(f.Panels, p)
 			}
 		}
 		for _, xy := range tradeoffs[a] {
 			var p *plot.Plot
-			if p, err = tradeoffPanel(title, xy[0], xy[1], mine); err != nil {
+			if p, err = tradeoffPanel(title, xy[0], xy[1], mine, &f.hovers); err != nil {
 				break
 			}
 			if p != nil {
-				panels = append(panels, p)
+				f.Panels = append(f.Panels, p)
 			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("results: plot %s: %w", a, err)
 		}
-		if len(panels) == 0 {
+		if len(f.Panels) == 0 {
 			continue
 		}
-		pd := filepath.Join(dir, "plots")
-		if err := os.MkdirAll(pd, 0o777); err != nil {
-			return nil, fmt.Errorf("results: %w", err)
-		}
-		opt, _ := PlotOptions{Width: 4 * vg.Inch, Height: 3.6 * vg.Inch}.withDefaults()
-		written, err := writeFigure(filepath.Join(pd, a), panels, opt)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, written...)
+		out = append(out, f)
 		for _, stat := range histograms[a] {
-			written, err := histogramFigures(filepath.Join(pd, a+"-"+stat+"-hist"), title, stat, mine)
+			hs, err := histogramFigures(a+"-"+stat+"-hist", title, stat, mine)
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s histograms: %w", a, err)
 			}
-			paths = append(paths, written...)
+			out = append(out, hs...)
 		}
 	}
-	return paths, nil
+	return out, nil
 }
 
 // histograms are the per-word series drawn as histograms per analysis
@@ -416,7 +468,7 @@ const histogramBins = 20
 // largest value of any panel) and one y range, into base[-setting].png,
 // .svg and .pdf (the setting named only when there are several). Rows
 // without the series draw nothing.
-func histogramFigures(base, title, stat string, rows []StatRow) ([]string, error) {
+func histogramFigures(base, title, stat string, rows []StatRow) ([]Figure, error) {
 	var settings []string
 	hi := 0.0
 	for _, r := range rows {
@@ -430,9 +482,9 @@ func histogramFigures(base, title, stat string, rows []StatRow) ([]string, error
 	if hi == 0 {
 		hi = 1
 	}
-	var paths []string
+	var out []Figure
 	for _, s := range settings {
-		var panels []*plot.Plot
+		f := Figure{Width: 3 * vg.Inch, Height: 2.6 * vg.Inch}
 		for _, r := range rows { // by setting, then ε
 			xs := r.Series[stat]
 			if r.Setting != s || len(xs) == 0 {
@@ -446,21 +498,22 @@ func histogramFigures(base, title, stat string, rows []StatRow) ([]string, error
 			p.Y.Label.Text = "words"
 			p.Add(h)
 			p.X.Min, p.X.Max = 0, hi
-			panels = append(panels, p)
+			hv := &hover{series: p.Title.Text}
+			for _, bin := range h.Bins {
+				hv.add((bin.Min+bin.Max)/2, bin.Weight, fmt.Sprintf("%s: %s in [%s, %s): %g words", p.Title.Text, stat, fnum(bin.Min), fnum(bin.Max), bin.Weight))
+			}
+			p.Add(hv)
+			f.hovers = append(f.hovers, hv)
+			f.Panels = append(f.Panels, p)
 		}
-		shareY(panels, false)
-		name := base
+		shareY(f.Panels, false)
+		f.Name = base
 		if len(settings) > 1 {
-			name += "-" + slug(s)
+			f.Name += "-" + slug(s)
 		}
-		opt, _ := PlotOptions{Width: 3 * vg.Inch, Height: 2.6 * vg.Inch}.withDefaults()
-		written, err := writeFigure(name, panels, opt)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, written...)
+		out = append(out, f)
 	}
-	return paths, nil
+	return out, nil
 }
 
 // histogramOf counts xs in n equal bins over [lo, hi] (the last bin
@@ -491,7 +544,7 @@ func slug(s string) string {
 
 // tradeoffPanel plots y against x, one line per setting through its ε
 // values in order (nil when no row has both).
-func tradeoffPanel(title, x, y string, rows []StatRow) (*plot.Plot, error) {
+func tradeoffPanel(title, x, y string, rows []StatRow, hovers *[]*hover) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title + ": " + y + " versus " + x
 	p.X.Label.Text = x
@@ -509,14 +562,16 @@ func tradeoffPanel(title, x, y string, rows []StatRow) (*plot.Plot, error) {
 	}
 	for i, s := range settings {
 		var pts plotter.XYs
+		var tips []string
 		for _, r := range rows { // rows are sorted by setting, then ε
 			mx, _ := r.Stat(x)
 			my, _ := r.Stat(y)
 			if r.Setting == s && !math.IsNaN(mx) && !math.IsNaN(my) && !math.IsInf(mx, 0) && !math.IsInf(my, 0) {
 				pts = append(pts, plotter.XY{X: mx, Y: my})
+				tips = append(tips, fmt.Sprintf("%s, ε = %s\n%s: %s\n%s: %s\nseeds: %s", s, epsText(r), x, meanSDText(r, x), y, meanSDText(r, y), seedsText(r)))
 			}
 		}
-		if err := addLine(p, i, s, pts, nil); err != nil {
+		if err := addLine(p, i, s, pts, nil, tips, hovers); err != nil {
 			return nil, err
 		}
 	}
@@ -527,7 +582,7 @@ func tradeoffPanel(title, x, y string, rows []StatRow) (*plot.Plot, error) {
 
 // statPanel plots one statistic against ε per setting (nil when no row
 // has it).
-func statPanel(title, stat string, rows []StatRow) (*plot.Plot, error) {
+func statPanel(title, stat string, rows []StatRow, hovers *[]*hover) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title + ": " + stat
 	p.X.Label.Text = "ε"
@@ -552,13 +607,15 @@ func statPanel(title, stat string, rows []StatRow) (*plot.Plot, error) {
 	for i, s := range settings {
 		var pts plotter.XYs
 		var errs plotter.YErrors
+		var tips []string
 		for _, r := range rows {
 			if m, sd := r.Stat(stat); r.Setting == s && !math.IsNaN(m) && !math.IsInf(m, 0) {
 				pts = append(pts, plotter.XY{X: r.Epsilon, Y: m})
 				errs = append(errs, struct{ Low, High float64 }{sd, sd})
+				tips = append(tips, fmt.Sprintf("%s, ε = %s\n%s: %s (± sd over seeds)\nseeds: %s", s, epsText(r), stat, meanSDText(r, stat), seedsText(r)))
 			}
 		}
-		if err := addLine(p, i, s, pts, errs); err != nil {
+		if err := addLine(p, i, s, pts, errs, tips, hovers); err != nil {
 			return nil, err
 		}
 	}
@@ -569,7 +626,7 @@ func statPanel(title, stat string, rows []StatRow) (*plot.Plot, error) {
 
 // neighbourPanels plots the distance to the k-th neighbour against k, one
 // line per percentile (statistics named "d<k> p<q>").
-func neighbourPanels(title string, rows []StatRow) ([]*plot.Plot, error) {
+func neighbourPanels(title string, rows []StatRow, hovers *[]*hover) ([]*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title + ": distance to the k-th nearest neighbour"
 	p.X.Label.Text = "k"
@@ -591,7 +648,11 @@ func neighbourPanels(title string, rows []StatRow) ([]*plot.Plot, error) {
 		byQ[q] = append(byQ[q], plotter.XY{X: float64(k), Y: r.Mean[i]})
 	}
 	for i, q := range qs {
-		if err := addLine(p, i, "percentile "+q, byQ[q], nil); err != nil {
+		var tips []string
+		for _, pt := range byQ[q] {
+			tips = append(tips, fmt.Sprintf("percentile %s, k = %g: distance %s (%s seeds)", q, pt.X, fnum(pt.Y), seedsText(r)))
+		}
+		if err := addLine(p, i, "percentile "+q, byQ[q], nil, tips, hovers); err != nil {
 			return nil, err
 		}
 	}
@@ -601,8 +662,9 @@ func neighbourPanels(title string, rows []StatRow) ([]*plot.Plot, error) {
 	return []*plot.Plot{p}, nil
 }
 
-// addLine draws one line with points (and error bars when errs is given).
-func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YErrors) error {
+// addLine draws one line with points (and error bars when errs is given),
+// and notes its points for hovering with their tips.
+func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YErrors, tips []string, hovers *[]*hover) error {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -625,5 +687,11 @@ func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YE
 		p.Add(eb)
 	}
 	p.Legend.Add(label, line, points)
+	h := &hover{series: label}
+	for j, pt := range pts {
+		h.add(pt.X, pt.Y, tips[j])
+	}
+	p.Add(h)
+	*hovers = append(*hovers, h)
 	return nil
 }

@@ -16,10 +16,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/xp-nlp/xp/internal/xio"
 )
@@ -114,12 +110,9 @@ func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)
 	}
-	modes, figs, err := figuresFor(rows, opt)
+	figs, err := UtilityFigures(title, rows, opt)
 	if err != nil {
 		return nil, err
-	}
-	if ax, ok := frontierAxes[opt.X]; ok && !slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" && !math.IsNaN(ax.value(r)) }) {
-		return nil, fmt.Errorf("results: plot against %s: no privatized cell has it (n_w and recovery are the opt-in measures: add privacy: to the config)", opt.X)
 	}
 	pd := cmp.Or(opt.Out, filepath.Join(dir, "plots"))
 	if err := os.MkdirAll(pd, 0o777); err != nil {
@@ -127,28 +120,49 @@ func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
 	}
 	var paths []string
 	for _, fig := range figs {
-		if opt.X != "epsilon" {
-			if fig.shares {
-				continue // unchanged against itself
-			}
-			fig.name += "-vs-" + opt.X
-		}
-		var panels []*plot.Plot
-		for _, mode := range modes {
-			p, err := panel(title, mode, rows, fig, opt)
-			if err != nil {
-				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
-			}
-			panels = append(panels, p)
-		}
-		shareY(panels, fig.shares)
-		written, err := writeFigure(filepath.Join(pd, fig.name), panels, opt)
+		written, err := fig.write(filepath.Join(pd, fig.Name), opt.Formats)
 		if err != nil {
 			return nil, err
 		}
 		paths = append(paths, written...)
 	}
 	return paths, nil
+}
+
+// UtilityFigures are the figures Plot draws of rows (see Plot), not yet
+// written: the report page inlines them as SVG.
+func UtilityFigures(title string, rows []Row, opt PlotOptions) ([]Figure, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("results: plot: %w", err)
+	}
+	modes, figs, err := figuresFor(rows, opt)
+	if err != nil {
+		return nil, err
+	}
+	if ax, ok := frontierAxes[opt.X]; ok && !slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" && !math.IsNaN(ax.value(r)) }) {
+		return nil, fmt.Errorf("results: plot against %s: no privatized cell has it (n_w and recovery are the opt-in measures: add privacy: to the config)", opt.X)
+	}
+	var out []Figure
+	for _, fig := range figs {
+		if opt.X != "epsilon" {
+			if fig.shares {
+				continue // unchanged against itself
+			}
+			fig.name += "-vs-" + opt.X
+		}
+		f := Figure{Name: fig.name, Width: opt.Width, Height: opt.Height}
+		for _, mode := range modes {
+			p, err := panel(title, mode, rows, fig, opt, &f.hovers)
+			if err != nil {
+				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
+			}
+			f.Panels = append(f.Panels, p)
+		}
+		shareY(f.Panels, fig.shares)
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // figuresFor is what Plot draws of rows: the privatized modes (a panel
@@ -244,40 +258,6 @@ func shareY(panels []*plot.Plot, shares bool) {
 	}
 }
 
-// writeFigure lays the panels out in a row and writes base.<format> for
-// each format, atomically.
-func writeFigure(base string, panels []*plot.Plot, opt PlotOptions) ([]string, error) {
-	w, h := vg.Length(len(panels))*opt.Width, opt.Height
-	var paths []string
-	for _, ext := range opt.Formats {
-		var c draw.Canvas
-		var save func(*os.File) error
-		switch ext {
-		case "png":
-			img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(200))}
-			c, save = draw.New(img), func(f *os.File) error { _, err := img.WriteTo(f); return err }
-		case "pdf":
-			pdf := vgpdf.New(w, h)
-			pdf.EmbedFonts(true)
-			c, save = draw.New(pdf), func(f *os.File) error { _, err := pdf.WriteTo(f); return err }
-		default:
-			svg := vgsvg.New(w, h)
-			c, save = draw.New(svg), func(f *os.File) error { _, err := svg.WriteTo(f); return err }
-		}
-		tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 3, PadTop: vg.Millimeter * 1, PadBottom: vg.Millimeter * 1, PadLeft: vg.Millimeter * 1, PadRight: vg.Millimeter * 2}
-		canvases := plot.Align([][]*plot.Plot{panels}, tiles, c)
-		for i, p := range panels {
-			p.Draw(canvases[0][i])
-		}
-		path := base + "." + ext
-		if err := writeVia(path, save); err != nil {
-			return nil, err
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
-}
-
 // writeVia writes a file through a temporary name and renames it.
 func writeVia(path string, save func(*os.File) error) error {
 	f, err := xio.CreateTemp(filepath.Dir(path), filepath.Base(path))
@@ -308,7 +288,7 @@ func (t epsilonTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-func panel(title, mode string, rows []Row, fig figure, opt PlotOptions) (*plot.Plot, error) {
+func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, hovers *[]*hover) (*plot.Plot, error) {
 	p := plot.New()
 	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
 	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
@@ -413,6 +393,17 @@ func panel(title, mode string, rows []Row, fig figure, opt PlotOptions) (*plot.P
 				label += " " + se.name
 			}
 			p.Legend.Add(label, line, points)
+			h := &hover{series: label}
+			for _, r := range rows {
+				if r.Mode != mode || r.Setting != s || r.Seeds == 0 {
+					continue
+				}
+				if q, x := se.value(r), xOf(r); !math.IsNaN(q.mean) && !math.IsNaN(x) {
+					h.add(x, q.mean, pointTip(label, fig.ylabel, r, q, x, opt.X))
+				}
+			}
+			p.Add(h)
+			*hovers = append(*hovers, h)
 		}
 	}
 	if err := refBand(p, lo, hi, fig.base, "unprivatized (± sd)", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {

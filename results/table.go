@@ -322,19 +322,30 @@ func epsilon(mode string, eps float64) string {
 // unchanged rate and the share of tokens without a vector (passed through
 // unprivatized), in percent; the privacy notion ε belongs to; warnings;
 // then the chance level and the privacy unit.
-func Markdown(rows []Row) string {
-	var b strings.Builder
+func Markdown(rows []Row) string { return UtilityGrid(rows).Markdown() }
+
+// UtilityGrid is the utility table of rows as Markdown prints it (see
+// Markdown), with its notes.
+func UtilityGrid(rows []Row) Grid {
+	var g Grid
 	acc := "accuracy"
 	if len(rows) > 0 && rows[0].Attacker != "" {
 		acc = rows[0].Attacker + " attacker accuracy (lower = more private)"
 	}
 	measured := slices.ContainsFunc(rows, func(r Row) bool { return !math.IsNaN(r.Nw) || !math.IsNaN(r.Recovery) })
-	extra, extraAlign := "", ""
-	if measured {
-		extra, extraAlign = " N_w | S_w | token recovery |", "---:|---:|---:|"
+	for _, c := range []struct {
+		name    string
+		numeric bool
+	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}, {"seeds", true}, {acc, true}, {"95% CI", true},
+		{"Δ vs baseline (paired)", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
+		g.column(c.name, c.numeric)
 	}
-	b.WriteString("| mechanism | notion | mode | ε | seeds | " + acc + " | 95% CI | Δ vs baseline (paired) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV |" + extra + " flags |\n")
-	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + extraAlign + "---|\n")
+	if measured {
+		g.column("N_w", true)
+		g.column("S_w", true)
+		g.column("token recovery", true)
+	}
+	g.column("flags", false)
 	chance := math.NaN()
 	for _, r := range rows {
 		eps, notion := cmp.Or(epsilon(r.Mode, r.Epsilon), "—"), "—"
@@ -345,26 +356,26 @@ func Markdown(rows []Row) string {
 		if r.Failed > 0 {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", r.Setting, notion, r.Mode, eps, seeds,
+		row := []string{r.Setting, notion, r.Mode, eps, seeds,
 			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), diff(r.Diff, r.DiffCI), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
-			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV))
+			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV)}
 		if measured {
-			fmt.Fprintf(&b, " %s | %s | %s |", percent(r.Nw), percent(r.Sw), percent(r.Recovery))
+			row = append(row, percent(r.Nw), percent(r.Sw), percent(r.Recovery))
 		}
-		fmt.Fprintf(&b, " %s |\n", strings.Join(r.Flags, "; "))
+		g.Rows = append(g.Rows, append(row, strings.Join(r.Flags, "; ")))
 		if math.IsNaN(chance) && !math.IsNaN(r.Chance) {
 			chance = r.Chance
 		}
 	}
 	if !math.IsNaN(chance) {
-		fmt.Fprintf(&b, "\nChance level (always the evaluated split's most frequent class): %.4f.\n", chance)
+		g.Notes = append(g.Notes, fmt.Sprintf("Chance level (always the evaluated split's most frequent class): %.4f.", chance))
 	}
-	b.WriteString("\n" + ciNote + "\n")
+	g.Notes = append(g.Notes, ciNote)
 	if measured {
-		b.WriteString("\n" + measuresNote + "\n")
+		g.Notes = append(g.Notes, measuresNote)
 	}
-	b.WriteString("\n" + privacyUnit + "\n")
-	return b.String()
+	g.Notes = append(g.Notes, privacyUnit)
+	return g
 }
 
 // ciNote says how the intervals are computed.
@@ -579,7 +590,10 @@ func WriteTables(dir string, rows []Row, recs []Record, opt TableOptions) ([]str
 // then the others'): each run's accuracy as mean [95% CI] with its seed
 // count, and each later run's difference to the first (unpaired: the runs
 // may differ in anything).
-func Compare(names []string, tables [][]Row) string {
+func Compare(names []string, tables [][]Row) string { return CompareGrid(names, tables).Markdown() }
+
+// CompareGrid is the side-by-side table of Compare.
+func CompareGrid(names []string, tables [][]Row) Grid {
 	type key struct {
 		setting, mode string
 		eps           float64
@@ -596,38 +610,39 @@ func Compare(names []string, tables [][]Row) string {
 			at[i][k] = r
 		}
 	}
-	var b strings.Builder
-	b.WriteString("| mechanism | mode | ε |")
+	var g Grid
+	g.column("mechanism", false)
+	g.column("mode", false)
+	g.column("ε", true)
 	for i, n := range names {
-		fmt.Fprintf(&b, " %s: accuracy (seeds) |", n)
+		g.column(n+": accuracy (seeds)", true)
 		if i > 0 {
-			fmt.Fprintf(&b, " %s − %s |", n, names[0])
+			g.column(n+" − "+names[0], true)
 		}
 	}
-	b.WriteString("\n|---|---|---:|" + strings.Repeat("---:|", 2*len(names)-1) + "\n")
 	for _, k := range keys {
-		fmt.Fprintf(&b, "| %s | %s | %s |", k.setting, k.mode, cmp.Or(epsilon(k.mode, k.eps), "—"))
+		row := []string{k.setting, k.mode, cmp.Or(epsilon(k.mode, k.eps), "—")}
 		first, inFirst := at[0][k]
 		for i := range names {
 			r, ok := at[i][k]
 			switch {
 			case !ok || r.Seeds == 0:
-				b.WriteString(" — |")
+				row = append(row, "—")
 			case math.IsNaN(r.AccCI):
-				fmt.Fprintf(&b, " %.4f (%d) |", r.Accuracy, r.Seeds)
+				row = append(row, fmt.Sprintf("%.4f (%d)", r.Accuracy, r.Seeds))
 			default:
-				fmt.Fprintf(&b, " %.4f [%.4f, %.4f] (%d) |", r.Accuracy, r.Accuracy-r.AccCI, r.Accuracy+r.AccCI, r.Seeds)
+				row = append(row, fmt.Sprintf("%.4f [%.4f, %.4f] (%d)", r.Accuracy, r.Accuracy-r.AccCI, r.Accuracy+r.AccCI, r.Seeds))
 			}
 			if i == 0 {
 				continue
 			}
 			if ok && inFirst && r.Seeds > 0 && first.Seeds > 0 {
-				fmt.Fprintf(&b, " %+.4f |", r.Accuracy-first.Accuracy)
+				row = append(row, fmt.Sprintf("%+.4f", r.Accuracy-first.Accuracy))
 			} else {
-				b.WriteString(" — |")
+				row = append(row, "—")
 			}
 		}
-		b.WriteString("\n")
+		g.Rows = append(g.Rows, row)
 	}
-	return b.String()
+	return g
 }

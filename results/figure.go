@@ -1,0 +1,185 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure is one figure: panels laid out in a row, each Width × Height.
+// Plot and PlotAnalysis write figures as files; the report page inlines
+// them as SVG (Figure.SVG), drawn by the same code.
+type Figure struct {
+	// Name is the figure's file name without extension (accuracy,
+	// privacy, bayes-adversary, …).
+	Name          string
+	Panels        []*plot.Plot
+	Width, Height vg.Length
+	hovers        []*hover
+}
+
+// Series are the names of the figure's data series, one per line (or
+// histogram) drawn, panel by panel: what the page marks for hovering.
+func (f Figure) Series() []string {
+	var out []string
+	for _, h := range f.hovers {
+		out = append(out, h.series)
+	}
+	return out
+}
+
+// draw lays the panels out in a row on c.
+func (f Figure) draw(c draw.Canvas) {
+	tiles := draw.Tiles{Rows: 1, Cols: len(f.Panels), PadX: vg.Millimeter * 3, PadTop: vg.Millimeter * 1, PadBottom: vg.Millimeter * 1, PadLeft: vg.Millimeter * 1, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align([][]*plot.Plot{f.Panels}, tiles, c)
+	for i, p := range f.Panels {
+		p.Draw(canvases[0][i])
+	}
+}
+
+func (f Figure) size() (w, h vg.Length) { return vg.Length(len(f.Panels)) * f.Width, f.Height }
+
+// write writes base.<format> for each format, atomically.
+func (f Figure) write(base string, formats []string) ([]string, error) {
+	w, h := f.size()
+	var paths []string
+	for _, ext := range formats {
+		var c draw.Canvas
+		var save func(*os.File) error
+		switch ext {
+		case "png":
+			img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(200))}
+			c, save = draw.New(img), func(f *os.File) error { _, err := img.WriteTo(f); return err }
+		case "pdf":
+			pdf := vgpdf.New(w, h)
+			pdf.EmbedFonts(true)
+			c, save = draw.New(pdf), func(f *os.File) error { _, err := pdf.WriteTo(f); return err }
+		default:
+			svg := vgsvg.New(w, h)
+			c, save = draw.New(svg), func(f *os.File) error { _, err := svg.WriteTo(f); return err }
+		}
+		f.draw(c)
+		path := base + "." + ext
+		if err := writeVia(path, save); err != nil {
+			return nil, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// SVG draws the figure as an SVG element to inline in an HTML page: no
+// XML prologue, scaled to its container's width, titled for screen
+// readers (role img, the title given), and with one group per data
+// series (class "series", data-series its name) of transparent marks over
+// its points, each with a <title> that a browser shows on hover: the
+// point's value, spread, interval and seeds.
+func (f Figure) SVG(title string) ([]byte, error) {
+	w, h := f.size()
+	svg := vgsvg.New(w, h)
+	f.draw(draw.New(svg))
+	var buf bytes.Buffer
+	if _, err := svg.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("results: figure %s: %w", f.Name, err)
+	}
+	b := buf.Bytes()
+	start := bytes.Index(b, []byte("<svg "))
+	end := bytes.LastIndex(b, []byte("</svg>"))
+	if start < 0 || end < start {
+		return nil, fmt.Errorf("results: figure %s: the SVG writer's output has no <svg> element", f.Name)
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, `<svg class="figure" role="img" aria-label="%s" data-figure="%s" data-series-count="%d" preserveAspectRatio="xMinYMin meet" `,
+		html.EscapeString(title), html.EscapeString(f.Name), len(f.hovers))
+	rest := b[start+len("<svg "):end]
+	// Scale with the page: the viewBox keeps the drawing's proportions.
+	rest = svgSize.ReplaceAll(rest, []byte(`width="100%"`))
+	out.Write(rest)
+	fmt.Fprintf(&out, "<title>%s</title>\n", html.EscapeString(title))
+	for _, hv := range f.hovers {
+		fmt.Fprintf(&out, `<g class="series" data-series="%s">`, html.EscapeString(hv.series))
+		for i, at := range hv.at {
+			x, y := at.X.Points(), h.Points()-at.Y.Points()
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+				continue
+			}
+			fmt.Fprintf(&out, `<circle cx="%.2f" cy="%.2f" r="4"><title>%s</title></circle>`, x, y, html.EscapeString(hv.tips[i]))
+		}
+		out.WriteString("</g>\n")
+	}
+	out.WriteString("</svg>")
+	return out.Bytes(), nil
+}
+
+// svgSize is the fixed size vgsvg gives its root element.
+var svgSize = regexp.MustCompile(`^width="[0-9.e+-]+pt" height="[0-9.e+-]+pt"`)
+
+// hover records one data series' points for the page: where the last
+// drawing put them and what hovering each tells. It draws nothing and
+// takes no part in the axes' ranges.
+type hover struct {
+	series string
+	pts    []struct{ x, y float64 }
+	tips   []string
+	at     []vg.Point
+}
+
+func (h *hover) add(x, y float64, tip string) {
+	h.pts = append(h.pts, struct{ x, y float64 }{x, y})
+	h.tips = append(h.tips, tip)
+}
+
+// Plot implements plot.Plotter: it notes where the points fall on c.
+func (h *hover) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	h.at = h.at[:0]
+	for _, pt := range h.pts {
+		h.at = append(h.at, vg.Point{X: trX(pt.x), Y: trY(pt.y)})
+	}
+}
+
+// pointTip is the hover text of a utility point: the series, where it is,
+// its mean ± sd, its 95% interval where the quantity has one, and its
+// seeds.
+func pointTip(series, ylabel string, r Row, q quantityAt, x float64, axis string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s", series, r.Mode)
+	if axis == "epsilon" {
+		fmt.Fprintf(&b, ", ε = %s", strconv.FormatFloat(r.Epsilon, 'g', -1, 64))
+	} else {
+		fmt.Fprintf(&b, ", ε = %s, %s = %.4f", strconv.FormatFloat(r.Epsilon, 'g', -1, 64), axis, x)
+	}
+	fmt.Fprintf(&b, "\n%s: %.4f", ylabel, q.mean)
+	if r.Seeds > 1 {
+		fmt.Fprintf(&b, " ± %.4f (sd)", q.sd)
+	}
+	ci := math.NaN()
+	switch {
+	case q.mean == r.Accuracy && q.sd == r.AccSD:
+		ci = r.AccCI
+	case q.mean == r.MacroF1 && q.sd == r.MacroF1SD:
+		ci = r.MacroF1CI
+	case q.mean == r.Unchanged:
+		ci = r.UnchangedCI
+	}
+	if !math.IsNaN(ci) {
+		fmt.Fprintf(&b, ", 95%% CI [%.4f, %.4f]", q.mean-ci, q.mean+ci)
+	}
+	fmt.Fprintf(&b, "\nseeds: %d", r.Seeds)
+	if r.Failed > 0 {
+		fmt.Fprintf(&b, " (%d failed)", r.Failed)
+	}
+	return b.String()
+}
