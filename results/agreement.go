@@ -412,4 +412,3 @@ func estimateText(e Estimate) string {
 	}
 	return fmt.Sprintf("%s ± %s (%s)", fnum(e.Mean), fnum(e.CI), seeds)
 }
-

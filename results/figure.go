@@ -103,7 +103,7 @@ func (f Figure) SVG(title string) ([]byte, error) {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, `<svg class="figure" role="img" aria-label="%s" data-figure="%s" data-series-count="%d" preserveAspectRatio="xMinYMin meet" `,
 		html.EscapeString(title), html.EscapeString(f.Name), len(f.hovers))
-	rest := b[start+len("<svg "):end]
+	rest := b[start+len("<svg ") : end]
 	// Scale with the page: the viewBox keeps the drawing's proportions.
 	rest = svgSize.ReplaceAll(rest, []byte(`width="100%"`))
 	out.Write(rest)
