@@ -185,6 +185,8 @@ type Agreement struct {
 	Values  []Estimate
 	Verdict string
 	Reason  string // why it does not hold, or is unsettled, or was not run
+	// Dir is the run folder the claim was decided on ("" when not set).
+	Dir string
 }
 
 // Agree reads the claim's points from a run's utility rows and analysis

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -101,11 +102,14 @@ func (f Figure) SVG(title string) ([]byte, error) {
 		return nil, fmt.Errorf("results: figure %s: the SVG writer's output has no <svg> element", f.Name)
 	}
 	var out bytes.Buffer
-	fmt.Fprintf(&out, `<svg class="figure" role="img" aria-label="%s" data-figure="%s" data-series-count="%d" preserveAspectRatio="xMinYMin meet" `,
-		html.EscapeString(title), html.EscapeString(f.Name), len(f.hovers))
+	// At most its drawn size (1 pt = 4/3 CSS px) × 1.5: the page may
+	// shrink a figure but not blow its text up.
+	fmt.Fprintf(&out, `<svg class="figure" role="img" aria-label="%s" data-figure="%s" data-series-count="%d" style="max-width: %.0fpx" preserveAspectRatio="xMinYMin meet" `,
+		html.EscapeString(title), html.EscapeString(f.Name), len(f.hovers), 2*w.Points())
 	rest := b[start+len("<svg ") : end]
 	// Scale with the page: the viewBox keeps the drawing's proportions.
 	rest = svgSize.ReplaceAll(rest, []byte(`width="100%"`))
+	rest = fitText(rest)
 	out.Write(rest)
 	fmt.Fprintf(&out, "<title>%s</title>\n", html.EscapeString(title))
 	for _, hv := range f.hovers {
@@ -121,6 +125,36 @@ func (f Figure) SVG(title string) ([]byte, error) {
 	}
 	out.WriteString("</svg>")
 	return out.Bytes(), nil
+}
+
+// svgText is a text element as vgsvg writes it: its position, style and
+// escaped string.
+var svgText = regexp.MustCompile(`<text ([^>]*)style="([^"]*)">([^<]*)</text>`)
+
+// fitText makes the figure's text as wide as the plot measured it, in
+// whatever font the reader's browser substitutes for Liberation Serif
+// (absent from most machines; Times New Roman has its metrics): each
+// text element gets the width gonum/plot laid it out with as its
+// textLength, and the family falls back to Times, then any serif. Without
+// it a wider fallback spills legends over the lines.
+func fitText(svg []byte) []byte {
+	return svgText.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sub := svgText.FindSubmatch(m)
+		attrs, style, str := string(sub[1]), string(sub[2]), string(sub[3])
+		var size float64
+		for _, kv := range strings.Split(style, ";") {
+			if v, ok := strings.CutPrefix(kv, "font-size:"); ok {
+				size, _ = strconv.ParseFloat(strings.TrimSuffix(v, "px"), 64)
+			}
+		}
+		if size <= 0 || !strings.Contains(style, "font-family:Liberation Serif;") || !strings.Contains(style, "font-weight:normal;font-style:normal") {
+			return m
+		}
+		face := font.DefaultCache.Lookup(plot.DefaultFont, font.Length(size))
+		width := face.Width(html.UnescapeString(str)).Points()
+		style = strings.Replace(style, "font-family:Liberation Serif;", "font-family:'Liberation Serif','Times New Roman',Times,serif;", 1)
+		return fmt.Appendf(nil, `<text %stextLength="%.2f" lengthAdjust="spacingAndGlyphs" style="%s">%s</text>`, attrs, width, style, str)
+	})
 }
 
 // svgSize is the fixed size vgsvg gives its root element.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
@@ -38,10 +39,18 @@ func ReadTables(dir string) (st *State, rows []results.Row, stats []results.Stat
 // runs them) or from the claim's run folder when it names one (a reduced
 // run). A config whose run has no records gives verdicts "not run
 // here"; a claims file naming a config that does not load is an error.
-func Agreements(path string) ([]results.Agreement, error) {
+//
+// With configs given, only the claims on those config files are decided
+// (the others' runs are not read).
+func Agreements(path string, configs ...string) ([]results.Agreement, error) {
 	claims, err := results.ReadClaims(path)
 	if err != nil {
 		return nil, err
+	}
+	if len(configs) > 0 {
+		claims = slices.DeleteFunc(claims, func(c results.Claim) bool {
+			return !slices.ContainsFunc(configs, func(f string) bool { return sameFile(f, filepath.Join(filepath.Dir(path), c.Config)) })
+		})
 	}
 	type run struct {
 		dir   string
@@ -72,13 +81,41 @@ func Agreements(path string) ([]results.Agreement, error) {
 		}
 		switch {
 		case errors.Is(r.err, fs.ErrNotExist):
-			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: "no run in " + r.dir})
+			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: "no run in " + r.dir, Dir: r.dir})
 			continue
 		case r.err != nil:
-			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: r.err.Error()})
+			out = append(out, results.Agreement{Claim: c, Verdict: results.NotRun, Reason: r.err.Error(), Dir: r.dir})
 			continue
 		}
-		out = append(out, results.Agree(c, r.rows, r.stats))
+		a := results.Agree(c, r.rows, r.stats)
+		a.Dir = r.dir
+		out = append(out, a)
 	}
 	return out, nil
+}
+
+// ClaimsName is the claims file's name (configs/published.yaml): the
+// published values the paper configs beside it regenerate.
+const ClaimsName = "published.yaml"
+
+// ClaimsFor finds the claims file for a config file: ClaimsName in the
+// config's folder or its parent ("" when there is none).
+func ClaimsFor(config string) string {
+	if config == "" {
+		return ""
+	}
+	for _, dir := range []string{filepath.Dir(config), filepath.Dir(filepath.Dir(config))} {
+		p := filepath.Join(dir, ClaimsName)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// sameFile reports whether two paths name one file.
+func sameFile(a, b string) bool {
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(x) == filepath.Clean(y)
 }

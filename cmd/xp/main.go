@@ -9,6 +9,7 @@
 //	xp status OUTDIR     done, failed and missing cells; Slurm jobs
 //	xp results OUTDIR    print a run's table
 //	xp plot OUTDIR       redraw a run's plots
+//	xp report RUN...     one self-contained HTML page of runs
 //	xp version           version, commit, libtorch and devices
 //	xp help [mechanisms|models]  usage, or the mechanisms' and models' parameters
 //
@@ -91,6 +92,8 @@ commands:
   status   done, failed and missing cells of a run folder, and its Slurm jobs: xp status OUTDIR
   results  print the table of a run (finished or partial): xp results [--csv] OUTDIR
   plot     redraw the plots of a run: xp plot OUTDIR
+  report   one self-contained web page of runs (tables, figures, provenance, published values):
+           xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]
   version  xp's version and commit, Go, libtorch, and the devices it sees
   help     this text; xp help mechanisms, xp help models: their parameters, defaults and ranges
 `
@@ -119,6 +122,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return resultsCmd(args[1:], out)
 	case "plot":
 		return plotCmd(args[1:], out)
+	case "report":
+		return reportCmd(args[1:], out)
 	case "version", "--version":
 		return version(args[1:], out)
 	case "help", "-h", "--help":
@@ -150,17 +155,7 @@ func version(args []string, out io.Writer) error {
 	if err := parseFlags(fs, args, "usage: xp version", out); err != nil {
 		return err
 	}
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
-	}
-	commit, dirty := runner.GitState()
-	if commit == "" {
-		commit = "unknown"
-	}
-	if dirty {
-		commit += " (with uncommitted changes)"
-	}
+	v, commit := moduleVersion(), commitText()
 	in := torchrt.Collect()
 	dev := fmt.Sprintf("cpu (%d cores)", in.CPUs)
 	switch {
@@ -175,6 +170,31 @@ func version(args []string, out io.Writer) error {
 		v, commit, in.GoVersion, in.GotchVersion, in.Torch(), in.TorchLibrary, dev)
 	return err
 }
+
+// moduleVersion is xp's module version ("(devel)" for a build from a
+// clone).
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// commitText is the commit xp was built from, and whether it had
+// uncommitted changes.
+func commitText() string {
+	commit, dirty := runner.GitState()
+	if commit == "" {
+		commit = "unknown"
+	}
+	if dirty {
+		commit += " (with uncommitted changes)"
+	}
+	return commit
+}
+
+// buildVersion is the version and commit, as a page's generator.
+func buildVersion() string { return moduleVersion() + ", commit " + commitText() }
 
 func doctor(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)

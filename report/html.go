@@ -1,0 +1,373 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xp-nlp/xp/results"
+)
+
+//go:embed page.tmpl
+var pageTemplate string
+
+//go:embed page.css
+var pageCSS string
+
+//go:embed page.js
+var pageJS string
+
+var page = template.Must(template.New("page").Parse(pageTemplate))
+
+// Options are what a page shows besides its runs.
+type Options struct {
+	// Title heads the page (default: the runs' config names).
+	Title string
+	// Agreements are the claims decided on records (runner.Agreements):
+	// those decided on a run of the page are shown in its section, all of
+	// them at the top when Paper is set.
+	Agreements []results.Agreement
+	// Paper shows every agreement at the top (the reproduction page).
+	Paper bool
+	// Generator names what wrote the page (xp's version and commit).
+	Generator string
+}
+
+// Write writes the page of runs to w: one self-contained HTML document
+// (see the package comment). Runs are shown in the order given; several
+// are compared side by side first, as xp results A B does. The page
+// depends only on the runs' records and files: written twice from the
+// same folders it is the same bytes.
+func Write(w io.Writer, runs []*Run, opt Options) error {
+	v := view{Title: opt.Title, Generator: opt.Generator, CSS: template.CSS(pageCSS), JS: template.JS(pageJS)}
+	if v.Title == "" {
+		var names []string
+		for _, r := range runs {
+			names = append(names, r.Name())
+		}
+		v.Title = "xp report: " + strings.Join(names, ", ")
+	}
+	var tables [][]results.Row
+	var names []string
+	for _, r := range runs {
+		if r.Rows != nil {
+			tables = append(tables, r.Rows)
+			names = append(names, r.Name())
+		}
+	}
+	if len(tables) > 1 {
+		v.Compare = gridHTML("compare", results.CompareGrid(names, tables))
+	}
+	if opt.Paper && len(opt.Agreements) > 0 {
+		v.Agreement = gridHTML("agreement", results.AgreementGrid(opt.Agreements))
+	}
+	for i, r := range runs {
+		rv, err := runView(fmt.Sprintf("run%d", i+1), r, opt)
+		if err != nil {
+			return fmt.Errorf("report %s: %w", r.Dir, err)
+		}
+		v.Runs = append(v.Runs, rv)
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// view is the page's content as the template reads it.
+type view struct {
+	Title, Generator   string
+	CSS                template.CSS
+	JS                 template.JS
+	Compare, Agreement template.HTML
+	Runs               []run
+}
+
+type run struct {
+	ID, Name, Dir, Status string
+	Partial               bool
+	Facts                 []fact
+	Config                string
+	Agreement, Utility    template.HTML
+	Figures               []figure
+	Analyses              []template.HTML
+	AnalysisFigures       []figure
+	Examples              []results.Examples
+	Undrawn               []string
+	Problems              []problem
+	MoreProblems          int
+}
+
+type fact struct{ Key, Value string }
+
+type figure struct {
+	Caption, Metric string
+	SVG             template.HTML
+}
+
+type problem struct {
+	Status, Cell, Message string
+	Group                 int
+}
+
+// mostProblems is how many failed or missing cells a run's section lists.
+const mostProblems = 50
+
+func runView(id string, r *Run, opt Options) (run, error) {
+	st := r.State
+	c := st.Plan.Config
+	v := run{ID: id, Name: r.Name(), Dir: r.Dir, Partial: st.Failed+st.Missing > 0}
+	v.Status = fmt.Sprintf("%d cells: %d done, %d failed, %d without a record", len(st.Cells), st.Ok, st.Failed, st.Missing)
+	if st.Manifest == nil {
+		v.Status += "; the run has not finished (no manifest)"
+	}
+	v.Config = string(r.Config)
+	var seeds []string
+	for _, s := range c.Seeds {
+		seeds = append(seeds, strconv.FormatUint(s, 10))
+	}
+	add := func(k, val string) {
+		if val != "" {
+			v.Facts = append(v.Facts, fact{k, val})
+		}
+	}
+	add("dataset", c.Dataset.Name)
+	add("embedding", c.Embedding.Path)
+	add("seeds", strings.Join(seeds, ", "))
+	if p := r.Provenance; p != nil {
+		add("config file", p.Config)
+		add("config sha256", p.ConfigSHA256)
+		add("resolved config sha256", p.ResolvedSHA256)
+		add("data sha256", p.Inputs.Data)
+		add("vectors sha256", p.Inputs.Embedding)
+		add("mechanism vectors sha256", p.Inputs.MechEmbedding)
+		commit := p.Git
+		if p.GitDirty {
+			commit += " (with uncommitted changes)"
+		}
+		add("xp commit", commit)
+		add("Go, gotch, libtorch", strings.Join([]string{p.GoVersion, p.Gotch, p.Libtorch}, ", "))
+		add("machine", fmt.Sprintf("%s, device %s, %d threads", p.Host, p.Device, p.Threads))
+		add("started", p.Started)
+	}
+	if m := st.Manifest; m != nil {
+		add("finished", m.Finished)
+	}
+	if r.Seconds > 0 {
+		add("wall time", (time.Duration(r.Seconds*float64(time.Second))).Round(time.Second).String())
+	}
+	var mine []results.Agreement
+	for _, a := range opt.Agreements {
+		if sameDir(a.Dir, r.Dir) {
+			mine = append(mine, a)
+		}
+	}
+	if len(mine) > 0 {
+		v.Agreement = gridHTML(id+"-agreement", results.AgreementGrid(mine))
+	}
+	if r.Rows != nil {
+		v.Utility = gridHTML(id+"-utility", results.UtilityGrid(r.Rows))
+		figs, err := utilityFigures(c.Name, r.Rows)
+		if err != nil {
+			return v, err
+		}
+		v.Figures = figs
+	}
+	for i, g := range results.AnalysisGrids(r.Stats) {
+		v.Analyses = append(v.Analyses, gridHTML(fmt.Sprintf("%s-analysis%d", id, i+1), g))
+	}
+	afigs, err := results.AnalysisFigures(c.Name, r.Stats)
+	if err != nil {
+		return v, err
+	}
+	for _, f := range afigs {
+		fv, err := figureView(f, f.Name, "")
+		if err != nil {
+			return v, err
+		}
+		v.AnalysisFigures = append(v.AnalysisFigures, fv)
+	}
+	v.Examples = results.AnalysisExamples(r.Stats)
+	v.Undrawn = results.Undrawn(r.Stats)
+	for _, cs := range append(slices.Clone(st.Cells), st.Stages...) {
+		if cs.Status == "ok" || cs.Status == "" {
+			continue
+		}
+		if len(v.Problems) == mostProblems {
+			v.MoreProblems++
+			continue
+		}
+		msg := cs.Error
+		if cs.Status == "missing" {
+			msg = "no record yet (run again to run it)"
+		}
+		v.Problems = append(v.Problems, problem{Status: cs.Status, Cell: cs.Cell.String(), Group: cs.Group, Message: msg})
+	}
+	return v, nil
+}
+
+// utilityFigures are the utility figures of the page: accuracy and
+// macro-F1 against ε (one shown at a time), the privacy shares against
+// ε, and each utility metric against every privacy statistic the run
+// has (the privacy–utility frontier).
+func utilityFigures(title string, rows []results.Row) ([]figure, error) {
+	if !slices.ContainsFunc(rows, func(r results.Row) bool { return r.Mode != "none" && r.Seeds > 0 }) {
+		return nil, nil // the baseline alone: nothing against ε
+	}
+	type want struct{ metric, x string }
+	wants := []want{{"", "epsilon"}, {"macro-f1", "epsilon"}}
+	for _, x := range results.PlotAxes[1:] {
+		if slices.ContainsFunc(rows, func(r results.Row) bool { return r.Mode != "none" && r.Seeds > 0 && !math.IsNaN(frontierValue(r, x)) }) {
+			wants = append(wants, want{"accuracy", x}, want{"macro-f1", x})
+		}
+	}
+	var out []figure
+	for _, w := range wants {
+		figs, err := results.UtilityFigures(title, rows, results.PlotOptions{Metric: w.metric, X: w.x})
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range figs {
+			metric := ""
+			switch {
+			case strings.HasPrefix(f.Name, "accuracy"):
+				metric = "accuracy"
+			case strings.HasPrefix(f.Name, "macro-f1"):
+				metric = "macro-f1"
+			}
+			fv, err := figureView(f, captionOf(f.Name), metric)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fv)
+		}
+	}
+	return out, nil
+}
+
+// frontierValue is row r's privacy statistic x (NaN: not measured).
+func frontierValue(r results.Row, x string) float64 {
+	switch x {
+	case "unchanged":
+		return r.Unchanged
+	case "n_w":
+		return r.Nw
+	case "recovery":
+		return r.Recovery
+	}
+	return math.NaN()
+}
+
+func captionOf(name string) string {
+	metric, x, frontier := strings.Cut(name, "-vs-")
+	if metric == "privacy" {
+		return "privacy: shares of tokens left unchanged and out of vocabulary, against ε"
+	}
+	if !frontier {
+		return metric + " against ε (mean over seeds, band ± sd; dashed grey: the unprivatized baseline)"
+	}
+	return metric + " against " + x + ": the privacy–utility frontier, comparable across privacy notions"
+}
+
+func figureView(f results.Figure, caption, metric string) (figure, error) {
+	svg, err := f.SVG(caption)
+	if err != nil {
+		return figure{}, err
+	}
+	return figure{Caption: caption, Metric: metric, SVG: template.HTML(svg)}, nil
+}
+
+// sameDir reports whether two paths name one folder.
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
+}
+
+// gridHTML renders a table: a caption, a header row whose buttons sort
+// the table (numeric columns by value), the cells escaped, the notes
+// after it.
+func gridHTML(id string, g results.Grid) template.HTML {
+	var b strings.Builder
+	esc := template.HTMLEscapeString
+	fmt.Fprintf(&b, `<div class="table-wrap"><table id="%s" class="sortable">`, esc(id))
+	if g.Caption != "" {
+		fmt.Fprintf(&b, "<caption>%s</caption>", esc(g.Caption))
+	}
+	b.WriteString("<thead><tr>")
+	for i, h := range g.Header {
+		kind := "text"
+		if g.IsNumeric(i) {
+			kind = "number"
+		}
+		fmt.Fprintf(&b, `<th scope="col" data-kind="%s" aria-sort="none"><button type="button">%s</button></th>`, kind, esc(h))
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, row := range g.Rows {
+		b.WriteString("<tr>")
+		for i, c := range row {
+			class := ""
+			if g.IsNumeric(i) {
+				class = "num"
+			}
+			switch {
+			case i == 0:
+				fmt.Fprintf(&b, `<th scope="row">%s</th>`, esc(c))
+			case g.IsStrong(i):
+				fmt.Fprintf(&b, `<td class="verdict %s"><strong>%s</strong></td>`, verdictClass(c), esc(c))
+			default:
+				fmt.Fprintf(&b, `<td class="%s">%s</td>`, class, esc(c))
+			}
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table></div>")
+	for _, n := range g.Notes {
+		fmt.Fprintf(&b, `<p class="note">%s</p>`, strongText(esc(n)))
+	}
+	return template.HTML(b.String())
+}
+
+func verdictClass(v string) string {
+	switch v {
+	case results.Holds:
+		return "holds"
+	case results.Fails:
+		return "fails"
+	case results.Unsettled:
+		return "unsettled"
+	}
+	return "not-run"
+}
+
+// strongText turns the Markdown emphasis **x** of escaped text into
+// <strong>x</strong> (the agreement's rule names its verdicts so).
+func strongText(s string) string {
+	parts := strings.Split(s, "**")
+	if len(parts)%2 == 0 {
+		return s // unbalanced: leave as it is
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		switch {
+		case i%2 == 0:
+			b.WriteString(p)
+		default:
+			b.WriteString("<strong>" + p + "</strong>")
+		}
+	}
+	return b.String()
+}
