@@ -164,7 +164,7 @@ func runView(id string, r *Run, opt Options) (run, error) {
 		add("finished", m.Finished)
 	}
 	if r.Seconds > 0 {
-		add("wall time", (time.Duration(r.Seconds*float64(time.Second))).Round(time.Second).String())
+		add("wall time", (time.Duration(r.Seconds * float64(time.Second))).Round(time.Second).String())
 	}
 	var mine []results.Agreement
 	for _, a := range opt.Agreements {
