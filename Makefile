@@ -24,6 +24,11 @@ export XP_DATA
 OMP_WAIT_POLICY ?= passive
 export OMP_WAIT_POLICY
 
+# Files tests keep for a person to look at (the report page's screenshot,
+# TestReportInBrowser), under the build folder.
+XP_ARTIFACTS ?= $(CURDIR)/build/artifacts
+export XP_ARTIFACTS
+
 .PHONY: all setup torch build test quickstart doctor clean bench-pytorch paper paper-quick
 
 all: build
@@ -65,7 +70,9 @@ clean:
 
 # Every config of configs/paper (full size, resumable: run it again and
 # finished cells are reused; each writes runs/paper/<name>/tables and plots),
-# then docs/reproduction.md's generated blocks from the runs' records.
+# then docs/reproduction.md's generated blocks from the runs' records, and
+# docs/reproduction.html: the runs here as one page with every published
+# claim and its verdict (xp report --paper).
 # A config whose data the root lacks (QNLI's train split) fails alone and is
 # listed at the end. Reduced runs: make paper-quick.
 paper: build
@@ -74,6 +81,7 @@ paper: build
 		echo "== $$f"; $(BIN) run -q $$f || failed="$$failed $$f"; \
 	done; \
 	$(BIN) results --into docs/reproduction.md; \
+	$(BIN) report --paper --claims configs/published.yaml --title "xp: the founding papers reproduced" --out docs/reproduction.html $$(for d in runs/paper/*/; do test -f $$d/plan.json && echo $$d; done); \
 	test -z "$$failed" || { echo "paper: failed:$$failed"; exit 1; }
 
 # A quick look at every item: each config with the overrides of its

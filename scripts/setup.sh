@@ -6,8 +6,9 @@
 #
 #   scripts/setup.sh           what the build and tests need (the Slurm test
 #                              also wants Debian's slurmctld, slurmd, slurm-client
-#                              and munge: installed when apt-get can, else that
-#                              test skips, saying so)
+#                              and munge; the report page's test wants Debian's
+#                              chromium: each installed when apt-get can, else
+#                              that test skips, saying so)
 #   scripts/setup.sh pytorch   also Debian's python3-torch (the same libtorch),
 #                              for the PyTorch comparison benchmark (bench/)
 set -euo pipefail
@@ -39,14 +40,20 @@ if command -v dpkg-query >/dev/null 2>&1 && [ "${1:-}" != pytorch ]; then
     dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "install ok installed" || slurm+=($p)
   done
 fi
+# Chromium for TestReportInBrowser (the report page in a real browser):
+# optional like Slurm.
+browser=()
+if command -v dpkg-query >/dev/null 2>&1 && [ "${1:-}" != pytorch ]; then
+  command -v chromium >/dev/null 2>&1 || dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed" || browser+=(chromium)
+fi
 
-[ ${#need[@]} -eq 0 ] && [ ${#slurm[@]} -eq 0 ] && exit 0
+[ ${#need[@]} -eq 0 ] && [ ${#slurm[@]} -eq 0 ] && [ ${#browser[@]} -eq 0 ] && exit 0
 
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
 if ! command -v apt-get >/dev/null 2>&1 || { [ -n "$sudo" ] && ! command -v sudo >/dev/null 2>&1; }; then
   [ ${#need[@]} -eq 0 ] || die "missing ${need[*]}: install them as root with apt-get, or set LIBTORCH (see docs/build.md)"
-  echo "setup: no apt-get or not root: ${slurm[*]} not installed; TestSlurm will skip" >&2
+  echo "setup: no apt-get or not root: ${slurm[*]} ${browser[*]} not installed; TestSlurm and TestReportInBrowser will skip" >&2
   exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -62,5 +69,13 @@ if [ ${#slurm[@]} -gt 0 ]; then
     echo "setup: installed ${slurm[*]}" >&2
   else
     echo "setup: could not install ${slurm[*]}: TestSlurm will skip" >&2
+  fi
+fi
+if [ ${#browser[@]} -gt 0 ]; then
+  echo "setup: installing ${browser[*]} for the report page's browser test (apt-get)" >&2
+  if { [ ${#need[@]} -gt 0 ] || [ ${#slurm[@]} -gt 0 ] || $sudo apt-get update -qq; } && $sudo apt-get install -y -qq --no-install-recommends "${browser[@]}" >/dev/null; then
+    echo "setup: installed ${browser[*]}" >&2
+  else
+    echo "setup: could not install ${browser[*]}: TestReportInBrowser will skip" >&2
   fi
 fi

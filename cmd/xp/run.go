@@ -18,6 +18,7 @@ import (
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
 )
@@ -119,6 +120,11 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		for _, p := range append(sum.Tables, sum.Plots...) {
 			fmt.Fprintln(out, "wrote", p)
 		}
+		page, err := writeReport([]string{c.Output}, filepath.Join(c.Output, "report.html"), report.Options{}, "")
+		if err != nil {
+			return fmt.Errorf("the run's records are whole; its page failed: %w", err)
+		}
+		fmt.Fprintln(out, "wrote", page, "(open it in a browser: the run as one page)")
 	}
 	if n := sum.Failed + sum.Missing; n > 0 {
 		return failedCells{n: n, of: len(sum.Cells), missing: sum.Missing, out: c.Output}
