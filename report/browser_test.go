@@ -113,13 +113,28 @@ func (l *pageLog) add(to *[]string, s string) {
 // context and log.
 func open(t *testing.T, exe, path string) (context.Context, *pageLog) {
 	t.Helper()
+	// The profile is removed after the browser is gone (t.TempDir's
+	// removal may race Chromium's last writes).
+	profile, err := os.MkdirTemp("", "xp-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(profile), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
 		chromedp.WindowSize(1280, 1024))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
+	t.Cleanup(func() {
+		chromedp.Cancel(ctx) // closes the browser and waits for it
+		cancel2()
+		cancel()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	ctx, cancel3 := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(cancel3)
 	l := &pageLog{}

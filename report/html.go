@@ -225,7 +225,9 @@ func utilityFigures(title string, rows []results.Row) ([]figure, error) {
 		return nil, nil // the baseline alone: nothing against ε
 	}
 	type want struct{ metric, x string }
-	wants := []want{{"", "epsilon"}, {"macro-f1", "epsilon"}}
+	// Accuracy and macro-F1 first (the switch shows one in one place),
+	// then the privacy shares (drawn with the default figures).
+	wants := []want{{"accuracy", "epsilon"}, {"macro-f1", "epsilon"}, {"", "epsilon"}}
 	for _, x := range results.PlotAxes[1:] {
 		if slices.ContainsFunc(rows, func(r results.Row) bool { return r.Mode != "none" && r.Seeds > 0 && !math.IsNaN(frontierValue(r, x)) }) {
 			wants = append(wants, want{"accuracy", x}, want{"macro-f1", x})
@@ -238,6 +240,9 @@ func utilityFigures(title string, rows []results.Row) ([]figure, error) {
 			return nil, err
 		}
 		for _, f := range figs {
+			if w.metric == "" && f.Name != "privacy" {
+				continue // drawn above
+			}
 			metric := ""
 			switch {
 			case strings.HasPrefix(f.Name, "accuracy"):

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -74,12 +74,19 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *diff {
-		if err := writeDiff(out, p, s.Labels(), *limit, progress.IsTerminal(out)); err != nil {
+	switch {
+	case *diff:
+		if err := report.Diff(out, p, s.Labels(), *limit, progress.IsTerminal(out)); err != nil {
 			return err
 		}
-	} else if err := writeSplit(out, *outPath, p, s.Labels(), *limit); err != nil {
-		return err
+	case *outPath != "":
+		if err := xio.WriteFileAtomic(*outPath, report.SplitTSV(p, s.Labels(), *limit)); err != nil {
+			return fmt.Errorf("privatize: %w", err)
+		}
+	default:
+		if _, err := out.Write(report.SplitTSV(p, s.Labels(), *limit)); err != nil {
+			return err
+		}
 	}
 	r := p.Report
 	fmt.Fprintf(os.Stderr, "%s, split %s: %s ε=%g (%s): %d tokens, %d without a vector (kept), %d stopwords kept, %.1f%% of in-vocabulary tokens unchanged; %d exact rescans\ncandidates: %s\n",
@@ -87,78 +94,3 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// labelName is an example's label as tables name it ("-" unlabelled).
-func labelName(labels []string, l int64) string {
-	if l >= 0 && int(l) < len(labels) {
-		return labels[l]
-	}
-	return "-"
-}
-
-// writeSplit writes the split as TSV to path (atomically) or to out: the
-// original tokens beside the privatized ones.
-func writeSplit(out io.Writer, path string, p runner.Privatized, labels []string, limit int) error {
-	sp, orig := p.Split, p.Original
-	n := len(sp.Docs)
-	if limit > 0 && limit < n {
-		n = limit
-	}
-	var b strings.Builder
-	b.WriteString("id\tlabel\toriginal\tprivatized")
-	if sp.Docs2 != nil {
-		b.WriteString("\toriginal2\tprivatized2")
-	}
-	b.WriteByte('\n')
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", sp.IDs[i], labelName(labels, sp.Labels[i]), strings.Join(orig.Docs[i], " "), strings.Join(sp.Docs[i], " "))
-		if sp.Docs2 != nil {
-			fmt.Fprintf(&b, "\t%s\t%s", strings.Join(orig.Docs2[i], " "), strings.Join(sp.Docs2[i], " "))
-		}
-		b.WriteByte('\n')
-	}
-	if path != "" {
-		if err := xio.WriteFileAtomic(path, []byte(b.String())); err != nil {
-			return fmt.Errorf("privatize: %w", err)
-		}
-		return nil
-	}
-	w := bufio.NewWriter(out)
-	if _, err := w.WriteString(b.String()); err != nil {
-		return err
-	}
-	return w.Flush()
-}
-
-// writeDiff prints each example's privatized text with every changed
-// word marked: [original→privatized], or on a terminal the original in
-// red and struck through before the replacement in green.
-func writeDiff(out io.Writer, p runner.Privatized, labels []string, limit int, colour bool) error {
-	n := len(p.Docs)
-	if limit > 0 && limit < n {
-		n = limit
-	}
-	w := bufio.NewWriter(out)
-	mark := func(a, b string) string {
-		if colour {
-			return "\x1b[9;31m" + a + "\x1b[0m \x1b[1;32m" + b + "\x1b[0m"
-		}
-		return "[" + a + "→" + b + "]"
-	}
-	texts := func(orig, priv []string) string {
-		words := make([]string, len(priv))
-		for j, t := range priv {
-			words[j] = t
-			if j < len(orig) && orig[j] != t {
-				words[j] = mark(orig[j], t)
-			}
-		}
-		return strings.Join(words, " ")
-	}
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(w, "%s (%s): %s\n", p.IDs[i], labelName(labels, p.Labels[i]), texts(p.Original.Docs[i], p.Docs[i]))
-		if p.Docs2 != nil {
-			fmt.Fprintf(w, "    %s\n", texts(p.Original.Docs2[i], p.Docs2[i]))
-		}
-	}
-	return w.Flush()
-}

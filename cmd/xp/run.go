@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot/vg"
 
@@ -99,7 +98,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *dry {
-		dryRun(out, c, opt, sum)
+		report.DryRun(out, c, opt, sum)
 		return nil
 	}
 	if *prep {
@@ -107,19 +106,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	if opt.Shards == 0 {
-		if c.IsAnalysis() {
-			fmt.Fprint(out, results.AnalysisMarkdown(sum.Stats))
-		} else {
-			fmt.Fprint(out, results.Markdown(sum.Rows))
-		}
-		fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run (%d models trained), %d failed", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Trained, sum.Failed)
-		if sum.Missing > 0 {
-			fmt.Fprintf(out, ", %d without a record", sum.Missing)
-		}
-		fmt.Fprintln(out)
-		for _, p := range append(sum.Tables, sum.Plots...) {
-			fmt.Fprintln(out, "wrote", p)
-		}
+		report.Finished(out, c, sum)
 		page, err := writeReport([]string{c.Output}, filepath.Join(c.Output, "report.html"), report.Options{}, "")
 		if err != nil {
 			return fmt.Errorf("the run's records are whole; its page failed: %w", err)
@@ -132,70 +119,12 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// dryRun prints what a run would do: where it reads and writes (absolute
-// paths), each cell's status and group, the privatizations and trainings
-// to compute, and an estimate of the time they take.
-func dryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner.Summary) {
-	for _, p := range []struct{ what, path string }{{"config", c.File()}, {"output", c.Output}, {"cache", c.Cache}, {"data", c.Data}} {
-		if p.path == "" {
-			continue
-		}
-		abs, err := filepath.Abs(p.path)
-		if err != nil {
-			abs = p.path
-		}
-		fmt.Fprintf(out, "%-7s %s\n", p.what, abs)
-	}
-	todo := 0
-	for _, cs := range sum.Cells {
-		fmt.Fprintf(out, "%-11s %.12s  group %-3d %s\n", cs.Status, cs.Key, cs.Group, cs.Cell)
-		if cs.Status == "todo" {
-			todo++
-		}
-	}
-	fmt.Fprintf(out, "%d cells in %d groups: %d cached, %d to run", len(sum.Cells), sum.Groups, sum.Reused, todo)
-	if opt.Shards > 0 {
-		fmt.Fprintf(out, " in shard %d/%d (%d in other shards)", opt.Shard, opt.Shards, len(sum.Cells)-sum.Reused-todo)
-	}
-	fmt.Fprintln(out)
-	if e := sum.Estimate; e != nil {
-		fmt.Fprintf(out, "to compute: %d privatized splits (%d tokens), %d models to train (%d training examples over all epochs)\n", e.Privatizations, e.Tokens, e.Trainings, e.Examples)
-		if e.Measured > 0 {
-			fmt.Fprintf(out, "privacy measures of %d privatized splits: at most %d lookups (word types × draws; fewer where drawn before or exact)\n", e.Measured, e.Lookups)
-		}
-		if e.Analyses > 0 {
-			fmt.Fprintf(out, "and %d analysis cells, not in the estimate (their cost is their lookups: docs/analyses.md)\n", e.Analyses)
-		}
-		switch {
-		case e.Privatizations+e.Trainings+e.Measured == 0:
-		case e.Seconds == 0:
-			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
-		case len(e.Unknown) == 0:
-			fmt.Fprintf(out, "estimated time: %s, from %s\n", time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis)
-		default:
-			fmt.Fprintf(out, "estimated time: at least %s, from %s; no rate recorded yet for: %s\n",
-				time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis, strings.Join(e.Unknown, "; "))
-		}
-	}
-	fmt.Fprintln(out, "dry run: nothing was run or written")
-}
-
 // shardCommand is the command of one shard: this binary, quiet, on the
 // resolved config.
 func shardCommand(exe string) func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd {
 	return func(ctx context.Context, config string, shard, shards, threads int) *exec.Cmd {
 		return exec.CommandContext(ctx, exe, "run", "-q", "--shard", fmt.Sprintf("%d/%d", shard, shards), "--threads", strconv.Itoa(threads), config)
 	}
-}
-
-// incomplete says, on w, which cells of a partial run have no successful
-// record.
-func incomplete(w io.Writer, st *runner.State) {
-	if st.Failed+st.Missing == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%s: partial run: %d of %d cells done, %d failed, %d missing (xp status %s lists them)\n",
-		st.Dir, st.Ok, len(st.Cells), st.Failed, st.Missing, st.Dir)
 }
 
 // resultsCmd prints the tables of the run in OUTDIR, or compares the
@@ -227,7 +156,7 @@ func resultsCmd(args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			incomplete(os.Stderr, st)
+			report.Incomplete(os.Stderr, st)
 			if rows == nil {
 				return fmt.Errorf("%s: no utility table to compare (an analysis run)", dir)
 			}
@@ -240,31 +169,15 @@ func resultsCmd(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	incomplete(os.Stderr, st)
+	report.Incomplete(os.Stderr, st)
 	if *csv {
 		if rows == nil {
 			return errors.New("xp results --csv: an analysis run's CSV is tables/analysis.csv in its folder")
 		}
 		return results.WriteCSV(out, rows)
 	}
-	_, err = fmt.Fprint(out, runMarkdown(rows, stats))
+	_, err = fmt.Fprint(out, report.Tables(rows, stats))
 	return err
-}
-
-// runMarkdown is a run's tables as xp results prints them: the analysis
-// table, then the utility table.
-func runMarkdown(rows []results.Row, stats []results.StatRow) string {
-	var b strings.Builder
-	if len(stats) > 0 {
-		b.WriteString(results.AnalysisMarkdown(stats))
-		if rows != nil {
-			b.WriteString("\n")
-		}
-	}
-	if rows != nil {
-		b.WriteString(results.Markdown(rows))
-	}
-	return b.String()
 }
 
 // intoFile rewrites, in the Markdown file path, every block between
@@ -285,8 +198,8 @@ func intoFile(path string, out io.Writer) error {
 			if err != nil {
 				return "", err
 			}
-			incomplete(os.Stderr, st)
-			return runMarkdown(rows, stats), nil
+			report.Incomplete(os.Stderr, st)
+			return report.Tables(rows, stats), nil
 		},
 		"agreement": func(claims string) (string, error) {
 			as, err := runner.Agreements(claims)
@@ -329,7 +242,7 @@ func plotCmd(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	incomplete(os.Stderr, st)
+	report.Incomplete(os.Stderr, st)
 	name := st.Plan.Config.Name
 	var paths []string
 	if *metric == "" && *x == "epsilon" {

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/slurm"
 )
@@ -89,61 +89,5 @@ func statusCmd(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New(usage)
 	}
-	dir := fs.Arg(0)
-	st, err := runner.ReadState(dir)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s (%s): %d cells in %d groups: %d done, %d failed, %d missing\n",
-		dir, st.Plan.Config.Name, len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
-	const most = 20 // cells listed per status
-	listed := map[string]int{}
-	for _, cs := range st.Cells {
-		if cs.Status == "ok" {
-			continue
-		}
-		if listed[cs.Status]++; listed[cs.Status] > most {
-			continue
-		}
-		msg, _, _ := strings.Cut(cs.Error, "\n")
-		if cs.Status == "missing" {
-			msg = "no record yet"
-		}
-		fmt.Fprintf(out, "  %-8s group %-4d %s: %s\n", cs.Status, cs.Group, cs.Cell, msg)
-	}
-	for _, s := range []string{"failed", "missing"} {
-		if listed[s] > most {
-			fmt.Fprintf(out, "  … and %d more %s\n", listed[s]-most, s)
-		}
-	}
-	if jobs, err := slurm.ReadJobs(dir); err != nil {
-		return err
-	} else if len(jobs.Submissions) > 0 {
-		last := jobs.Submissions[len(jobs.Submissions)-1]
-		fmt.Fprintf(out, "Slurm: %d submission(s); last: array %s (tasks %s of %d), merge %s\n", len(jobs.Submissions), last.Array, slurm.Ranges(last.Shards), jobs.Tasks, last.Merge)
-		tasks, err := slurm.Queue(ctx, dir)
-		if err != nil {
-			fmt.Fprintf(out, "  queue unknown: %v\n", err)
-		} else {
-			by := map[string][]string{}
-			for _, t := range tasks {
-				by[t.State] = append(by[t.State], t.ID)
-			}
-			states := make([]string, 0, len(by))
-			for s := range by {
-				states = append(states, s)
-			}
-			sort.Strings(states)
-			if len(states) == 0 {
-				fmt.Fprintln(out, "  nothing queued or running")
-			}
-			for _, s := range states {
-				fmt.Fprintf(out, "  %-10s %d: %s\n", strings.ToLower(s), len(by[s]), strings.Join(by[s], " "))
-			}
-		}
-	}
-	if st.Failed+st.Missing > 0 && st.Ok > 0 {
-		fmt.Fprintf(out, "partial: xp results %s shows what is done; run (or xp slurm --submit) again to finish\n", dir)
-	}
-	return nil
+	return report.Status(ctx, out, fs.Arg(0))
 }

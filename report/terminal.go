@@ -1,0 +1,238 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/slurm"
+)
+
+// DryRun prints what a run would do: where it reads and writes (absolute
+// paths), each cell's status and group, the privatizations and trainings
+// to compute, and an estimate of the time they take.
+func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner.Summary) {
+	for _, p := range []struct{ what, path string }{{"config", c.File()}, {"output", c.Output}, {"cache", c.Cache}, {"data", c.Data}} {
+		if p.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.path)
+		if err != nil {
+			abs = p.path
+		}
+		fmt.Fprintf(out, "%-7s %s\n", p.what, abs)
+	}
+	todo := 0
+	for _, cs := range sum.Cells {
+		fmt.Fprintf(out, "%-11s %.12s  group %-3d %s\n", cs.Status, cs.Key, cs.Group, cs.Cell)
+		if cs.Status == "todo" {
+			todo++
+		}
+	}
+	fmt.Fprintf(out, "%d cells in %d groups: %d cached, %d to run", len(sum.Cells), sum.Groups, sum.Reused, todo)
+	if opt.Shards > 0 {
+		fmt.Fprintf(out, " in shard %d/%d (%d in other shards)", opt.Shard, opt.Shards, len(sum.Cells)-sum.Reused-todo)
+	}
+	fmt.Fprintln(out)
+	if e := sum.Estimate; e != nil {
+		fmt.Fprintf(out, "to compute: %d privatized splits (%d tokens), %d models to train (%d training examples over all epochs)\n", e.Privatizations, e.Tokens, e.Trainings, e.Examples)
+		if e.Measured > 0 {
+			fmt.Fprintf(out, "privacy measures of %d privatized splits: at most %d lookups (word types × draws; fewer where drawn before or exact)\n", e.Measured, e.Lookups)
+		}
+		if e.Analyses > 0 {
+			fmt.Fprintf(out, "and %d analysis cells, not in the estimate (their cost is their lookups: docs/analyses.md)\n", e.Analyses)
+		}
+		switch {
+		case e.Privatizations+e.Trainings+e.Measured == 0:
+		case e.Seconds == 0:
+			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
+		case len(e.Unknown) == 0:
+			fmt.Fprintf(out, "estimated time: %s, from %s\n", time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis)
+		default:
+			fmt.Fprintf(out, "estimated time: at least %s, from %s; no rate recorded yet for: %s\n",
+				time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis, strings.Join(e.Unknown, "; "))
+		}
+	}
+	fmt.Fprintln(out, "dry run: nothing was run or written")
+}
+
+// Incomplete says, on w, which cells of a partial run have no successful
+// record.
+func Incomplete(w io.Writer, st *runner.State) {
+	if st.Failed+st.Missing == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: partial run: %d of %d cells done, %d failed, %d missing (xp status %s lists them)\n",
+		st.Dir, st.Ok, len(st.Cells), st.Failed, st.Missing, st.Dir)
+}
+
+// Tables are a run's tables as xp results prints them: the analysis
+// table, then the utility table.
+func Tables(rows []results.Row, stats []results.StatRow) string {
+	var b strings.Builder
+	if len(stats) > 0 {
+		b.WriteString(results.AnalysisMarkdown(stats))
+		if rows != nil {
+			b.WriteString("\n")
+		}
+	}
+	if rows != nil {
+		b.WriteString(results.Markdown(rows))
+	}
+	return b.String()
+}
+
+// Status prints how far the run in dir is: done, failed and missing
+// cells (the first 20 of each with their errors), and its Slurm jobs
+// still queued or running.
+func Status(ctx context.Context, out io.Writer, dir string) error {
+	st, err := runner.ReadState(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s (%s): %d cells in %d groups: %d done, %d failed, %d missing\n",
+		dir, st.Plan.Config.Name, len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
+	const most = 20 // cells listed per status
+	listed := map[string]int{}
+	for _, cs := range st.Cells {
+		if cs.Status == "ok" {
+			continue
+		}
+		if listed[cs.Status]++; listed[cs.Status] > most {
+			continue
+		}
+		msg, _, _ := strings.Cut(cs.Error, "\n")
+		if cs.Status == "missing" {
+			msg = "no record yet"
+		}
+		fmt.Fprintf(out, "  %-8s group %-4d %s: %s\n", cs.Status, cs.Group, cs.Cell, msg)
+	}
+	for _, s := range []string{"failed", "missing"} {
+		if listed[s] > most {
+			fmt.Fprintf(out, "  … and %d more %s\n", listed[s]-most, s)
+		}
+	}
+	if jobs, err := slurm.ReadJobs(dir); err != nil {
+		return err
+	} else if len(jobs.Submissions) > 0 {
+		last := jobs.Submissions[len(jobs.Submissions)-1]
+		fmt.Fprintf(out, "Slurm: %d submission(s); last: array %s (tasks %s of %d), merge %s\n", len(jobs.Submissions), last.Array, slurm.Ranges(last.Shards), jobs.Tasks, last.Merge)
+		tasks, err := slurm.Queue(ctx, dir)
+		if err != nil {
+			fmt.Fprintf(out, "  queue unknown: %v\n", err)
+		} else {
+			by := map[string][]string{}
+			for _, t := range tasks {
+				by[t.State] = append(by[t.State], t.ID)
+			}
+			states := make([]string, 0, len(by))
+			for s := range by {
+				states = append(states, s)
+			}
+			sort.Strings(states)
+			if len(states) == 0 {
+				fmt.Fprintln(out, "  nothing queued or running")
+			}
+			for _, s := range states {
+				fmt.Fprintf(out, "  %-10s %d: %s\n", strings.ToLower(s), len(by[s]), strings.Join(by[s], " "))
+			}
+		}
+	}
+	if st.Failed+st.Missing > 0 && st.Ok > 0 {
+		fmt.Fprintf(out, "partial: xp results %s shows what is done; run (or xp slurm --submit) again to finish\n", dir)
+	}
+	return nil
+}
+
+// labelName is an example's label as tables name it ("-" unlabelled).
+func labelName(labels []string, l int64) string {
+	if l >= 0 && int(l) < len(labels) {
+		return labels[l]
+	}
+	return "-"
+}
+
+// SplitTSV is a privatized split as xp privatize writes it: one line per
+// example (the first limit; 0: all) with its id, label, original tokens
+// and privatized tokens (and the second text's, for pairs).
+func SplitTSV(p runner.Privatized, labels []string, limit int) []byte {
+	sp, orig := p.Split, p.Original
+	n := len(sp.Docs)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	var b strings.Builder
+	b.WriteString("id\tlabel\toriginal\tprivatized")
+	if sp.Docs2 != nil {
+		b.WriteString("\toriginal2\tprivatized2")
+	}
+	b.WriteByte('\n')
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", sp.IDs[i], labelName(labels, sp.Labels[i]), strings.Join(orig.Docs[i], " "), strings.Join(sp.Docs[i], " "))
+		if sp.Docs2 != nil {
+			fmt.Fprintf(&b, "\t%s\t%s", strings.Join(orig.Docs2[i], " "), strings.Join(sp.Docs2[i], " "))
+		}
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+// Diff prints each example's privatized text with every changed
+// word marked: [original→privatized], or on a terminal the original in
+// red and struck through before the replacement in green.
+func Diff(out io.Writer, p runner.Privatized, labels []string, limit int, colour bool) error {
+	n := len(p.Docs)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	w := bufio.NewWriter(out)
+	mark := func(a, b string) string {
+		if colour {
+			return "\x1b[9;31m" + a + "\x1b[0m \x1b[1;32m" + b + "\x1b[0m"
+		}
+		return "[" + a + "→" + b + "]"
+	}
+	texts := func(orig, priv []string) string {
+		words := make([]string, len(priv))
+		for j, t := range priv {
+			words[j] = t
+			if j < len(orig) && orig[j] != t {
+				words[j] = mark(orig[j], t)
+			}
+		}
+		return strings.Join(words, " ")
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, "%s (%s): %s\n", p.IDs[i], labelName(labels, p.Labels[i]), texts(p.Original.Docs[i], p.Docs[i]))
+		if p.Docs2 != nil {
+			fmt.Fprintf(w, "    %s\n", texts(p.Original.Docs2[i], p.Docs2[i]))
+		}
+	}
+	return w.Flush()
+}
+
+// Finished prints what a run did: its table, the count of cells reused,
+// run, trained, failed and without a record, and the files written.
+func Finished(out io.Writer, c *experiments.Config, sum runner.Summary) {
+	if c.IsAnalysis() {
+		fmt.Fprint(out, results.AnalysisMarkdown(sum.Stats))
+	} else {
+		fmt.Fprint(out, results.Markdown(sum.Rows))
+	}
+	fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run (%d models trained), %d failed", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Trained, sum.Failed)
+	if sum.Missing > 0 {
+		fmt.Fprintf(out, ", %d without a record", sum.Missing)
+	}
+	fmt.Fprintln(out)
+	for _, p := range append(sum.Tables, sum.Plots...) {
+		fmt.Fprintln(out, "wrote", p)
+	}
+}
