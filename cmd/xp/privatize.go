@@ -93,4 +93,3 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 		cell, *split, r.Mechanism, r.Epsilon, r.Notion, r.Tokens, r.OOV, r.Stopwords, 100*r.UnchangedShare(), r.Fallbacks, r.Candidates)
 	return nil
 }
-
