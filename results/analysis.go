@@ -672,7 +672,9 @@ func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YE
 	if err != nil {
 		return err
 	}
-	line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+	c := okabeIto[i%len(okabeIto)]
+	line.Color, points.Color = c, c
+	line.Dashes = settingDashes[i%len(settingDashes)]
 	points.Shape = plotutil.Shape(i)
 	p.Add(line, points)
 	if errs != nil {
@@ -683,7 +685,7 @@ func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YE
 		if err != nil {
 			return err
 		}
-		eb.Color = plotutil.Color(i)
+		eb.Color = c
 		p.Add(eb)
 	}
 	p.Legend.Add(label, line, points)
