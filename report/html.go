@@ -163,8 +163,10 @@ func runView(id string, r *Run, opt Options) (run, error) {
 	if m := st.Manifest; m != nil {
 		add("finished", m.Finished)
 	}
-	if r.Seconds > 0 {
-		add("wall time", (time.Duration(r.Seconds * float64(time.Second))).Round(time.Second).String())
+	if d := (time.Duration(r.Seconds * float64(time.Second))).Round(time.Second); r.Seconds > 0 && st.Manifest != nil {
+		add("wall time", d.String())
+	} else if r.Seconds > 0 {
+		add("time in cells so far", d.String()+" (the sum of the recorded cells' wall times)")
 	}
 	var mine []results.Agreement
 	for _, a := range opt.Agreements {
