@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -109,6 +110,8 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 			fmt.Fprintf(opt.Log, format+"\n", args...)
 		}
 	}
+	_, statErr := os.Stat(c.Output)
+	created := errors.Is(statErr, fs.ErrNotExist) && !opt.DryRun // by the writable check below
 	if !opt.DryRun {
 		if err := xio.CheckWritable("output", c.Output); err != nil {
 			return sum, c.ErrAt(err.Error(), "output")
@@ -127,6 +130,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	}
 	s, err := Open(ctx, c, SessionOptions{Log: opt.Log, Progress: opt.Progress, ReadOnly: opt.DryRun || opt.Queue})
 	if err != nil {
+		if created {
+			os.Remove(c.Output) // refused before it began: no empty folder left (Remove takes only an empty one)
+		}
 		return sum, err
 	}
 	defer s.Close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -170,6 +171,11 @@ func TestRunReportsMissingFiles(t *testing.T) {
 	_, err = Run(context.Background(), c, Options{})
 	if err == nil || !strings.Contains(err.Error(), "missing.txt") || !strings.Contains(err.Error(), "xp.yaml") {
 		t.Errorf("missing embedding: %v", err)
+	}
+	// The run stopped before it began: it leaves no empty output folder
+	// behind (the writable check made one).
+	if _, err := os.Stat(c.Output); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a run refused for a missing input left its output folder %s: %v", c.Output, err)
 	}
 }
 
