@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -170,7 +169,7 @@ func runView(id string, r *Run, opt Options) (run, error) {
 	}
 	var mine []results.Agreement
 	for _, a := range opt.Agreements {
-		if sameDir(a.Dir, r.Dir) {
+		if xio.SamePath(a.Dir, r.Dir) {
 			mine = append(mine, a)
 		}
 	}
@@ -226,53 +225,42 @@ func utilityFigures(title string, rows []results.Row) ([]figure, error) {
 	if !slices.ContainsFunc(rows, func(r results.Row) bool { return r.Mode != "none" && r.Seeds > 0 }) {
 		return nil, nil // the baseline alone: nothing against ε
 	}
-	type want struct{ metric, x string }
-	// Accuracy and macro-F1 first (the switch shows one in one place),
-	// then the privacy shares (drawn with the default figures).
-	wants := []want{{"accuracy", "epsilon"}, {"macro-f1", "epsilon"}, {"", "epsilon"}}
-	for _, x := range results.PlotAxes[1:] {
-		if slices.ContainsFunc(rows, func(r results.Row) bool { return r.Mode != "none" && r.Seeds > 0 && !math.IsNaN(frontierValue(r, x)) }) {
-			wants = append(wants, want{"accuracy", x}, want{"macro-f1", x})
-		}
+	// The default figures are accuracy and privacy; macro-F1 goes between
+	// them (the switch shows one metric in one place).
+	figs, err := results.UtilityFigures(title, rows, results.PlotOptions{})
+	if err != nil {
+		return nil, err
 	}
-	var out []figure
-	for _, w := range wants {
-		figs, err := results.UtilityFigures(title, rows, results.PlotOptions{Metric: w.metric, X: w.x})
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range figs {
-			if w.metric == "" && f.Name != "privacy" {
-				continue // drawn above
-			}
-			metric := ""
-			switch {
-			case strings.HasPrefix(f.Name, "accuracy"):
-				metric = "accuracy"
-			case strings.HasPrefix(f.Name, "macro-f1"):
-				metric = "macro-f1"
-			}
-			fv, err := figureView(f, captionOf(f.Name), metric)
+	f1, err := results.UtilityFigures(title, rows, results.PlotOptions{Metric: "macro-f1"})
+	if err != nil {
+		return nil, err
+	}
+	figs = slices.Insert(figs, 1, f1...)
+	for _, x := range results.FrontierAxes(rows) {
+		for _, m := range results.PlotMetrics {
+			more, err := results.UtilityFigures(title, rows, results.PlotOptions{Metric: m, X: x})
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, fv)
+			figs = append(figs, more...)
 		}
 	}
-	return out, nil
-}
-
-// frontierValue is row r's privacy statistic x (NaN: not measured).
-func frontierValue(r results.Row, x string) float64 {
-	switch x {
-	case "unchanged":
-		return r.Unchanged
-	case "n_w":
-		return r.Nw
-	case "recovery":
-		return r.Recovery
+	var out []figure
+	for _, f := range figs {
+		metric := ""
+		switch {
+		case strings.HasPrefix(f.Name, "accuracy"):
+			metric = "accuracy"
+		case strings.HasPrefix(f.Name, "macro-f1"):
+			metric = "macro-f1"
+		}
+		fv, err := figureView(f, captionOf(f.Name), metric)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fv)
 	}
-	return math.NaN()
+	return out, nil
 }
 
 func captionOf(name string) string {
@@ -292,16 +280,6 @@ func figureView(f results.Figure, caption, metric string) (figure, error) {
 		return figure{}, err
 	}
 	return figure{Caption: caption, Metric: metric, SVG: template.HTML(svg)}, nil
-}
-
-// sameDir reports whether two paths name one folder.
-func sameDir(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	x, err1 := filepath.Abs(a)
-	y, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && x == y
 }
 
 // gridHTML renders a table: a caption, a header row whose buttons sort

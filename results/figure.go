@@ -199,15 +199,7 @@ func pointTip(series, ylabel string, r Row, q quantityAt, x float64, axis string
 	if r.Seeds > 1 {
 		fmt.Fprintf(&b, " ± %.4f (sd)", q.sd)
 	}
-	ci := math.NaN()
-	switch {
-	case q.mean == r.Accuracy && q.sd == r.AccSD:
-		ci = r.AccCI
-	case q.mean == r.MacroF1 && q.sd == r.MacroF1SD:
-		ci = r.MacroF1CI
-	case q.mean == r.Unchanged:
-		ci = r.UnchangedCI
-	}
+	ci := q.ci
 	if !math.IsNaN(ci) {
 		fmt.Fprintf(&b, ", 95%% CI [%.4f, %.4f]", q.mean-ci, q.mean+ci)
 	}

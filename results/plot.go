@@ -92,6 +92,19 @@ var frontierAxes = map[string]struct {
 	"recovery":  {"Bayes adversary's token recovery (1 − E_M; held-out where sampled)", func(r Row) float64 { return r.Recovery }},
 }
 
+// FrontierAxes are the privacy statistics of PlotAxes (beyond ε) that
+// some privatized row with a result has: the frontiers rows can be drawn
+// against.
+func FrontierAxes(rows []Row) []string {
+	var out []string
+	for _, x := range PlotAxes[1:] {
+		if slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" && r.Seeds > 0 && !math.IsNaN(frontierAxes[x].value(r)) }) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Plot draws the utility figures under dir/plots (or opt.Out), each in
 // every format asked, one panel per privatized mode (train-time,
 // test-time, both) with one y range across panels, one line per mechanism
@@ -169,7 +182,7 @@ func UtilityFigures(title string, rows []Row, opt PlotOptions) ([]Figure, error)
 // each) and the figures, with the baseline's and chance's levels.
 func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
 	var modes []string
-	var base, chance quantityAt = quantityAt{math.NaN(), 0}, quantityAt{math.NaN(), 0}
+	var base, chance quantityAt = quantityAt{math.NaN(), 0, math.NaN()}, quantityAt{math.NaN(), 0, math.NaN()}
 	attacker := ""
 	for _, r := range rows {
 		if r.Seeds == 0 {
@@ -180,9 +193,9 @@ func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
 			chance.mean = r.Chance
 		}
 		if r.Mode == "none" {
-			base = quantityAt{r.Accuracy, r.AccSD}
+			base = quantityAt{r.Accuracy, r.AccSD, math.NaN()}
 			if opt.Metric == "macro-f1" {
-				base = quantityAt{r.MacroF1, r.MacroF1SD}
+				base = quantityAt{r.MacroF1, r.MacroF1SD, math.NaN()}
 			}
 		} else if !slices.Contains(modes, r.Mode) {
 			modes = append(modes, r.Mode)
@@ -196,14 +209,14 @@ func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
 	if attacker != "" {
 		accLabel = attacker + " attacker accuracy (lower = more private)"
 	}
-	acc := figure{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD} }, nil}}, base: base, chance: chance}
+	acc := figure{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: base, chance: chance}
 	// The chance level is an accuracy: macro-F1 has none to draw.
-	f1 := figure{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD} }, nil}}, base: base, chance: quantityAt{math.NaN(), 0}}
+	f1 := figure{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD, r.MacroF1CI} }, nil}}, base: base, chance: quantityAt{math.NaN(), 0, math.NaN()}}
 	privacy := figure{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
-		{"unchanged (in-vocab)", func(r Row) quantityAt { return quantityAt{r.Unchanged, 0} }, nil},
-		{"unchanged per word type", func(r Row) quantityAt { return quantityAt{r.TypeUnchanged, 0} }, []vg.Length{vg.Points(1), vg.Points(2)}},
-		{"OOV", func(r Row) quantityAt { return quantityAt{r.OOV, 0} }, []vg.Length{vg.Points(3), vg.Points(2)}},
-	}, base: quantityAt{math.NaN(), 0}, chance: quantityAt{math.NaN(), 0}}
+		{"unchanged (in-vocab)", func(r Row) quantityAt { return quantityAt{r.Unchanged, 0, r.UnchangedCI} }, nil},
+		{"unchanged per word type", func(r Row) quantityAt { return quantityAt{r.TypeUnchanged, 0, math.NaN()} }, []vg.Length{vg.Points(1), vg.Points(2)}},
+		{"OOV", func(r Row) quantityAt { return quantityAt{r.OOV, 0, math.NaN()} }, []vg.Length{vg.Points(3), vg.Points(2)}},
+	}, base: quantityAt{math.NaN(), 0, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
 	switch opt.Metric {
 	case "accuracy":
 		return modes, []figure{acc}, nil
@@ -221,8 +234,9 @@ type figure struct {
 	shares       bool       // the y axis spans [0, 1]
 }
 
-// quantityAt is a mean over seeds and its sample sd.
-type quantityAt struct{ mean, sd float64 }
+// quantityAt is a mean over seeds, its sample sd and the half-width of
+// its 95% interval (NaN: none).
+type quantityAt struct{ mean, sd, ci float64 }
 
 // quantity is one number drawn per setting: its name in the legend (""
 // for the setting alone), its value and spread, its dash pattern.

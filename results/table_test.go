@@ -389,7 +389,7 @@ func TestPlotPanels(t *testing.T) {
 		{Setting: "laplace", Notion: spec.MetricDP, Mode: "test", Epsilon: 3, Seeds: 3, Accuracy: 0.79, AccSD: 0.02, Unchanged: 0.9},
 	}
 	opt, _ := PlotOptions{}.withDefaults()
-	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD} }, nil}}, base: quantityAt{0.8, 0.01}, chance: quantityAt{math.NaN(), 0}}
+	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: quantityAt{0.8, 0.01, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
 	train, err := panel("t", "train", rows, acc, opt, new([]*hover))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -49,7 +50,7 @@ func Agreements(path string, configs ...string) ([]results.Agreement, error) {
 	}
 	if len(configs) > 0 {
 		claims = slices.DeleteFunc(claims, func(c results.Claim) bool {
-			return !slices.ContainsFunc(configs, func(f string) bool { return sameFile(f, filepath.Join(filepath.Dir(path), c.Config)) })
+			return !slices.ContainsFunc(configs, func(f string) bool { return xio.SamePath(f, filepath.Join(filepath.Dir(path), c.Config)) })
 		})
 	}
 	type run struct {
@@ -111,11 +112,4 @@ func ClaimsFor(config string) string {
 		}
 	}
 	return ""
-}
-
-// sameFile reports whether two paths name one file.
-func sameFile(a, b string) bool {
-	x, err1 := filepath.Abs(a)
-	y, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && filepath.Clean(x) == filepath.Clean(y)
 }

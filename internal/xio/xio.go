@@ -349,3 +349,14 @@ func SkipBOM(r io.Reader) io.Reader {
 	}
 	return br
 }
+
+// SamePath reports whether two paths, relative to the current folder or
+// absolute, name one file or folder ("" names none).
+func SamePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
+}
