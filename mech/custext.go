@@ -38,6 +38,10 @@ type CusTextParams struct {
 	Mapping  string // aggressive, balanced (default) or conservative
 	Score    string // euclidean (default) or cosine
 	Strategy string // token (default), record or dataset
+	// Removed is what the conservative mapping does with a chosen set's
+	// words: zero (they stay as zero vectors; cosine only) or drop; ""
+	// takes the authors' choice for the score (zero with cosine).
+	Removed string
 	// KeepStopwords is CusText+: NLTK's English stopwords are kept.
 	KeepStopwords bool
 }
@@ -46,7 +50,7 @@ type CusTextParams struct {
 // the defaults.
 func (p CusTextParams) raw() map[string]any {
 	raw := map[string]any{"k": p.K}
-	for k, v := range map[string]string{"mapping": p.Mapping, "score": p.Score, "strategy": p.Strategy} {
+	for k, v := range map[string]string{"mapping": p.Mapping, "score": p.Score, "strategy": p.Strategy, "removed": p.Removed} {
 		if v != "" {
 			raw[k] = v
 		}
@@ -59,6 +63,15 @@ type Mapping struct {
 	Sets  [][]int32       // distinct output sets, rows in increasing distance from the row that built them
 	Of    map[int32]int32 // input row → index into Sets
 	Order []int32         // input rows in the order they were mapped
+	// Zeroed marks, per set, the members taken as zero vectors (the
+	// conservative mapping with removed: zero): they score cosine 0 with
+	// every input of the set. Empty when there are none.
+	Zeroed [][]bool
+}
+
+// zeroed reports whether member j of set si was taken as a zero vector.
+func (m *Mapping) zeroed(si int32, j int) bool {
+	return int(si) < len(m.Zeroed) && len(m.Zeroed[si]) > j && m.Zeroed[si][j]
 }
 
 // NewCusText builds the mapping for the task words counts (X: the words
@@ -72,7 +85,13 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	if err != nil {
 		return nil, err
 	}
-	p.Mapping, p.Score, p.Strategy = v.String("mapping"), v.String("score"), v.String("strategy")
+	p.Mapping, p.Score, p.Strategy, p.Removed = v.String("mapping"), v.String("score"), v.String("strategy"), v.String("removed")
+	if p.Removed == "" { // the authors': zeroed with cosine, 1e9 (dropped) with Euclidean
+		p.Removed = "drop"
+		if p.Score == "cosine" {
+			p.Removed = "zero"
+		}
+	}
 	if p.K > space.Emb.Len() {
 		return nil, fmt.Errorf("%s: K = %d, but the vocabulary has %d words", name, p.K, space.Emb.Len())
 	}
@@ -99,8 +118,8 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 		return cmp.Compare(a, b)
 	})
 	m.mapping = &Mapping{}
-	err = space.cached(space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score), m.mapping, func() error {
-		mp, err := BuildMapping(space, xs, p.K, p.Mapping, p.Score == "cosine")
+	err = space.cached(mappingKey(space, xs, p), m.mapping, func() error {
+		mp, err := BuildMapping(space, xs, p)
 		if err == nil {
 			*m.mapping = *mp
 		}
@@ -111,27 +130,50 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	}
 	m.probs = make(map[int32][]float64, len(xs))
 	for _, x := range xs {
-		m.probs[x] = m.scoreProbs(x, m.mapping.Sets[m.mapping.Of[x]])
+		m.probs[x] = m.scoreProbs(x, m.mapping.Of[x])
 	}
 	return m, nil
 }
 
+// mappingKey names a mapping in the space's cache: the inputs in order
+// and what builds the sets (the removal only for the conservative
+// mapping, so that the others' cached mappings stay valid).
+func mappingKey(space *Space, xs []int32, p CusTextParams) string {
+	if p.Mapping == "conservative" {
+		return space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score, p.Removed)
+	}
+	return space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score)
+}
+
 // BuildMapping computes f_map for the input rows xs (in that order) with
-// output sets of size k (Algorithm 1 of the paper):
+// output sets of size p.K (Algorithm 1 of the paper; p resolved):
 //
-//   - aggressive: each x gets its own k nearest candidates;
-//   - balanced: an x without a set takes its k nearest candidates; that
+//   - aggressive: each x gets its own K nearest candidates;
+//   - balanced: an x without a set takes its K nearest candidates; that
 //     set becomes the output set of every member that has none yet (as in
 //     the authors' code, sai4july/CusText, an x that already has a set
 //     does not build another);
 //   - conservative: as balanced, and a chosen set's words leave the
-//     candidates, so sets are disjoint.
+//     search. With p.Removed "zero" (the authors' code with cosine) they
+//     stay in it as zero vectors, of cosine 0 with every word: a set is
+//     the remaining words of positive cosine, nearest first, then — when
+//     fewer than K have one — removed words at cosine 0 (lowest row
+//     first; the same rank as a remaining word of cosine exactly 0, ties
+//     by row), then remaining words of negative cosine. Such members are
+//     marked in Mapping.Zeroed: their score is cosine 0. With "drop" they
+//     leave the candidates.
 //
-// Nearness is Euclidean, or cosine when cosine is set. x is always in its
-// own set: if ties (duplicate vectors) push it out of its k nearest, it
+// Nearness is Euclidean, or cosine when p.Score is "cosine" (Euclidean on
+// unit vectors, where cosine 0 is squared distance 2). x is always in its
+// own set: if ties (duplicate vectors) push it out of its K nearest, it
 // replaces the last one.
-func BuildMapping(space *Space, xs []int32, k int, mode string, cosine bool) (*Mapping, error) {
+//
+// Queries run in blocks through the exact search; the conservative
+// mapping searches each block without the words removed before it, and a
+// query whose block-mates took its candidates is searched again alone.
+func BuildMapping(space *Space, xs []int32, p CusTextParams) (*Mapping, error) {
 	ix := space.Index
+	cosine := p.Score == "cosine"
 	if cosine {
 		var err error
 		if ix, err = unitIndex(space); err != nil {
@@ -139,49 +181,100 @@ func BuildMapping(space *Space, xs []int32, k int, mode string, cosine bool) (*M
 		}
 		defer ix.Close()
 	}
+	k, mode := p.K, p.Mapping
+	zero := mode == "conservative" && p.Removed == "zero"
+	if zero && !cosine {
+		return nil, fmt.Errorf("custext: removed: zero is the cosine score's (the authors' Euclidean code drops removed words)")
+	}
+	n, dim := ix.Len(), ix.Dim()
 	mp := &Mapping{Of: make(map[int32]int32, len(xs)), Order: xs}
-	removed := make([]bool, space.Emb.Len())
+	removed := make([]bool, n)
 	nRemoved := 0
-	dim := space.Emb.Dim
 	const block = 256
-	for lo := 0; lo < len(xs); lo += block {
-		blk := xs[lo:min(len(xs), lo+block)]
-		// Speculative batched search; conservative filtering needs more.
-		// (conservative: enough that k survive every removal so far and
-		// the at most k·len(blk) removals this block can add).
-		kk := k
+	// alone is x's exact search over the rows not removed now: its k
+	// nearest of them, or every one left.
+	alone := func(x int32, k int) ([]int32, []float64, error) {
+		if k = min(k, n-nRemoved); k == 0 {
+			return nil, nil, nil
+		}
+		return ix.SearchExcept(ix.Row(int(x)), k, removed)
+	}
+	for lo := 0; lo < len(xs); {
+		var blk []int32 // the next queries that build a set
+		for ; lo < len(xs) && len(blk) < block; lo++ {
+			if _, done := mp.Of[xs[lo]]; !done || mode == "aggressive" {
+				blk = append(blk, xs[lo])
+			}
+		}
+		if len(blk) == 0 {
+			break
+		}
+		kk := min(k, n)
+		var except []bool
 		if mode == "conservative" {
-			kk = min(space.Emb.Len(), k+nRemoved+k*len(blk))
+			// room for block-mates' removals; a query left short is
+			// searched again alone.
+			kk = min(n-nRemoved, 2*k+8)
+			except = slices.Clone(removed)
 		}
 		q := make([]float32, 0, len(blk)*dim)
 		for _, x := range blk {
 			q = append(q, ix.Row(int(x))...)
 		}
-		ids, _, err := ix.Search(q, kk)
-		if err != nil {
-			return nil, err
+		var ids []int32
+		var dist []float64
+		if kk > 0 {
+			var err error
+			if ids, dist, err = ix.SearchExcept(q, kk, except); err != nil {
+				return nil, err
+			}
 		}
 		for j, x := range blk {
 			if _, done := mp.Of[x]; done && mode != "aggressive" {
 				continue
 			}
 			var set []int32
-			for _, id := range ids[j*kk : (j+1)*kk] {
-				if !removed[id] {
-					set = append(set, id)
-					if len(set) == k {
-						break
+			var zeroed []bool
+			switch {
+			case zero:
+				var err error
+				if set, zeroed, err = zeroSet(x, k, ids[j*kk:(j+1)*kk], dist[j*kk:(j+1)*kk], removed, alone); err != nil {
+					return nil, err
+				}
+			default:
+				for _, id := range ids[j*kk : (j+1)*kk] {
+					if !removed[id] {
+						set = append(set, id)
+						if len(set) == k {
+							break
+						}
+					}
+				}
+				if len(set) < k && len(set) < n-nRemoved { // block-mates took candidates
+					var err error
+					if set, _, err = alone(x, k); err != nil {
+						return nil, err
 					}
 				}
 			}
-			if len(set) < k { // the speculative search was too short
-				set = exactRemaining(ix, x, k, removed)
-			}
 			if !slices.Contains(set, x) {
-				set[len(set)-1] = x
+				if len(set) < k {
+					set = append(set, x)
+					if zeroed != nil {
+						zeroed = append(zeroed, false)
+					}
+				} else {
+					set[len(set)-1] = x
+					if zeroed != nil {
+						zeroed[len(set)-1] = false
+					}
+				}
 			}
 			si := int32(len(mp.Sets))
 			mp.Sets = append(mp.Sets, set)
+			if zero {
+				mp.Zeroed = append(mp.Zeroed, zeroed)
+			}
 			switch mode {
 			case "aggressive":
 				mp.Of[x] = si
@@ -206,37 +299,55 @@ func BuildMapping(space *Space, xs []int32, k int, mode string, cosine bool) (*M
 	return mp, nil
 }
 
-// exactRemaining is the k nearest of row x among rows not removed, by an
-// exact scan (conservative mapping, when the speculative search ran short).
-func exactRemaining(ix *knn.Index, x int32, k int, removed []bool) []int32 {
-	type cd struct {
-		i int32
-		d float64
-	}
-	q := ix.Row(int(x))
-	var all []cd
-	for i := 0; i < ix.Len(); i++ {
-		if removed[i] {
-			continue
+// zeroSet is x's conservative set when removed words stay as zero
+// vectors (see BuildMapping): ids and dist are x's nearest rows among
+// those not removed when its block was searched, alone its exact search
+// over the rows not removed now. On unit vectors cosine 0 is distance √2
+// (math.Sqrt2 compared with the search's distances). zeroed marks the
+// members taken at cosine 0 (nil when none).
+func zeroSet(x int32, k int, ids []int32, dist []float64, removed []bool,
+	alone func(int32, int) ([]int32, []float64, error)) (set []int32, zeroed []bool, err error) {
+	// k remaining words of positive cosine from the block's search: the
+	// nearest of the rows left now, ahead of every removed row.
+	for j, id := range ids {
+		if !(dist[j] < math.Sqrt2) {
+			break
 		}
-		var s float64
-		for j, v := range ix.Row(i) {
-			d := float64(v) - float64(q[j])
-			s += d * d
+		if !removed[id] {
+			set = append(set, id)
+			if len(set) == k {
+				return set, nil, nil
+			}
 		}
-		all = append(all, cd{int32(i), s})
 	}
-	slices.SortFunc(all, func(a, b cd) int {
-		if c := cmp.Compare(a.d, b.d); c != 0 {
-			return c
+	// Otherwise merge the rows left now (exactly, nearest first) with the
+	// removed rows at √2, by (distance, row).
+	rest, rd, err := alone(x, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	set = set[:0]
+	r := 0 // the next removed row
+	for len(set) < k {
+		for r < len(removed) && !removed[r] {
+			r++
 		}
-		return cmp.Compare(a.i, b.i)
-	})
-	out := make([]int32, 0, k)
-	for _, c := range all[:min(k, len(all))] {
-		out = append(out, c.i)
+		haveRest, haveRemoved := len(rest) > 0, r < len(removed)
+		if !haveRest && !haveRemoved {
+			break
+		}
+		if haveRest && (!haveRemoved || rd[0] < math.Sqrt2 || rd[0] == math.Sqrt2 && rest[0] < int32(r)) {
+			set, zeroed = append(set, rest[0]), append(zeroed, false)
+			rest, rd = rest[1:], rd[1:]
+		} else {
+			set, zeroed = append(set, int32(r)), append(zeroed, true)
+			r++
+		}
 	}
-	return out
+	if !slices.Contains(zeroed, true) {
+		zeroed = nil
+	}
+	return set, zeroed, nil
 }
 
 // unitIndex indexes the unit-normalised vectors: Euclidean order on unit
@@ -261,14 +372,18 @@ func unitIndex(space *Space) (*knn.Index, error) {
 	return knn.New(u, space.Emb.Len(), dim, gotch.CPU, knn.Options{})
 }
 
-// scoreProbs returns Pr[y | x] over set: Euclidean u = 1 − (d − min d)/(max d − min d),
-// cosine u = (c − min c)/(max c − min c); all u = 1 when the set's scores are equal.
-func (m *CusText) scoreProbs(x int32, set []int32) []float64 {
+// scoreProbs returns Pr[y | x] over set si: Euclidean u = 1 − (d − min d)/(max d − min d),
+// cosine u = (c − min c)/(max c − min c), c = 0 for a member taken as a
+// zero vector; all u = 1 when the set's scores are equal.
+func (m *CusText) scoreProbs(x, si int32) []float64 {
+	set := m.mapping.Sets[si]
 	xv := m.space.Emb.Vector(int(x))
 	s := make([]float64, len(set))
 	for i, y := range set {
 		yv := m.space.Emb.Vector(int(y))
-		if m.p.Score == "cosine" {
+		if m.mapping.zeroed(si, i) {
+			s[i] = 0
+		} else if m.p.Score == "cosine" {
 			var dot, nx, ny float64
 			for j := range xv {
 				dot += float64(xv[j]) * float64(yv[j])
@@ -327,6 +442,10 @@ func (m *CusText) Name() string {
 	n := "custext"
 	if m.p.KeepStopwords {
 		n += "+"
+	}
+	if m.p.Mapping == "conservative" {
+		n += "(K=" + strconv.Itoa(m.p.K) + "," + m.p.Mapping + " removed=" + m.p.Removed + "," + m.p.Score + "," + m.p.Strategy + ")"
+		return n
 	}
 	return n + "(K=" + strconv.Itoa(m.p.K) + "," + m.p.Mapping + "," + m.p.Score + "," + m.p.Strategy + ")"
 }

@@ -1,11 +1,18 @@
 package mech
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/mech/knn"
 )
 
@@ -189,7 +196,7 @@ func TestPrecomputedCache(t *testing.T) {
 	s2 := tinySpace(t, 50, 3, 12, 1)
 	s2.Emb.SourceSHA256, s2.CacheDir = "test-vectors", dir
 	recomputed := false
-	if err := s2.cached(s2.cacheKey("custext-map", a.mapping.Order, 4, "conservative", "euclidean"), &Mapping{}, func() error {
+	if err := s2.cached(mappingKey(s2, a.mapping.Order, a.p), &Mapping{}, func() error {
 		recomputed = true
 		return nil
 	}); err != nil || recomputed {
@@ -204,7 +211,193 @@ func TestPrecomputedCache(t *testing.T) {
 		t.Error("cached structures differ from the computed ones")
 	}
 	// A different K is a different key.
-	if s.cacheKey("custext-map", a.mapping.Order, 5, "conservative", "euclidean") == s.cacheKey("custext-map", a.mapping.Order, 4, "conservative", "euclidean") {
+	p5, dropped := a.p, a.p
+	p5.K, dropped.Removed = 5, "zero"
+	if mappingKey(s, a.mapping.Order, p5) == mappingKey(s, a.mapping.Order, a.p) {
 		t.Error("K does not enter the cache key")
+	}
+	if mappingKey(s, a.mapping.Order, dropped) == mappingKey(s, a.mapping.Order, a.p) {
+		t.Error("the conservative mapping's removal does not enter the cache key")
+	}
+}
+
+// refMapping is Algorithm 1 as the authors' code runs it, one word at a
+// time over every row in float64 (the reference for BuildMapping's
+// blocked search): with removed = zero a chosen set's rows stay in the
+// ranking at cosine 0 (distance √2 on unit vectors), with drop they leave
+// it.
+func refMapping(s *Space, xs []int32, p CusTextParams) (sets [][]int32, zeroed [][]bool, of map[int32]int32) {
+	n, dim := s.Emb.Len(), s.Emb.Dim
+	vec := func(i int) []float32 { return s.Emb.Vector(i) }
+	if p.Score == "cosine" {
+		ix, _ := unitIndex(s)
+		defer ix.Close()
+		vec = ix.Row
+	}
+	removed := make([]bool, n)
+	of = map[int32]int32{}
+	for _, x := range xs {
+		if _, done := of[x]; done && p.Mapping != "aggressive" {
+			continue
+		}
+		type cd struct {
+			i   int32
+			d   float64
+			zer bool
+		}
+		var all []cd
+		for y := 0; y < n; y++ {
+			switch {
+			case removed[y] && p.Removed == "zero":
+				all = append(all, cd{int32(y), math.Sqrt2, true})
+			case removed[y]:
+			default:
+				var d float64
+				for j := 0; j < dim; j++ {
+					t := float64(vec(int(x))[j]) - float64(vec(y)[j])
+					d += t * t
+				}
+				all = append(all, cd{int32(y), math.Sqrt(d), false})
+			}
+		}
+		slices.SortFunc(all, func(a, b cd) int {
+			if a.d != b.d {
+				return cmp.Compare(a.d, b.d)
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+		all = all[:min(p.K, len(all))]
+		var set []int32
+		var z []bool
+		for _, c := range all {
+			set, z = append(set, c.i), append(z, c.zer)
+		}
+		if !slices.Contains(set, x) {
+			set[len(set)-1], z[len(set)-1] = x, false
+		}
+		if !slices.Contains(z, true) {
+			z = nil
+		}
+		si := int32(len(sets))
+		sets, zeroed = append(sets, set), append(zeroed, z)
+		if p.Mapping == "aggressive" {
+			of[x] = si
+			continue
+		}
+		for _, y := range set {
+			if _, has := of[y]; !has {
+				of[y] = si
+			}
+		}
+		of[x] = si
+		if p.Mapping == "conservative" {
+			for _, y := range set {
+				removed[y] = true
+			}
+		}
+	}
+	return sets, zeroed, of
+}
+
+// TestBuildMappingEqualsReference: the blocked, masked search builds
+// exactly the reference's sets (and zero-vector members) for every
+// mapping, score and removal, with every word an input (so the
+// conservative mapping runs out of words of positive cosine and fills
+// sets with removed ones) and with a third of them.
+func TestBuildMappingEqualsReference(t *testing.T) {
+	s := tinySpace(t, 700, 4, 21, 1)
+	all := make([]int32, s.Emb.Len())
+	for i := range all {
+		all[i] = int32((i * 3) % len(all)) // every row, not in row order
+	}
+	for _, xs := range [][]int32{all, all[:len(all)/3]} {
+		for _, c := range []CusTextParams{
+			{K: 6, Mapping: "aggressive", Score: "cosine"},
+			{K: 6, Mapping: "balanced", Score: "euclidean"},
+			{K: 6, Mapping: "balanced", Score: "cosine"},
+			{K: 6, Mapping: "conservative", Score: "euclidean", Removed: "drop"},
+			{K: 6, Mapping: "conservative", Score: "cosine", Removed: "drop"},
+			{K: 6, Mapping: "conservative", Score: "cosine", Removed: "zero"},
+			{K: 40, Mapping: "conservative", Score: "cosine", Removed: "zero"},
+		} {
+			mp, err := BuildMapping(s, xs, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets, zeroed, of := refMapping(s, xs, c)
+			name := fmt.Sprintf("%d inputs %+v", len(xs), c)
+			if !slices.EqualFunc(mp.Sets, sets, slices.Equal) {
+				for i := range min(len(sets), len(mp.Sets)) {
+					if !slices.Equal(mp.Sets[i], sets[i]) {
+						t.Fatalf("%s: set %d is %v, want %v", name, i, mp.Sets[i], sets[i])
+					}
+				}
+				t.Fatalf("%s: %d sets, want %d", name, len(mp.Sets), len(sets))
+			}
+			if !maps.Equal(mp.Of, of) {
+				t.Fatalf("%s: f_map differs", name)
+			}
+			fills := 0
+			for si := range sets {
+				for j := range sets[si] {
+					want := zeroed[si] != nil && zeroed[si][j]
+					if mp.zeroed(int32(si), j) != want {
+						t.Fatalf("%s: set %d member %d zeroed %v, want %v", name, si, j, !want, want)
+					}
+					if want {
+						fills++
+					}
+				}
+			}
+			if c.Removed == "zero" && len(xs) == len(all) && fills == 0 {
+				t.Errorf("%s: no set took a removed word: the fill is not exercised", name)
+			}
+			t.Logf("%s: %d sets, %d members at cosine 0", name, len(sets), fills)
+		}
+	}
+}
+
+// TestConservativeZeroKnownAnswer pins the authors' conservative mapping
+// with the cosine score on five 2-d vectors, K = 2: "a" takes {a, b};
+// "c" takes {c, d} (cos(c, e) < 0); "e" has no remaining word of positive
+// cosine but itself, so its set is filled with the first removed row, a,
+// scored at cosine 0: Pr[e] = e^(ε/2)/(e^(ε/2)+1). Dropping removed words
+// instead leaves e alone.
+func TestConservativeZeroKnownAnswer(t *testing.T) {
+	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "known",
+		Words: []string{"a", "b", "c", "d", "e"},
+		Data:  []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}}
+	s, err := NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	counts := map[string]int64{"a": 5, "c": 4, "e": 3}
+	const eps = 2.0
+	for _, c := range []struct {
+		removed string
+		sets    map[string][]string
+		pe      float64 // Pr[e | e]
+	}{
+		{"", map[string][]string{"a": {"a", "b"}, "c": {"c", "d"}, "e": {"e", "a"}}, math.Exp(eps/2) / (math.Exp(eps/2) + 1)},
+		{"drop", map[string][]string{"a": {"a", "b"}, "c": {"c", "d"}, "e": {"e"}}, 1},
+	} {
+		m, err := NewCusText(s, eps, CusTextParams{K: 2, Mapping: "conservative", Removed: c.removed}, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w, want := range c.sets {
+			got, p, ok := m.Probabilities(w)
+			if !ok || !slices.Equal(got, want) {
+				t.Errorf("removed %q: set of %s is %v, want %v", c.removed, w, got, want)
+			}
+			if w == "e" && math.Abs(p[0]-c.pe) > 1e-12 {
+				t.Errorf("removed %q: Pr[e | e] = %v, want %v", c.removed, p[0], c.pe)
+			}
+		}
+	}
+	if _, err := NewCusText(s, eps, CusTextParams{K: 2, Mapping: "conservative", Score: "euclidean", Removed: "zero"}, counts); err == nil ||
+		!strings.Contains(err.Error(), "removed = zero needs score = cosine") {
+		t.Errorf("removed: zero with the Euclidean score: %v", err)
 	}
 }

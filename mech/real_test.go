@@ -79,3 +79,63 @@ func TestRealCusTextTable4(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRealConservativeMapping times CusText's mappings on the
+// shared 300d fastText vectors (44k words) with SST-2's training and dev
+// words as inputs, as configs/paper/custext_table3_mappings.yaml builds
+// them: `XP_DATA=… go test ./mech -run '^$' -bench RealConservativeMapping
+// -benchtime 1x`.
+func BenchmarkRealConservativeMapping(b *testing.B) {
+	root := datasets.RootFromEnv()
+	if root == "" {
+		b.Skip("SKIP: XP_DATA is not set; real-data benchmark not run")
+	}
+	d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{})
+	if err != nil {
+		b.Skipf("SKIP: %v", err)
+	}
+	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"),
+		embedding.Options{CacheDir: filepath.Join(b.TempDir(), "cache")})
+	if err != nil {
+		b.Skipf("SKIP: %v", err)
+	}
+	space, err := NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer space.Close()
+	tok := datasets.DefaultTokenizer()
+	counts := map[string]int64{}
+	for _, split := range []string{"train", "dev"} {
+		for _, x := range d.Splits[split] {
+			for _, w := range tok.Tokens(x.Text) {
+				counts[w]++
+			}
+		}
+	}
+	for _, c := range []struct {
+		mapping, removed string
+		k                int
+	}{{"balanced", "", 100}, {"conservative", "drop", 20}, {"conservative", "zero", 20}, {"conservative", "drop", 100}, {"conservative", "zero", 100}} {
+		b.Run(fmt.Sprintf("%s-%s-K%d", c.mapping, c.removed, c.k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				m, err := NewCusText(space, 1, CusTextParams{K: c.k, Mapping: c.mapping, Removed: c.removed}, counts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				mp := m.Mapping()
+				fills := 0
+				for _, z := range mp.Zeroed {
+					for _, v := range z {
+						if v {
+							fills++
+						}
+					}
+				}
+				b.ReportMetric(float64(len(mp.Sets)), "sets")
+				b.ReportMetric(float64(fills), "zeroed-members")
+				b.ReportMetric(float64(space.Index.Stats().Fallbacks), "fallbacks")
+			}
+		})
+	}
+}

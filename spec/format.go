@@ -43,6 +43,9 @@ func Markdown(k Kind) string {
 				fmt.Fprintf(&b, "\nAt most one of `%s` may be given.\n", strings.Join(g, "`, `"))
 			}
 		}
+		for _, r := range d.Requires {
+			fmt.Fprintf(&b, "\n`%s` = %s needs `%s` = %s.\n", r.Param, r.Value, r.Needs, r.NeedsValue)
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
@@ -65,6 +68,9 @@ func Help(k Kind) string {
 		for _, g := range d.Exclusive {
 			fmt.Fprintf(&b, "    at most one of %s\n", strings.Join(g, ", "))
 		}
+		for _, r := range d.Requires {
+			fmt.Fprintf(&b, "    %s\n", r)
+		}
 	}
 	return b.String()
 }
@@ -72,6 +78,9 @@ func Help(k Kind) string {
 func defaultText(p Param) string {
 	if p.Required {
 		return "required"
+	}
+	if p.DefaultText != "" {
+		return p.DefaultText
 	}
 	switch v := p.Default.(type) {
 	case nil:

@@ -57,7 +57,10 @@ func custext(name, doc string) Descriptor {
 				Doc: "the score u(x, y) within a set, and the nearness that builds the sets: cosine, the authors' setting with the paper's counter-fitted vectors; euclidean, theirs with GloVe"},
 			{Name: "strategy", Type: String, Default: "token", Enum: []string{"token", "record", "dataset"}, Grid: true,
 				Doc: "a fresh draw per token, one per word per record, or one per word for the dataset"},
-		}}
+			{Name: "removed", Type: String, Enum: []string{"zero", "drop"}, Grid: true, DefaultText: "zero with cosine, drop with euclidean",
+				Doc: "conservative mapping: what becomes of a chosen set's words. zero: their vectors are zeroed and stay in the search at cosine 0, so a set takes them once fewer than K remaining words have a positive cosine (the authors' code with the cosine score); drop: they leave the candidates (the effect of the authors' 1e9 overwrite with the Euclidean score). Absent: the authors' choice for the score; only the conservative mapping reads it"},
+		},
+		Requires: []Requirement{{Param: "removed", Value: "zero", Needs: "score", NeedsValue: "cosine"}}}
 }
 
 // head and training parameters common to every model kind.
@@ -124,7 +127,7 @@ var analyses = []Descriptor{
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
 		}},
 	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4); custext mechanisms only, ε does not change it",
-		Epsilon: true, Dataset: true, Revision: 1}, // 1: N–M read as "set shared by another input"
+		Epsilon: true, Dataset: true, Revision: 2}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0
 }
 
 // stages run after the cells of an analysis config, reading their

@@ -78,6 +78,9 @@ type Param struct {
 	Dataset []string
 	// Required: the parameter has no default and must be given.
 	Required bool
+	// DefaultText says what absence means where Default is nil and the
+	// consumer decides from other parameters (shown instead of "off").
+	DefaultText string
 }
 
 // Descriptor describes one mechanism, model kind or analysis kind.
@@ -97,10 +100,24 @@ type Descriptor struct {
 	// Exclusive lists groups of parameters of which at most one may be
 	// given (variants of one mechanism).
 	Exclusive [][]string
+	// Requires lists parameter values that hold only with another
+	// parameter's value (checked on the resolved values, defaults
+	// included).
+	Requires []Requirement
 	// Revision counts changes to how an analysis computes its numbers; it
 	// is part of the analysis cells' keys, so a change made after records
 	// exist is not answered from them (bump it with such a change).
 	Revision int
+}
+
+// Requirement: Param = Value needs Needs = NeedsValue.
+type Requirement struct {
+	Param, Value      string
+	Needs, NeedsValue string
+}
+
+func (r Requirement) String() string {
+	return fmt.Sprintf("%s = %s needs %s = %s", r.Param, r.Value, r.Needs, r.NeedsValue)
 }
 
 // ReadsDataset reports whether the descriptor, with resolved parameters
@@ -195,6 +212,11 @@ func (d *Descriptor) Resolve(raw map[string]any) (Values, error) {
 			if p.Default != nil {
 				out[p.Name] = cloneDefault(p.Default)
 			}
+		}
+	}
+	for _, r := range d.Requires {
+		if out.String(r.Param) == r.Value && out.String(r.Needs) != r.NeedsValue {
+			return nil, &Error{Desc: d.Name, Param: r.Param, Msg: fmt.Sprintf("parameter %s (%s = %s here)", r, r.Needs, show(out[r.Needs]))}
 		}
 	}
 	return out, nil

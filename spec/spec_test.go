@@ -45,6 +45,9 @@ func TestCheck(t *testing.T) {
 		{"custext", 1, map[string]any{"k": 0}, "parameter k = 0, want an integer in [1, ∞)"},
 		{"custext", 1, map[string]any{"mapping": "greedy"}, `parameter mapping = "greedy", want one of aggressive, balanced, conservative`},
 		{"custext+", 1, map[string]any{"strategy": "record", "score": "cosine", "k": 50}, ""},
+		{"custext", 1, map[string]any{"removed": "zero", "score": "euclidean"}, `parameter removed = zero needs score = cosine (score = "euclidean" here)`},
+		{"custext", 1, map[string]any{"removed": "zero"}, ""}, // cosine by default
+		{"custext", 1, map[string]any{"removed": "drop", "score": "euclidean"}, ""},
 	} {
 		t.Run(fmt.Sprintf("%s %v %v", c.mech, c.eps, c.raw), func(t *testing.T) {
 			_, _, err := Resolve(Mechanism, c.mech, c.eps, c.raw)

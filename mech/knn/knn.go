@@ -143,33 +143,54 @@ func (ix *Index) Row(i int) []float32 { return ix.data[i*ix.dim : (i+1)*ix.dim] 
 // candidates in increasing Euclidean distance (ties: lower index first) and
 // their distances, as rows of k in ids and dist.
 func (ix *Index) Search(q []float32, k int) (ids []int32, dist []float64, err error) {
+	return ix.SearchExcept(q, k, nil)
+}
+
+// SearchExcept is Search over the candidates i with except[i] false
+// (except nil: every candidate; otherwise of length Len()). The answer
+// is exactly Search's over the matrix without the excepted rows, indices
+// kept: the excepted rows' scores are +∞ in the float32 stage, and the
+// certificate and the exact scan skip them. k may not exceed the
+// candidates left.
+func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, dist []float64, err error) {
 	if len(q)%ix.dim != 0 {
 		return nil, nil, fmt.Errorf("knn: %d query values is not a multiple of dimension %d", len(q), ix.dim)
 	}
-	if k <= 0 || k > ix.n {
-		return nil, nil, fmt.Errorf("knn: k = %d with %d candidates", k, ix.n)
+	avail := ix.n
+	if except != nil {
+		if len(except) != ix.n {
+			return nil, nil, fmt.Errorf("knn: %d exceptions for %d candidates", len(except), ix.n)
+		}
+		for _, e := range except {
+			if e {
+				avail--
+			}
+		}
+	}
+	if k <= 0 || k > avail {
+		return nil, nil, fmt.Errorf("knn: k = %d with %d candidates", k, avail)
 	}
 	if ix.et2 == nil {
 		return nil, nil, errors.New("knn: index closed")
 	}
 	b := len(q) / ix.dim
 	ids, dist = make([]int32, b*k), make([]float64, b*k)
-	kc := min(ix.n, k+max(8, k)) // candidates taken from the float32 top-k
+	kc := min(avail, k+max(8, k)) // candidates taken from the float32 top-k
 	block := int(max(1, ix.budget/(4*int64(ix.n))))
 	var fallbacks []int
 	for lo := 0; lo < b; lo += block {
 		hi := min(b, lo+block)
-		cand, err := ix.topk(q[lo*ix.dim:hi*ix.dim], hi-lo, kc)
+		cand, err := ix.topk(q[lo*ix.dim:hi*ix.dim], hi-lo, kc, except)
 		if err != nil {
 			return nil, nil, err
 		}
-		fb := ix.rerank(q, lo, hi, kc, k, cand, ids, dist)
+		fb := ix.rerank(q, lo, hi, kc, k, avail, cand, except, ids, dist)
 		fallbacks = append(fallbacks, fb...)
 	}
 	if len(fallbacks) > 0 {
 		parallel(len(fallbacks), func(j int) {
 			i := fallbacks[j]
-			ix.scan(q[i*ix.dim:(i+1)*ix.dim], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+			ix.scan(q[i*ix.dim:(i+1)*ix.dim], k, except, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
 		})
 	}
 	ix.mu.Lock()
@@ -186,7 +207,7 @@ type candidates struct {
 	score []float32
 }
 
-func (ix *Index) topk(q []float32, b, kc int) (candidates, error) {
+func (ix *Index) topk(q []float32, b, kc int, except []bool) (candidates, error) {
 	c := candidates{idx: make([]int64, b*kc), score: make([]float32, b*kc)}
 	err := torchrt.Do(func() error {
 		var s torchrt.Scope
@@ -200,7 +221,25 @@ func (ix *Index) topk(q []float32, b, kc int) (candidates, error) {
 				return err
 			}
 		}
-		scores, err := s.Keep(ix.enorm.Addmm(qt, ix.et2, false)) // ‖e‖² − 2 q·e, b × n
+		enorm := ix.enorm
+		if except != nil { // excepted rows score +∞: never among the kc ≤ available
+			en := make([]float32, ix.n)
+			for i, v := range ix.norm2 {
+				en[i] = float32(v)
+				if except[i] {
+					en[i] = float32(math.Inf(1))
+				}
+			}
+			if enorm, err = s.Keep(ts.NewTensorFromData(en, []int64{1, int64(ix.n)})); err != nil {
+				return err
+			}
+			if ix.device != gotch.CPU {
+				if enorm, err = s.Keep(enorm.To(ix.device, false)); err != nil {
+					return err
+				}
+			}
+		}
+		scores, err := s.Keep(enorm.Addmm(qt, ix.et2, false)) // ‖e‖² − 2 q·e, b × n
 		if err != nil {
 			return err
 		}
@@ -234,7 +273,7 @@ const u32 = 1.0 / (1 << 24)
 
 // rerank orders each query's candidates by exact distance and checks the
 // certificate; it returns the queries that need an exact scan.
-func (ix *Index) rerank(q []float32, lo, hi, kc, k int, c candidates, ids []int32, dist []float64) []int {
+func (ix *Index) rerank(q []float32, lo, hi, kc, k, avail int, c candidates, except []bool, ids []int32, dist []float64) []int {
 	var fb []int
 	type cd struct {
 		i int32
@@ -248,9 +287,15 @@ func (ix *Index) rerank(q []float32, lo, hi, kc, k int, c candidates, ids []int3
 		for _, v := range qv {
 			qn2 += float64(v) * float64(v)
 		}
+		excepted := false
 		for j := 0; j < kc; j++ {
 			i := int32(c.idx[r*kc+j])
+			excepted = excepted || except != nil && except[i]
 			buf[j] = cd{i, sqdist(qv, ix.Row(int(i)))}
+		}
+		if excepted { // cannot happen with finite scores; the scan decides
+			fb = append(fb, qi)
+			continue
 		}
 		sort.Slice(buf, func(a, b int) bool {
 			if buf[a].d != buf[b].d {
@@ -269,7 +314,7 @@ func (ix *Index) rerank(q []float32, lo, hi, kc, k int, c candidates, ids []int3
 		// Any vector outside the candidates has a float32 score ≥ the
 		// kc-th candidate's, so true squared distance ≥ that − δ + ‖q‖².
 		bound := float64(c.score[r*kc+kc-1]) - delta + qn2
-		if kc < ix.n && !(buf[k-1].d < bound) {
+		if kc < avail && !(buf[k-1].d < bound) {
 			fb = append(fb, qi)
 			continue
 		}
@@ -291,13 +336,16 @@ func sqdist(a, b []float32) float64 {
 }
 
 // scan is the exact float64 search of one query over all candidates.
-func (ix *Index) scan(q []float32, k int, ids []int32, dist []float64) {
+func (ix *Index) scan(q []float32, k int, except []bool, ids []int32, dist []float64) {
 	type cd struct {
 		i int32
 		d float64
 	}
 	best := make([]cd, 0, k+1)
 	for i := 0; i < ix.n; i++ {
+		if except != nil && except[i] {
+			continue
+		}
 		d := sqdist(q, ix.Row(i))
 		if len(best) == k && !(d < best[k-1].d) {
 			continue // equal distance: the earlier (lower) index stays
@@ -322,7 +370,7 @@ func Naive(data []float32, n, dim int, q []float32, k int) ([]int32, []float64) 
 	b := len(q) / dim
 	ids, dist := make([]int32, b*k), make([]float64, b*k)
 	for i := 0; i < b; i++ {
-		ix.scan(q[i*dim:(i+1)*dim], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+		ix.scan(q[i*dim:(i+1)*dim], k, nil, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
 	}
 	return ids, dist
 }

@@ -87,6 +87,72 @@ func TestSearchEqualsNaive(t *testing.T) {
 	}
 }
 
+// TestSearchExceptEqualsNaive: a search with exceptions answers exactly
+// what Naive answers over the rows left (indices mapped back), including
+// duplicated rows on either side of the exception and k equal to the rows
+// left.
+func TestSearchExceptEqualsNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name          string
+		n, dim, nq, k int
+		share         float64 // share of rows excepted
+		dups          int
+	}{
+		{"few", 300, 8, 50, 3, 0.1, 0},
+		{"most", 300, 8, 50, 4, 0.9, 0},
+		{"ties", 300, 8, 50, 3, 0.5, 150},
+		{"all-left", 40, 4, 10, 20, 0.5, 0}, // k = every row left
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := randMatrix(r, c.n, c.dim, 1)
+			for d := 0; d < c.dups; d++ {
+				src, dst := r.IntN(c.n), r.IntN(c.n)
+				copy(data[dst*c.dim:(dst+1)*c.dim], data[src*c.dim:(src+1)*c.dim])
+			}
+			except := make([]bool, c.n)
+			var kept []int32
+			var sub []float32
+			for i := range except {
+				except[i] = r.Float64() < c.share
+				if !except[i] {
+					kept = append(kept, int32(i))
+					sub = append(sub, data[i*c.dim:(i+1)*c.dim]...)
+				}
+			}
+			k := c.k
+			if c.name == "all-left" {
+				k = len(kept)
+			}
+			q := make([]float32, c.nq*c.dim)
+			for i := 0; i < c.nq; i++ {
+				row := r.IntN(c.n)
+				for j := 0; j < c.dim; j++ {
+					q[i*c.dim+j] = data[row*c.dim+j] + float32(r.NormFloat64()*0.3)
+				}
+			}
+			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			ids, dist, err := ix.SearchExcept(q, k, except)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantIDs, wantDist := Naive(sub, len(kept), c.dim, q, k)
+			for i := range wantIDs {
+				if ids[i] != kept[wantIDs[i]] || dist[i] != wantDist[i] {
+					t.Fatalf("query %d rank %d: got %d (%.9g), want %d (%.9g)", i/k, i%k, ids[i], dist[i], kept[wantIDs[i]], wantDist[i])
+				}
+			}
+			if _, _, err := ix.SearchExcept(q, len(kept)+1, except); err == nil {
+				t.Error("k above the rows left accepted")
+			}
+		})
+	}
+}
+
 func TestBadArgs(t *testing.T) {
 	if _, err := New(make([]float32, 5), 2, 3, gotch.CPU, Options{}); err == nil {
 		t.Error("mismatched matrix accepted")
