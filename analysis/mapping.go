@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
@@ -11,7 +12,11 @@ import (
 
 // mapping measures CusText's f_map (Chen et al. 2023, Table 4): the share
 // of the dataset's input tokens, and of its input words, that are not of
-// the N–M type (mech.Mapping.Shared), and the number of output sets.
+// the N–M type (mech.Mapping.Shared), and the number of output sets. How
+// alike a set is, the question behind Table 3's conservative mapping: the
+// mean cosine of an input word with the other members of its set
+// (members taken as zero vectors count 0), averaged over input tokens,
+// and the share of input tokens whose set holds such a member.
 func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	m, ok := env.Mech.(interface{ Mapping() *mech.Mapping })
@@ -19,7 +24,7 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 		return a, fmt.Errorf("mechanism %s has no output-set mapping (custext and custext+ do)", env.Mech.Name())
 	}
 	mp := m.Mapping()
-	var tokens, open, words, openWords float64
+	var tokens, open, words, openWords, cosSum, zeroTokens float64
 	for _, x := range mp.Order {
 		c := float64(env.Counts[env.Space.Emb.Words[x]])
 		tokens += c
@@ -27,6 +32,26 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 		if !mp.Shared(x) {
 			open += c
 			openWords++
+		}
+		si := mp.Of[x]
+		var cs float64
+		mates, zero := 0, false
+		for j, y := range mp.Sets[si] {
+			if y == x {
+				continue
+			}
+			mates++
+			if mp.ZeroAt(si, j) {
+				zero = true
+				continue
+			}
+			cs += cosine(env.Space.Emb.Vector(int(x)), env.Space.Emb.Vector(int(y)))
+		}
+		if mates > 0 {
+			cosSum += c * cs / float64(mates)
+		}
+		if zero {
+			zeroTokens += c
 		}
 	}
 	if words == 0 {
@@ -37,5 +62,20 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 	a.Add("not N–M % words", 100*openWords/words)
 	a.Add("input words", words)
 	a.Add("output sets", float64(len(mp.Sets)))
+	a.Add("set-mates' cosine", cosSum/tokens)
+	a.Add("zero-vector sets % tokens", 100*zeroTokens/tokens)
 	return a, nil
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i, v := range a {
+		dot += float64(v) * float64(b[i])
+		na += float64(v) * float64(v)
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }

@@ -69,8 +69,8 @@ type Mapping struct {
 	Zeroed [][]bool
 }
 
-// zeroed reports whether member j of set si was taken as a zero vector.
-func (m *Mapping) zeroed(si int32, j int) bool {
+// ZeroAt reports whether member j of set si was taken as a zero vector.
+func (m *Mapping) ZeroAt(si int32, j int) bool {
 	return int(si) < len(m.Zeroed) && len(m.Zeroed[si]) > j && m.Zeroed[si][j]
 }
 
@@ -381,7 +381,7 @@ func (m *CusText) scoreProbs(x, si int32) []float64 {
 	s := make([]float64, len(set))
 	for i, y := range set {
 		yv := m.space.Emb.Vector(int(y))
-		if m.mapping.zeroed(si, i) {
+		if m.mapping.ZeroAt(si, i) {
 			s[i] = 0
 		} else if m.p.Score == "cosine" {
 			var dot, nx, ny float64

@@ -341,7 +341,7 @@ func TestBuildMappingEqualsReference(t *testing.T) {
 			for si := range sets {
 				for j := range sets[si] {
 					want := zeroed[si] != nil && zeroed[si][j]
-					if mp.zeroed(int32(si), j) != want {
+					if mp.ZeroAt(int32(si), j) != want {
 						t.Fatalf("%s: set %d member %d zeroed %v, want %v", name, si, j, !want, want)
 					}
 					if want {

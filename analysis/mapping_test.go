@@ -1,0 +1,51 @@
+package analysis
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech"
+)
+
+// TestMappingKnownAnswer: CusText's conservative mapping (K = 2, cosine,
+// removed words as zero vectors) on five 2-d vectors gives the sets
+// {a, b}, {c, d} and {e, a·0}; the analysis reports the token-weighted
+// cosine of each input with its set-mates (e's zero-vector mate counts 0)
+// and the tokens whose set holds a zero vector. e's set is used by e
+// alone: not of type N–M.
+func TestMappingKnownAnswer(t *testing.T) {
+	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "known",
+		Words: []string{"a", "b", "c", "d", "e"},
+		Data:  []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}}
+	space, err := mech.NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer space.Close()
+	counts := map[string]int64{"a": 5, "c": 4, "e": 3}
+	m, err := mech.NewCusText(space, 1, mech.CusTextParams{K: 2, Mapping: "conservative"}, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Run(context.Background(), "mapping", nil, Env{Space: space, Mech: m, Counts: counts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cosAB := 1 / math.Sqrt(1.09) // (1,0)·(1,0.3)
+	cosCD := 0.4 / 1.04          // (−0.2,1)·(−1,0.2)
+	wantCos := (5*cosAB + 4*cosCD + 3*0) / 12
+	for name, want := range map[string]float64{
+		"set-mates' cosine":         wantCos,
+		"zero-vector sets % tokens": 100 * 3.0 / 12,
+		"not N–M % tokens":          100 * 3.0 / 12, // e alone maps to {e, a}
+		"output sets":               3,
+	} {
+		if got := a.Stat(name); math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+}
