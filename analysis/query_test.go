@@ -74,3 +74,27 @@ func TestPercentile(t *testing.T) {
 		}
 	}
 }
+
+// TestVoteRunnerUpReadsTable7: CusText's Table 7 publishes N ≈ 80–95 at
+// p0 = 0.5 for every K; the vote needs that many only when a runner-up
+// takes about a third of the mass (p1 ≈ 0.33, the other 48 of K = 50
+// sharing the rest), while with the runner-up xp records on the shared
+// fastText vectors (p1 ≈ 0.05 at p0 ≈ 0.5) about 10 suffice.
+// docs/reproduction.md (CusText Table 7) reads the disagreement with it.
+func TestVoteRunnerUpReadsTable7(t *testing.T) {
+	for _, c := range []struct {
+		p1     float64
+		lo, hi int
+	}{{0.05, 8, 12}, {0.33, 75, 100}} {
+		rest := make([]float64, 49)
+		rest[0] = c.p1
+		for i := 1; i < len(rest); i++ {
+			rest[i] = (0.5 - c.p1) / 48
+		}
+		n, ok := newVote(0.5, rest, 1).smallest(context.Background(), 0.95, 10000)
+		if !ok || n < c.lo || n > c.hi {
+			t.Errorf("p0 = 0.5, p1 = %v: N = %d (reached %v), want %d–%d", c.p1, n, ok, c.lo, c.hi)
+		}
+		t.Logf("p0 = 0.5, p1 = %v: N = %d", c.p1, n)
+	}
+}
