@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
 	"gopkg.in/yaml.v3"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
@@ -73,7 +74,9 @@ const RuleText = "Each xp value is the mean over seeds with its 95% interval (St
 	"a statistic computed exactly from a known output distribution has no sampling interval). " +
 	"A comparison **holds** when the intervals are on the claimed side of each other (or of the threshold), " +
 	"**does not hold** when they are on the other side, and is **unsettled** when they overlap the decision, " +
-	"or when a sampled value rests on one seed (no interval); a claim of several comparisons holds when all hold, " +
+	"or when a sampled value rests on one seed (no interval). Two analysis values sampled on the same seeds " +
+	"are compared by the 95% interval of their per-seed differences instead (paired: a seed samples the same words " +
+	"for every setting). A claim of several comparisons holds when all hold, " +
 	"does not hold when any does not, and is unsettled otherwise. The published values are shown, not used: " +
 	"absolute values differ with the setup (vectors, model), conclusions should not."
 
@@ -166,6 +169,9 @@ type Estimate struct {
 	Mean, CI float64
 	Seeds    int
 	Found    bool
+	// bySeed are the values by seed, where the run has them (analysis
+	// rows): two estimates on the same seeds are compared pairwise.
+	bySeed map[uint64]float64
 }
 
 func (e Estimate) lo() float64 { return e.Mean - e.CI }
@@ -255,7 +261,14 @@ func Agree(c Claim, rows []Row, stats []StatRow) Agreement {
 
 // order decides x > y: holds when x's interval is above y's, fails when
 // it is at or below it, unsettled when they overlap or one is unknown.
+// Two sampled values with values on at least two common seeds are
+// compared by the 95% t-interval of their per-seed differences instead
+// (paired: a seed samples the same words and prior for every setting of
+// an analysis, and seeds are independent replications).
 func order(x, y Estimate) string {
+	if d, ok := paired(x, y); ok { // x − y against 0
+		x, y = d, Estimate{}
+	}
 	if math.IsNaN(x.CI) || math.IsNaN(y.CI) {
 		return Unsettled
 	}
@@ -266,6 +279,28 @@ func order(x, y Estimate) string {
 		return Fails
 	}
 	return Unsettled
+}
+
+// paired is the mean of x − y over the seeds both have and the
+// half-width of its 95% t-interval; ok is false under two common seeds,
+// or when either value is exact (no sampling interval to pair).
+func paired(x, y Estimate) (d Estimate, ok bool) {
+	if x.CI == 0 || y.CI == 0 {
+		return d, false
+	}
+	var diffs []float64
+	for s, v := range x.bySeed {
+		if w, in := y.bySeed[s]; in {
+			diffs = append(diffs, v-w)
+		}
+	}
+	if len(diffs) < 2 {
+		return d, false
+	}
+	slices.Sort(diffs) // summation order independent of map order
+	m, sd := meanSD(diffs)
+	n := float64(len(diffs))
+	return Estimate{Mean: m, CI: distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * sd / math.Sqrt(n), Seeds: len(diffs), Found: true}, true
 }
 
 // bound decides x ≤ bar (atMost) or x ≥ bar: holds when x's interval is
@@ -336,7 +371,7 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 		if i < 0 {
 			return Estimate{}
 		}
-		e := Estimate{Mean: r.Mean[i], CI: r.CI[i], Seeds: r.Seeds, Found: true}
+		e := Estimate{Mean: r.Mean[i], CI: r.CI[i], Seeds: r.Seeds, Found: true, bySeed: r.BySeed[stat]}
 		if r.Seeds == 1 && strings.HasPrefix(r.Method, "exact") {
 			e.CI = 0
 		}

@@ -56,6 +56,37 @@ func TestAgree(t *testing.T) {
 			t.Errorf("%s: verdict %s with reason %q", c.name, a.Verdict, a.Reason)
 		}
 	}
+	// Paired: two sampled rows on the same three seeds whose intervals
+	// overlap, but whose per-seed differences all favour the first.
+	seeds := func(v ...float64) map[string]map[uint64]float64 {
+		m := map[uint64]float64{}
+		for i, x := range v {
+			m[uint64(i+1)] = x
+		}
+		return map[string]map[uint64]float64{"N_w %": m}
+	}
+	pd := []StatRow{
+		{Analysis: "pd", Setting: "hi", Epsilon: 10, Seeds: 3, Names: []string{"N_w %"}, Mean: []float64{4}, CI: []float64{2}, BySeed: seeds(2, 4, 6)},
+		{Analysis: "pd", Setting: "lo", Epsilon: 10, Seeds: 3, Names: []string{"N_w %"}, Mean: []float64{3}, CI: []float64{2}, BySeed: seeds(1.1, 2.9, 5)},
+		{Analysis: "pd", Setting: "mixed", Epsilon: 10, Seeds: 3, Names: []string{"N_w %"}, Mean: []float64{4}, CI: []float64{2}, BySeed: seeds(1, 5, 6)},
+		{Analysis: "pd", Setting: "other seeds", Epsilon: 10, Seeds: 2, Names: []string{"N_w %"}, Mean: []float64{3}, CI: []float64{2}, BySeed: map[string]map[uint64]float64{"N_w %": {7: 2, 8: 4}}},
+	}
+	pt := func(s string) ClaimPoint { return ClaimPoint{Setting: s, Analysis: "pd", Epsilon: 10} }
+	for _, c := range []struct {
+		name string
+		a, b string
+		want string
+	}{
+		{"paired differences decide", "hi", "lo", Holds},
+		{"paired, the other way", "lo", "hi", Fails},
+		{"paired differences of both signs", "mixed", "lo", Unsettled},
+		{"no common seeds: the intervals", "hi", "other seeds", Unsettled},
+	} {
+		a := Agree(Claim{Rule: "greater", Stat: "N_w %", Points: []ClaimPoint{pt(c.a), pt(c.b)}}, nil, pd)
+		if a.Verdict != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, a.Verdict, a.Reason, c.want)
+		}
+	}
 	// The table shows published beside xp and counts verdicts.
 	one := 0.9
 	md := AgreementMarkdown([]Agreement{Agree(Claim{Item: "T1", Says: "falls", Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("m k=5"), u("m k=50")}, Published: []*float64{&one, nil}}, rows, stats)})
