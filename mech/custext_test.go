@@ -382,17 +382,27 @@ func TestConservativeZeroKnownAnswer(t *testing.T) {
 		{"", map[string][]string{"a": {"a", "b"}, "c": {"c", "d"}, "e": {"e", "a"}}, math.Exp(eps/2) / (math.Exp(eps/2) + 1)},
 		{"drop", map[string][]string{"a": {"a", "b"}, "c": {"c", "d"}, "e": {"e"}}, 1},
 	} {
-		m, err := NewCusText(s, eps, CusTextParams{K: 2, Mapping: "conservative", Removed: c.removed}, counts)
+		typed, err := NewCusText(s, eps, CusTextParams{K: 2, Mapping: "conservative", Removed: c.removed}, counts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for w, want := range c.sets {
-			got, p, ok := m.Probabilities(w)
-			if !ok || !slices.Equal(got, want) {
-				t.Errorf("removed %q: set of %s is %v, want %v", c.removed, w, got, want)
-			}
-			if w == "e" && math.Abs(p[0]-c.pe) > 1e-12 {
-				t.Errorf("removed %q: Pr[e | e] = %v, want %v", c.removed, p[0], c.pe)
+		params := Params{"k": 2, "mapping": "conservative"}
+		if c.removed != "" {
+			params["removed"] = c.removed
+		}
+		built, err := New("custext", s, eps, params, Options{Counts: counts}) // as a config builds it
+		if err != nil {
+			t.Fatal(err)
+		}
+		for how, m := range map[string]Mechanism{"NewCusText": typed, "New": built} {
+			for w, want := range c.sets {
+				got, p, ok := m.(*CusText).Probabilities(w)
+				if !ok || !slices.Equal(got, want) {
+					t.Errorf("%s, removed %q: set of %s is %v, want %v", how, c.removed, w, got, want)
+				}
+				if w == "e" && math.Abs(p[0]-c.pe) > 1e-12 {
+					t.Errorf("%s, removed %q: Pr[e | e] = %v, want %v", how, c.removed, p[0], c.pe)
+				}
 			}
 		}
 	}

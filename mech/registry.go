@@ -61,7 +61,7 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 
 func custextBuilder(plus bool) func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
 	return func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		p := CusTextParams{K: v.Int("k"), Mapping: v.String("mapping"), Score: v.String("score"), Strategy: v.String("strategy"), KeepStopwords: plus}
+		p := CusTextParams{K: v.Int("k"), Mapping: v.String("mapping"), Score: v.String("score"), Strategy: v.String("strategy"), Removed: v.String("removed"), KeepStopwords: plus}
 		return NewCusText(s, eps, p, o.Counts)
 	}
 }

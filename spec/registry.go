@@ -127,7 +127,7 @@ var analyses = []Descriptor{
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
 		}},
 	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4); custext mechanisms only, ε does not change it",
-		Epsilon: true, Dataset: true, Revision: 2}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0
+		Epsilon: true, Dataset: true, Revision: 3}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0; 3: removed: drop reaches the mapping (records of revision 2 with it were built as zero)
 }
 
 // stages run after the cells of an analysis config, reading their
