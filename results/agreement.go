@@ -169,6 +169,9 @@ type Estimate struct {
 	Mean, CI float64
 	Seeds    int
 	Found    bool
+	// Exact: computed from a known output distribution (no sampling
+	// interval); a sampled value whose seeds agree has CI 0 too.
+	Exact bool
 	// bySeed are the values by seed, where the run has them (analysis
 	// rows): two estimates on the same seeds are compared pairwise.
 	bySeed map[uint64]float64
@@ -282,12 +285,8 @@ func order(x, y Estimate) string {
 }
 
 // paired is the mean of x − y over the seeds both have and the
-// half-width of its 95% t-interval; ok is false under two common seeds,
-// or when either value is exact (no sampling interval to pair).
+// half-width of its 95% t-interval; ok is false under two common seeds.
 func paired(x, y Estimate) (d Estimate, ok bool) {
-	if x.CI == 0 || y.CI == 0 {
-		return d, false
-	}
 	var diffs []float64
 	for s, v := range x.bySeed {
 		if w, in := y.bySeed[s]; in {
@@ -372,8 +371,11 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 			return Estimate{}
 		}
 		e := Estimate{Mean: r.Mean[i], CI: r.CI[i], Seeds: r.Seeds, Found: true, bySeed: r.BySeed[stat]}
-		if r.Seeds == 1 && strings.HasPrefix(r.Method, "exact") {
-			e.CI = 0
+		if strings.HasPrefix(r.Method, "exact") {
+			e.Exact = true
+			if r.Seeds == 1 {
+				e.CI = 0
+			}
 		}
 		return e
 	}
@@ -444,8 +446,10 @@ func estimateText(e Estimate) string {
 	switch {
 	case math.IsNaN(e.CI):
 		return fmt.Sprintf("%s (%s)", fnum(e.Mean), seeds)
-	case e.CI == 0:
+	case e.Exact && e.CI == 0:
 		return fmt.Sprintf("%s (exact, %s)", fnum(e.Mean), seeds)
+	case e.CI == 0:
+		return fmt.Sprintf("%s (all %s equal)", fnum(e.Mean), seeds)
 	}
 	return fmt.Sprintf("%s ± %s (%s)", fnum(e.Mean), fnum(e.CI), seeds)
 }

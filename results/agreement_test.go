@@ -87,6 +87,11 @@ func TestAgree(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", c.name, a.Verdict, a.Reason, c.want)
 		}
 	}
+	// A sampled value whose seeds agree is not called exact.
+	same := StatRow{Analysis: "epsilon-search", Setting: "laplace", Seeds: 3, Names: []string{"ε"}, Mean: []float64{12}, CI: []float64{0}, Method: "bisection"}
+	if got := estimateText(lookup(ClaimPoint{Analysis: "epsilon-search", Setting: "laplace"}, "ε", nil, []StatRow{same})); got != "12 (all 3 seeds equal)" {
+		t.Errorf("agreeing seeds shown as %q", got)
+	}
 	// The table shows published beside xp and counts verdicts.
 	one := 0.9
 	md := AgreementMarkdown([]Agreement{Agree(Claim{Item: "T1", Says: "falls", Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("m k=5"), u("m k=50")}, Published: []*float64{&one, nil}}, rows, stats)})
