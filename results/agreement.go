@@ -74,9 +74,9 @@ const RuleText = "Each xp value is the mean over seeds with its 95% interval (St
 	"a statistic computed exactly from a known output distribution has no sampling interval). " +
 	"A comparison **holds** when the intervals are on the claimed side of each other (or of the threshold), " +
 	"**does not hold** when they are on the other side, and is **unsettled** when they overlap the decision, " +
-	"or when a sampled value rests on one seed (no interval). Two analysis values sampled on the same seeds " +
-	"are compared by the 95% interval of their per-seed differences instead (paired: a seed samples the same words " +
-	"for every setting). A claim of several comparisons holds when all hold, " +
+	"or when a sampled value rests on one seed (no interval). Two values measured on the same seeds " +
+	"are compared by the 95% interval of their per-seed differences instead (paired: seeds are independent replications, " +
+	"and a seed samples the same words for every setting of an analysis). A claim of several comparisons holds when all hold, " +
 	"does not hold when any does not, and is unsettled otherwise. The published values are shown, not used: " +
 	"absolute values differ with the setup (vectors, model), conclusions should not."
 
@@ -264,10 +264,10 @@ func Agree(c Claim, rows []Row, stats []StatRow) Agreement {
 
 // order decides x > y: holds when x's interval is above y's, fails when
 // it is at or below it, unsettled when they overlap or one is unknown.
-// Two sampled values with values on at least two common seeds are
-// compared by the 95% t-interval of their per-seed differences instead
-// (paired: a seed samples the same words and prior for every setting of
-// an analysis, and seeds are independent replications).
+// Two values with values on at least two common seeds are compared by
+// the 95% t-interval of their per-seed differences instead (paired:
+// seeds are independent replications, and a seed samples the same words
+// for every setting of an analysis).
 func order(x, y Estimate) string {
 	if d, ok := paired(x, y); ok { // x − y against 0
 		x, y = d, Estimate{}
@@ -345,7 +345,7 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 			if r.Setting != p.Setting || r.Mode != p.Mode || r.Epsilon != p.Epsilon || r.Seeds == 0 {
 				continue
 			}
-			e := Estimate{Seeds: r.Seeds, Found: true}
+			e := Estimate{Seeds: r.Seeds, Found: true, bySeed: r.BySeed[stat]}
 			switch stat {
 			case "accuracy":
 				e.Mean, e.CI = r.Accuracy, r.AccCI

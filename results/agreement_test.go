@@ -87,6 +87,18 @@ func TestAgree(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", c.name, a.Verdict, a.Reason, c.want)
 		}
 	}
+	// Utility lines pair by seed too.
+	acc := func(v ...float64) map[string]map[uint64]float64 {
+		m := seeds(v...)["N_w %"]
+		return map[string]map[uint64]float64{"accuracy": m}
+	}
+	urows := []Row{
+		{Setting: "a", Mode: "both", Epsilon: 1, Seeds: 3, Accuracy: 0.70, AccCI: 0.05, BySeed: acc(0.66, 0.70, 0.74)},
+		{Setting: "b", Mode: "both", Epsilon: 1, Seeds: 3, Accuracy: 0.68, AccCI: 0.05, BySeed: acc(0.64, 0.68, 0.72)},
+	}
+	if a := Agree(Claim{Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("a"), u("b")}}, urows, nil); a.Verdict != Holds {
+		t.Errorf("paired utility lines: %s (%s), want %s", a.Verdict, a.Reason, Holds)
+	}
 	// A sampled value whose seeds agree is not called exact.
 	same := StatRow{Analysis: "epsilon-search", Setting: "laplace", Seeds: 3, Names: []string{"ε"}, Mean: []float64{12}, CI: []float64{0}, Method: "bisection"}
 	if got := estimateText(lookup(ClaimPoint{Analysis: "epsilon-search", Setting: "laplace"}, "ε", nil, []StatRow{same})); got != "12 (all 3 seeds equal)" {

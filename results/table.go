@@ -71,7 +71,11 @@ type Row struct {
 	Attacker string
 	// Flags are the warnings of the line's cells (see metrics.Flags).
 	Flags []string
-	order int // the setting's place in the config (TableOptions.Order)
+	// BySeed are the cells' values by seed ("accuracy", "macro-F1",
+	// "Δ accuracy", "unchanged"): the claims compare two lines trained
+	// on the same seeds pairwise.
+	BySeed map[string]map[uint64]float64
+	order  int // the setting's place in the config (TableOptions.Order)
 }
 
 // TableOptions set how a table is judged.
@@ -125,8 +129,11 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
+			row.bySeed("accuracy", r.Cell.Seed, r.Test.Accuracy)
+			row.bySeed("macro-F1", r.Cell.Seed, r.Test.MacroF1)
 			if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" {
 				diff = append(diff, r.Test.Accuracy-b)
+				row.bySeed("Δ accuracy", r.Cell.Seed, r.Test.Accuracy-b)
 			}
 			if r.Test.N > 0 {
 				most := 0
@@ -136,6 +143,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 				chance = append(chance, float64(most)/float64(r.Test.N))
 			}
 			p := privacyOf(r)
+			if !math.IsNaN(p.unchanged) {
+				row.bySeed("unchanged", r.Cell.Seed, p.unchanged)
+			}
 			for _, v := range []struct {
 				x   float64
 				all *[]float64
@@ -178,6 +188,16 @@ func Table(recs []Record, opt TableOptions) []Row {
 			cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
+}
+
+func (r *Row) bySeed(stat string, seed uint64, v float64) {
+	if r.BySeed == nil {
+		r.BySeed = map[string]map[uint64]float64{}
+	}
+	if r.BySeed[stat] == nil {
+		r.BySeed[stat] = map[uint64]float64{}
+	}
+	r.BySeed[stat][seed] = v
 }
 
 // cellPrivacy is a record's privacy shares over its privatized splits
