@@ -19,31 +19,8 @@ import (
 // for the balanced one (the paper: 96–99.8% and ≤ 0.12% with
 // counter-fitted vectors; here the shared fastText vectors).
 func TestRealCusTextTable4(t *testing.T) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA is not set; real-data test not run")
-	}
-	d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{})
-	if err != nil {
-		t.Skipf("SKIP: %v", err)
-	}
-	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"),
-		embedding.Options{CacheDir: filepath.Join(t.TempDir(), "cache")})
-	if err != nil {
-		t.Skipf("SKIP: %v", err)
-	}
-	space, err := NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer space.Close()
-	tok := datasets.DefaultTokenizer()
-	counts := map[string]int64{}
-	for _, x := range d.Splits["dev"] {
-		for _, w := range tok.Tokens(x.Text) {
-			counts[w]++
-		}
-	}
+	space, counts := realSST2(t, "dev")
+	e := space.Emb
 	for _, c := range []struct {
 		mapping  string
 		min, max float64
@@ -86,33 +63,7 @@ func TestRealCusTextTable4(t *testing.T) {
 // them: `XP_DATA=… go test ./mech -run '^$' -bench RealConservativeMapping
 // -benchtime 1x`.
 func BenchmarkRealConservativeMapping(b *testing.B) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		b.Skip("SKIP: XP_DATA is not set; real-data benchmark not run")
-	}
-	d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{})
-	if err != nil {
-		b.Skipf("SKIP: %v", err)
-	}
-	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"),
-		embedding.Options{CacheDir: filepath.Join(b.TempDir(), "cache")})
-	if err != nil {
-		b.Skipf("SKIP: %v", err)
-	}
-	space, err := NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer space.Close()
-	tok := datasets.DefaultTokenizer()
-	counts := map[string]int64{}
-	for _, split := range []string{"train", "dev"} {
-		for _, x := range d.Splits[split] {
-			for _, w := range tok.Tokens(x.Text) {
-				counts[w]++
-			}
-		}
-	}
+	space, counts := realSST2(b, "train", "dev")
 	for _, c := range []struct {
 		mapping, removed string
 		k                int
@@ -138,4 +89,39 @@ func BenchmarkRealConservativeMapping(b *testing.B) {
 			}
 		})
 	}
+}
+
+// realSST2 is the shared 300d fastText vectors as a Space and the word
+// counts of SST-2's given splits (default tokenizer); it skips without
+// the data root.
+func realSST2(tb testing.TB, splits ...string) (*Space, map[string]int64) {
+	tb.Helper()
+	root := datasets.RootFromEnv()
+	if root == "" {
+		tb.Skip("SKIP: XP_DATA is not set; real-data test not run")
+	}
+	d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{})
+	if err != nil {
+		tb.Skipf("SKIP: %v", err)
+	}
+	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"),
+		embedding.Options{CacheDir: filepath.Join(tb.TempDir(), "cache")})
+	if err != nil {
+		tb.Skipf("SKIP: %v", err)
+	}
+	space, err := NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(space.Close)
+	tok := datasets.DefaultTokenizer()
+	counts := map[string]int64{}
+	for _, split := range splits {
+		for _, x := range d.Splits[split] {
+			for _, w := range tok.Tokens(x.Text) {
+				counts[w]++
+			}
+		}
+	}
+	return space, counts
 }
