@@ -3,7 +3,6 @@ package analysis
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
@@ -33,7 +32,7 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 			open += c
 			openWords++
 		}
-		si := mp.Of[x]
+		si, xv := mp.Of[x], env.Space.Emb.Vector(int(x))
 		var cs float64
 		mates, zero := 0, false
 		for j, y := range mp.Sets[si] {
@@ -45,7 +44,7 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 				zero = true
 				continue
 			}
-			cs += cosine(env.Space.Emb.Vector(int(x)), env.Space.Emb.Vector(int(y)))
+			cs += mech.Cosine(xv, env.Space.Emb.Vector(int(y)))
 		}
 		if mates > 0 {
 			cosSum += c * cs / float64(mates)
@@ -65,17 +64,4 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 	a.Add("set-mates' cosine", cosSum/tokens)
 	a.Add("zero-vector sets % tokens", 100*zeroTokens/tokens)
 	return a, nil
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i, v := range a {
-		dot += float64(v) * float64(b[i])
-		na += float64(v) * float64(v)
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

@@ -182,10 +182,7 @@ func BuildMapping(space *Space, xs []int32, p CusTextParams) (*Mapping, error) {
 		defer ix.Close()
 	}
 	k, mode := p.K, p.Mapping
-	zero := mode == "conservative" && p.Removed == "zero"
-	if zero && !cosine {
-		return nil, fmt.Errorf("custext: removed: zero is the cosine score's (the authors' Euclidean code drops removed words)")
-	}
+	zero := mode == "conservative" && p.Removed == "zero" // spec refuses zero without cosine
 	n, dim := ix.Len(), ix.Dim()
 	mp := &Mapping{Of: make(map[int32]int32, len(xs)), Order: xs}
 	removed := make([]bool, n)
@@ -350,6 +347,21 @@ func zeroSet(x int32, k int, ids []int32, dist []float64, removed []bool,
 	return set, zeroed, nil
 }
 
+// Cosine is the cosine of a and b in float64; 0 when either is the zero
+// vector (as the authors' code scores a zeroed word).
+func Cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i, v := range a {
+		dot += float64(v) * float64(b[i])
+		na += float64(v) * float64(v)
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
 // unitIndex indexes the unit-normalised vectors: Euclidean order on unit
 // vectors is cosine order.
 func unitIndex(space *Space) (*knn.Index, error) {
@@ -384,13 +396,7 @@ func (m *CusText) scoreProbs(x, si int32) []float64 {
 		if m.mapping.ZeroAt(si, i) {
 			s[i] = 0
 		} else if m.p.Score == "cosine" {
-			var dot, nx, ny float64
-			for j := range xv {
-				dot += float64(xv[j]) * float64(yv[j])
-				nx += float64(xv[j]) * float64(xv[j])
-				ny += float64(yv[j]) * float64(yv[j])
-			}
-			s[i] = dot / math.Sqrt(nx*ny)
+			s[i] = Cosine(xv, yv)
 		} else {
 			var d float64
 			for j := range xv {

@@ -38,7 +38,7 @@ type StatRow struct {
 	CI []float64
 	// BySeed are each statistic's values by seed (the claims compare two
 	// rows measured on the same seeds pairwise).
-	BySeed map[string]map[uint64]float64
+	BySeed BySeed
 	// Examples are the first seed's example outputs per word.
 	Examples map[string][]string
 	// Series are the per-word values of the seeds' records pooled (each
@@ -100,13 +100,7 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 					row.Names = append(row.Names, s.Name)
 				}
 				values[s.Name] = append(values[s.Name], float64(s.Value))
-				if row.BySeed == nil {
-					row.BySeed = map[string]map[uint64]float64{}
-				}
-				if row.BySeed[s.Name] == nil {
-					row.BySeed[s.Name] = map[uint64]float64{}
-				}
-				row.BySeed[s.Name][r.Cell.Seed] = float64(s.Value)
+				row.BySeed.set(s.Name, r.Cell.Seed, float64(s.Value))
 			}
 		}
 		for _, n := range row.Names {

@@ -74,7 +74,7 @@ type Row struct {
 	// BySeed are the cells' values by seed ("accuracy", "macro-F1",
 	// "Δ accuracy", "unchanged"): the claims compare two lines trained
 	// on the same seeds pairwise.
-	BySeed map[string]map[uint64]float64
+	BySeed BySeed
 	order  int // the setting's place in the config (TableOptions.Order)
 }
 
@@ -129,11 +129,11 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
-			row.bySeed("accuracy", r.Cell.Seed, r.Test.Accuracy)
-			row.bySeed("macro-F1", r.Cell.Seed, r.Test.MacroF1)
+			row.BySeed.set("accuracy", r.Cell.Seed, r.Test.Accuracy)
+			row.BySeed.set("macro-F1", r.Cell.Seed, r.Test.MacroF1)
 			if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" {
 				diff = append(diff, r.Test.Accuracy-b)
-				row.bySeed("Δ accuracy", r.Cell.Seed, r.Test.Accuracy-b)
+				row.BySeed.set("Δ accuracy", r.Cell.Seed, r.Test.Accuracy-b)
 			}
 			if r.Test.N > 0 {
 				most := 0
@@ -144,7 +144,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			p := privacyOf(r)
 			if !math.IsNaN(p.unchanged) {
-				row.bySeed("unchanged", r.Cell.Seed, p.unchanged)
+				row.BySeed.set("unchanged", r.Cell.Seed, p.unchanged)
 			}
 			for _, v := range []struct {
 				x   float64
@@ -190,14 +190,17 @@ func Table(recs []Record, opt TableOptions) []Row {
 	return rows
 }
 
-func (r *Row) bySeed(stat string, seed uint64, v float64) {
-	if r.BySeed == nil {
-		r.BySeed = map[string]map[uint64]float64{}
+// BySeed are statistics' values by seed: statistic → seed → value.
+type BySeed map[string]map[uint64]float64
+
+func (b *BySeed) set(stat string, seed uint64, v float64) {
+	if *b == nil {
+		*b = BySeed{}
 	}
-	if r.BySeed[stat] == nil {
-		r.BySeed[stat] = map[uint64]float64{}
+	if (*b)[stat] == nil {
+		(*b)[stat] = map[uint64]float64{}
 	}
-	r.BySeed[stat][seed] = v
+	(*b)[stat][seed] = v
 }
 
 // cellPrivacy is a record's privacy shares over its privatized splits
