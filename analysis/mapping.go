@@ -3,6 +3,8 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
@@ -15,7 +17,14 @@ import (
 // alike a set is, the question behind Table 3's conservative mapping: the
 // mean cosine of an input word with the other members of its set
 // (members taken as zero vectors count 0), averaged over input tokens,
-// and the share of input tokens whose set holds such a member.
+// and the share of input tokens whose set holds such a member. How much a
+// token-level privatization leaves as it was, the question behind Tables
+// 5–7: the token-weighted probability that an input is returned as itself
+// at the cell's ε (exact, from the mechanism's output distribution), and
+// the set-mates' mean normalised score u ∈ [0, 1] that decides it (the word
+// itself scores 1; recovered from the probabilities as
+// u_y = 1 + 2·ln(Pr[y|x]/Pr[x|x])/ε, so that the score is normalised in one
+// place, mech.CusText).
 func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	m, ok := env.Mech.(interface{ Mapping() *mech.Mapping })
@@ -23,7 +32,14 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 		return a, fmt.Errorf("mechanism %s has no output-set mapping (custext and custext+ do)", env.Mech.Name())
 	}
 	mp := m.Mapping()
-	var tokens, open, words, openWords, cosSum, zeroTokens float64
+	probs, ok := env.Mech.(interface {
+		Probabilities(word string) ([]string, []float64, bool)
+	})
+	if !ok {
+		return a, fmt.Errorf("mechanism %s has no exact output distribution", env.Mech.Name())
+	}
+	eps := env.Mech.Epsilon()
+	var tokens, open, words, openWords, cosSum, zeroTokens, selfSum, scoreSum float64
 	for _, x := range mp.Order {
 		c := float64(env.Counts[env.Space.Emb.Words[x]])
 		tokens += c
@@ -52,6 +68,25 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 		if zero {
 			zeroTokens += c
 		}
+		word := env.Space.Emb.Words[x]
+		_, p, ok := probs.Probabilities(word)
+		if !ok {
+			return a, fmt.Errorf("input %q has no output distribution", word)
+		}
+		self := slices.Index(mp.Sets[si], x)
+		if self < 0 {
+			return a, fmt.Errorf("input %q is not in its own output set", word)
+		}
+		selfSum += c * p[self]
+		if mates > 0 {
+			var us float64
+			for j := range p {
+				if j != self {
+					us += 1 + 2*math.Log(p[j]/p[self])/eps
+				}
+			}
+			scoreSum += c * us / float64(mates)
+		}
 	}
 	if words == 0 {
 		return a, fmt.Errorf("the mapping has no input words")
@@ -63,5 +98,7 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 	a.Add("output sets", float64(len(mp.Sets)))
 	a.Add("set-mates' cosine", cosSum/tokens)
 	a.Add("zero-vector sets % tokens", 100*zeroTokens/tokens)
+	a.Add("p0 % tokens", 100*selfSum/tokens)
+	a.Add("set-mates' score", scoreSum/tokens)
 	return a, nil
 }

@@ -49,3 +49,40 @@ func TestMappingKnownAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestMappingScoresKnownAnswer: three 2-d words, K = 3, cosine score: a's
+// set is {a, b, f} with cosines 1, 1/√1.09 and 0, normalised to u = 1,
+// 1/√1.09 and 0, so Pr[a|a] = e^{ε/2}/(e^{ε/2} + e^{ε·u_b/2} + 1) and the
+// set-mates' mean score is u_b/2.
+func TestMappingScoresKnownAnswer(t *testing.T) {
+	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "known",
+		Words: []string{"a", "b", "f"},
+		Data:  []float32{1, 0, 1, 0.3, 0, 1}}
+	space, err := mech.NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer space.Close()
+	counts := map[string]int64{"a": 7}
+	for _, eps := range []float64{1, 10} {
+		m, err := mech.NewCusText(space, eps, mech.CusTextParams{K: 3, Mapping: "aggressive", Score: "cosine"}, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Run(context.Background(), "mapping", nil, Env{Space: space, Mech: m, Counts: counts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := float64(float32(0.3)) // b's second coordinate as stored
+		ub := 1 / math.Sqrt(1+y*y)
+		p0 := math.Exp(eps/2) / (math.Exp(eps/2) + math.Exp(eps*ub/2) + 1)
+		for name, want := range map[string]float64{
+			"p0 % tokens":      100 * p0,
+			"set-mates' score": ub / 2,
+		} {
+			if got := a.Stat(name); math.Abs(got-want) > 1e-6 {
+				t.Errorf("ε = %g: %s = %v, want %v", eps, name, got, want)
+			}
+		}
+	}
+}

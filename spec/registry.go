@@ -126,8 +126,8 @@ var analyses = []Descriptor{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"encryption", "hockey", "spacecraft"}, Doc: "the words"},
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
 		}},
-	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4); custext mechanisms only, ε does not change it",
-		Epsilon: true, Dataset: true, Revision: 3}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0; 3: removed: drop reaches the mapping (records of revision 2 with it were built as zero)
+	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4), how alike the sets are, and at the cell's ε the token-weighted probability that an input is returned as itself (p0) with the set-mates' normalised score that decides it; custext mechanisms only, ε changes only p0",
+		Epsilon: true, Dataset: true, Revision: 4}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0; 3: removed: drop reaches the mapping (records of revision 2 with it were built as zero); 4: p0 and the set-mates' normalised score recorded
 }
 
 // stages run after the cells of an analysis config, reading their
