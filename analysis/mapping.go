@@ -24,22 +24,20 @@ import (
 // the set-mates' mean normalised score u ∈ [0, 1] that decides it (the word
 // itself scores 1; recovered from the probabilities as
 // u_y = 1 + 2·ln(Pr[y|x]/Pr[x|x])/ε, so that the score is normalised in one
-// place, mech.CusText).
-func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error) {
+// place, mech.CusText; a CusText+ stopword, kept as it is, has p0 = 1 and
+// no set-mates).
+func mapping(ctx context.Context, _ spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	m, ok := env.Mech.(interface{ Mapping() *mech.Mapping })
 	if !ok {
 		return a, fmt.Errorf("mechanism %s has no output-set mapping (custext and custext+ do)", env.Mech.Name())
 	}
 	mp := m.Mapping()
-	probs, ok := env.Mech.(interface {
-		Probabilities(word string) ([]string, []float64, bool)
-	})
+	dist, ok := env.Mech.(exact)
 	if !ok {
 		return a, fmt.Errorf("mechanism %s has no exact output distribution", env.Mech.Name())
 	}
-	eps := env.Mech.Epsilon()
-	var tokens, open, words, openWords, cosSum, zeroTokens, selfSum, scoreSum float64
+	var tokens, open, words, openWords, cosSum, zeroTokens float64
 	for _, x := range mp.Order {
 		c := float64(env.Counts[env.Space.Emb.Words[x]])
 		tokens += c
@@ -68,28 +66,36 @@ func mapping(_ context.Context, _ spec.Values, env Env) (metrics.Analysis, error
 		if zero {
 			zeroTokens += c
 		}
-		word := env.Space.Emb.Words[x]
-		_, p, ok := probs.Probabilities(word)
-		if !ok {
-			return a, fmt.Errorf("input %q has no output distribution", word)
-		}
-		self := slices.Index(mp.Sets[si], x)
+	}
+	if words == 0 {
+		return a, fmt.Errorf("the mapping has no input words")
+	}
+	rows := make([]int, len(mp.Order))
+	for i, x := range mp.Order {
+		rows[i] = int(x)
+	}
+	eps := env.Mech.Epsilon()
+	var selfSum, scoreSum float64
+	err := dist.Distributions(ctx, rows, func(w int, outs []int32, p []float64) error {
+		c := float64(env.Counts[env.Space.Emb.Words[w]])
+		self := slices.Index(outs, int32(w))
 		if self < 0 {
-			return a, fmt.Errorf("input %q is not in its own output set", word)
+			return fmt.Errorf("input %q is not among its own outputs", env.Space.Emb.Words[w])
 		}
 		selfSum += c * p[self]
-		if mates > 0 {
+		if len(p) > 1 {
 			var us float64
 			for j := range p {
 				if j != self {
 					us += 1 + 2*math.Log(p[j]/p[self])/eps
 				}
 			}
-			scoreSum += c * us / float64(mates)
+			scoreSum += c * us / float64(len(p)-1)
 		}
-	}
-	if words == 0 {
-		return a, fmt.Errorf("the mapping has no input words")
+		return nil
+	})
+	if err != nil {
+		return a, err
 	}
 	a.Method = "exact, from the mapping"
 	a.Add("not N–M % tokens", 100*open/tokens)
