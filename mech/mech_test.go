@@ -363,7 +363,7 @@ func TestDeterministicAcrossBatches(t *testing.T) {
 			counts[w]++
 		}
 	}
-	for _, name := range []string{"laplace", "vickrey", "mahalanobis", "santext"} {
+	for _, name := range []string{"laplace", "vickrey", "mahalanobis", "santext", "tem"} {
 		var ref [][]string
 		for _, batch := range []int{1, 7, 4096} {
 			m, err := New(name, s, 4, nil, Options{Batch: batch, Budget: int64(batch) * 8 * 300, Counts: counts})
@@ -420,6 +420,10 @@ func TestRulesOnePlace(t *testing.T) {
 			_, err := NewSanText(s, 1, SanTextParams{Plus: &SanTextPlus{P: 0.3, Counts: counts}}, 0)
 			return err
 		}, "parameter sensitive = 0"},
+		{"tem", 1, Params{"beta": 1.0}, func() error { _, err := NewTEM(s, 1, TEMParams{Beta: 1}, 0); return err }, "parameter beta = 1"},
+		{"tem", 1, Params{"gamma": -2.0}, func() error { _, err := NewTEM(s, 1, TEMParams{Gamma: -2}, 0); return err }, "parameter gamma = -2"},
+		{"tem", inf, nil, func() error { _, err := NewTEM(s, inf, TEMParams{Beta: 0.001}, 0); return err }, "ε = +Inf"},
+		{"tem", 1, Params{"gamma": 3.0}, func() error { _, err := NewTEM(s, 1, TEMParams{Gamma: 3}, 0); return err }, ""},
 		{"custext", 1, Params{"k": 0}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 0}, counts); return err }, "parameter k = 0"},
 		{"custext", inf, Params{"k": 3}, func() error { _, err := NewCusText(s, inf, CusTextParams{K: 3}, counts); return err }, "ε = +Inf"},
 		{"custext", 1, Params{"k": 11}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 11}, counts); return err }, "vocabulary has 10 words"},

@@ -55,6 +55,13 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 	"santext+": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
 		return NewSanText(s, eps, SanTextParams{Plus: &SanTextPlus{P: v.Float("p"), SensitiveFraction: v.Float("sensitive"), Counts: o.Counts}}, o.Budget)
 	},
+	"tem": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		p := TEMParams{Beta: v.Float("beta")}
+		if v.Has("gamma") {
+			p = TEMParams{Gamma: v.Float("gamma")}
+		}
+		return NewTEM(s, eps, p, o.Budget)
+	},
 	"custext":  custextBuilder(false),
 	"custext+": custextBuilder(true),
 }

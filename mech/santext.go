@@ -67,6 +67,10 @@ type SanText struct {
 	sensitive []bool
 	budget    int64
 	progress  io.Writer
+	// tem: the truncated exponential mechanism (tem.go), whose distances
+	// are clipped at gamma.
+	tem   bool
+	gamma float64
 }
 
 // SanTextParams configure SanText and SanText+.
@@ -157,6 +161,9 @@ func SensitiveWords(counts map[string]int64, fraction float64) []string {
 }
 
 func (m *SanText) Name() string {
+	if m.tem {
+		return "tem(gamma=" + strconv.FormatFloat(m.gamma, 'g', 6, 64) + ")"
+	}
 	if m.plus {
 		return "santext+(p=" + strconv.FormatFloat(m.p, 'g', -1, 64) + ",sensitive=" + strconv.FormatFloat(m.frac, 'g', -1, 64) + ")"
 	}
@@ -190,11 +197,15 @@ func (m *SanText) Probabilities(w int) ([]int32, []float64, error) {
 	return m.outputs, p, err
 }
 
-// weights turns distances into normalized probabilities exp(−ε d/2)/Z.
+// weights turns distances into normalized probabilities exp(−ε d/2)/Z
+// (TEM: exp(−ε·min(d, γ)/2)/Z).
 func (m *SanText) weights(d []float64) []float64 {
 	p := make([]float64, len(d))
 	mx := math.Inf(-1)
 	for i, x := range d {
+		if m.tem {
+			x = math.Min(x, m.gamma)
+		}
 		p[i] = -0.5 * m.eps * x
 		mx = math.Max(mx, p[i])
 	}

@@ -36,7 +36,7 @@ func Markdown(k Kind) string {
 			if p.Grid {
 				grid = "yes"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", p.Name, p.Type, defaultText(p), allowed(p, " \\| "), grid, p.Doc)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", p.Name, p.Type, defaultText(p), allowed(p, " \\| "), grid, strings.ReplaceAll(p.Doc, "|", "\\|"))
 		}
 		if len(d.Exclusive) > 0 {
 			for _, g := range d.Exclusive {

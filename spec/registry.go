@@ -43,6 +43,15 @@ var mechanisms = []Descriptor{
 			{Name: "sensitive", Type: Float, Default: 0.9, Min: Excl(0), Max: unitMax, Grid: true,
 				Doc: "fraction of the task vocabulary deemed sensitive, least frequent first"},
 		}},
+	{Kind: Mechanism, Name: "tem", Doc: "truncated exponential mechanism: ∝ exp(−ε·min(d, γ)/2) over every word of the vectors, so the words beyond γ share one mass uniformly (Carvalho et al. 2023)",
+		Notion: MetricDP, Epsilon: true,
+		Params: []Param{
+			{Name: "beta", Type: Float, Default: 0.001, Min: Excl(0), Max: Excl(1), Grid: true,
+				Doc: "γ = (2/ε)·ln((1−β)·|W|/β) over the |W| words of the vectors, so that the output lies beyond γ with probability at most β (the paper's choice; 0.001 as in sjmeis/MLDP)"},
+			{Name: "gamma", Type: Float, Min: Excl(0), Grid: true,
+				Doc: "the truncation distance γ itself, instead of deriving it from beta"},
+		},
+		Exclusive: [][]string{{"beta", "gamma"}}},
 	custext("custext", "CusText: each input word samples from its own output set of K words (Chen et al. 2023)"),
 	custext("custext+", "CusText+: CusText keeping NLTK's 179 English stopwords unchanged (Chen et al. 2023)"),
 }

@@ -79,7 +79,7 @@ func TestResolveFillsDefaults(t *testing.T) {
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("%v vs %v", a, b)
 	}
-	if _, err := Lookup(Mechanism, "gauss"); err == nil || !strings.Contains(err.Error(), "known: custext, custext+, laplace, mahalanobis, santext, santext+, vickrey") {
+	if _, err := Lookup(Mechanism, "gauss"); err == nil || !strings.Contains(err.Error(), "known: custext, custext+, laplace, mahalanobis, santext, santext+, tem, vickrey") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 }
@@ -162,6 +162,34 @@ func TestDocsMatchDescriptors(t *testing.T) {
 	if os.Getenv("XP_UPDATE_DOCS") == "1" {
 		if err := os.WriteFile(path, []byte(doc), 0o666); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestMarkdownTablesWellFormed: every row of the generated parameter
+// tables has the header's number of cells, so a "|" in a parameter's
+// documentation (TEM's |W|) cannot split a row.
+func TestMarkdownTablesWellFormed(t *testing.T) {
+	cells := func(row string) int {
+		n := 0
+		for i := 0; i < len(row); i++ {
+			if row[i] == '|' && (i == 0 || row[i-1] != '\\') {
+				n++
+			}
+		}
+		return n
+	}
+	for _, k := range []Kind{Mechanism, Model, Analysis, Stage, Measure} {
+		want := 0
+		for _, line := range strings.Split(Markdown(k), "\n") {
+			switch {
+			case !strings.HasPrefix(line, "|"):
+				want = 0
+			case want == 0:
+				want = cells(line)
+			case cells(line) != want:
+				t.Errorf("%s: %d cells, the header has %d: %s", k, cells(line)-1, want-1, line)
+			}
 		}
 	}
 }
