@@ -38,22 +38,28 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 		return nil, err
 	}
 	m := &Mahalanobis{eps: eps, lambda: lambda, sqrt: s}
-	dim := space.Emb.Dim
-	m.nn = noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: func(z []float64) {
+	m.nn = noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
+	return m, nil
+}
+
+// ellipticalMix multiplies a batch of noise rows (dim wide, row-major)
+// in place by Σ_p^{1/2} (sqrt, dim × dim, symmetric): the Mahalanobis
+// mechanism's noise, and Vickrey's with lambda.
+func ellipticalMix(sqrt []float64, dim int) func(z []float64) {
+	return func(z []float64) {
 		row := make([]float64, dim)
 		for off := 0; off < len(z); off += dim {
 			copy(row, z[off:off+dim])
 			for i := 0; i < dim; i++ {
 				var s float64
-				si := m.sqrt[i*dim : (i+1)*dim]
+				si := sqrt[i*dim : (i+1)*dim]
 				for j, v := range row {
 					s += si[j] * v
 				}
 				z[off+i] = s
 			}
 		}
-	}}
-	return m, nil
+	}
 }
 
 // SigmaPSqrt returns Σ_p^{1/2} = (λΣ + (1−λ)I)^{1/2} for the n × dim

@@ -174,11 +174,12 @@ func TestMetricDPMonteCarlo(t *testing.T) {
 	lap, _ := NewLaplace(s, 1.5, 0)
 	vick, _ := NewVickrey(s, 1.5, VickreyParams{T: 0.5}, 0)
 	vickEx, _ := NewVickrey(s, 1.5, VickreyParams{T: 0.5, ExcludeInput: true}, 0)
+	vickM, _ := NewVickrey(s, 1.5, VickreyParams{T: 0.5, Mahalanobis: true, Lambda: 0.5}, 0)
 	cases := []struct {
 		m       Mechanism
 		d       func(i, j int) float64
 		violate bool
-	}{{lap, eu, false}, {vick, eu, false}, {mahal, md, false}, {vickEx, eu, true}}
+	}{{lap, eu, false}, {vick, eu, false}, {mahal, md, false}, {vickM, md, false}, {vickEx, eu, true}}
 	for _, c := range cases {
 		t.Run(c.m.Name(), func(t *testing.T) {
 			p := make([][]float64, 5)
@@ -291,6 +292,39 @@ func TestVickreyZeroIsLaplace(t *testing.T) {
 	}
 	if ra.OOV != 1 || b[1][1] != "oov" || ra.Tokens != 503 {
 		t.Errorf("OOV handling: %+v, %q", ra, b[1])
+	}
+}
+
+// TestVickreyMahalanobisNoise: Vickrey with lambda draws the Mahalanobis
+// mechanism's noise, so at t = 0 it is the Mahalanobis mechanism on the
+// same streams, and at t = 0.5 it differs from Vickrey over Laplace noise.
+func TestVickreyMahalanobisNoise(t *testing.T) {
+	s := tinySpace(t, 200, 4, 1, 1)
+	docs := [][]string{repeatDocs("w3", 500)[0], {"w1", "oov", "w7"}}
+	priv := func(m Mechanism, err error) [][]string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := m.Privatize(context.Background(), docs, Source{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	mahal := priv(New("mahalanobis", s, 2, Params{"lambda": 0.5}, Options{}))
+	vm0 := priv(New("vickrey", s, 2, Params{"t": 0.0, "lambda": 0.5}, Options{}))
+	if !slices.EqualFunc(mahal, vm0, slices.Equal) {
+		t.Error("Vickrey t = 0 with lambda differs from Mahalanobis on the same noise")
+	}
+	vm := priv(New("vickrey", s, 2, Params{"t": 0.5, "lambda": 0.5}, Options{}))
+	vl := priv(New("vickrey", s, 2, Params{"t": 0.5}, Options{}))
+	if slices.EqualFunc(vm, vl, slices.Equal) {
+		t.Error("lambda did not change Vickrey's noise")
+	}
+	m, _ := New("vickrey", s, 2, Params{"lambda": 0.25}, Options{})
+	if m.Name() != "vickrey(t=0.5,lambda=0.25)" {
+		t.Errorf("name %q", m.Name())
 	}
 }
 

@@ -33,7 +33,7 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 		return NewLaplace(s, eps, o.Batch)
 	},
 	"vickrey": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		p := VickreyParams{ExcludeInput: v.Bool("exclude_input"), TR: v.Floats("t_r"), Rank: v.Int("rank")}
+		p := VickreyParams{ExcludeInput: v.Bool("exclude_input"), TR: v.Floats("t_r"), Rank: v.Int("rank"), Mahalanobis: v.Has("lambda"), Lambda: v.Float("lambda")}
 		if p.TR == nil && p.Rank == 0 {
 			p.T = v.Float("t")
 		}

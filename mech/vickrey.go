@@ -31,6 +31,12 @@ type VickreyParams struct {
 	// Rank, when > 0, is the deterministic variant of the paper's Fig. 3:
 	// always the Rank-th nearest candidate of the noisy vector.
 	Rank int
+	// Mahalanobis, when set, draws the Mahalanobis mechanism's elliptical
+	// noise with Σ_p = λΣ + (1−λ)I, λ = Lambda, instead of Laplace's
+	// (pyPANTERA's VickreyMhl): the selection stays post-processing, so
+	// the guarantee is ε·d in the Mahalanobis metric.
+	Mahalanobis bool
+	Lambda      float64
 }
 
 // Vickrey is the Vickrey mechanism. Without input exclusion the choice
@@ -67,6 +73,13 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 		ids, d = v.exclude(w, ids, d, keep)
 		return v.choose(r, ids, d)
 	}}
+	if p.Mahalanobis {
+		s, err := space.sigmaSqrt(p.Lambda)
+		if err != nil {
+			return nil, err
+		}
+		v.nn.mix = ellipticalMix(s, space.Emb.Dim)
+	}
 	return v, nil
 }
 
@@ -83,6 +96,9 @@ func (p VickreyParams) raw() map[string]any {
 	}
 	if p.T != 0 || (p.TR == nil && p.Rank == 0) {
 		raw["t"] = p.T
+	}
+	if p.Mahalanobis {
+		raw["lambda"] = p.Lambda
 	}
 	return raw
 }
@@ -166,6 +182,9 @@ func (v *Vickrey) Name() string {
 	}
 	if v.p.ExcludeInput {
 		b.WriteString(",exclude_input")
+	}
+	if v.p.Mahalanobis {
+		b.WriteString(",lambda=" + strconv.FormatFloat(v.p.Lambda, 'g', -1, 64))
 	}
 	b.WriteString(")")
 	return b.String()

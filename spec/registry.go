@@ -25,6 +25,8 @@ var mechanisms = []Descriptor{
 				Doc: "generalized form: the len(t_r) nearest, the r-th output with probability ∝ exp(−t_r·d_r)"},
 			{Name: "rank", Type: Int, Min: Incl(1), Grid: true,
 				Doc: "deterministic variant: always the rank-th nearest candidate of the noisy vector"},
+			{Name: "lambda", Type: Float, Min: unitMin, Max: unitMax, Grid: true,
+				Doc: "draw the Mahalanobis mechanism's elliptical noise, Σ_p = λΣ + (1−λ)I, instead of Laplace's (pyPANTERA's VickreyMhl; the guarantee is then in the Mahalanobis metric). Absent: Laplace noise"},
 		},
 		Exclusive: [][]string{{"t", "t_r", "rank"}}},
 	{Kind: Mechanism, Name: "mahalanobis", Doc: "elliptical noise shaped by the vectors' covariance, nearest candidate (Xu et al. 2020)",
