@@ -27,7 +27,7 @@ func TestCheck(t *testing.T) {
 		{"vickrey", 1, map[string]any{"t": 1.5}, "vickrey: parameter t = 1.5, want a number in [0, 1]"},
 		{"vickrey", 1, map[string]any{"t": math.Inf(1)}, "parameter t = +Inf"},
 		{"vickrey", 1, map[string]any{"t": "half"}, `parameter t = "half", want a number in [0, 1]`},
-		{"vickrey", 1, map[string]any{"tt": 1}, `unknown parameter "tt" (known: exclude_input, rank, t, t_r)`},
+		{"vickrey", 1, map[string]any{"tt": 1}, `unknown parameter "tt" (known: exclude_input, lambda, rank, t, t_r)`},
 		{"vickrey", 1, map[string]any{"rank": 0}, "parameter rank = 0, want an integer in [1, ∞)"},
 		{"vickrey", 1, map[string]any{"rank": 2}, ""},
 		{"vickrey", 1, map[string]any{"rank": 2.0}, "parameter rank = 2, want an integer"},
