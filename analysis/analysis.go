@@ -56,6 +56,7 @@ var analyses = map[string]func(ctx context.Context, v spec.Values, env Env) (met
 	"query-attack":          queryAttack,
 	"examples":              examples,
 	"mapping":               mapping,
+	"dp-audit":              audit,
 }
 
 // Run computes the named analysis. Parameters are checked by the

@@ -26,6 +26,7 @@ type Mahalanobis struct {
 	eps, lambda float64
 	sqrt        []float64 // Σ_p^{1/2}, dim × dim row-major (symmetric)
 	nn          noisyNN
+	metric      *mahalanobisMetric
 }
 
 // NewMahalanobis returns the mechanism at ε with λ ∈ [0, 1].
@@ -37,7 +38,7 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 	if err != nil {
 		return nil, err
 	}
-	m := &Mahalanobis{eps: eps, lambda: lambda, sqrt: s}
+	m := &Mahalanobis{eps: eps, lambda: lambda, sqrt: s, metric: &mahalanobisMetric{sqrt: s}}
 	m.nn = noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
 	return m, nil
 }

@@ -44,9 +44,10 @@ type VickreyParams struct {
 // it is post-processing of the Laplace mechanism's noisy vector and keeps
 // its ε·d_χ guarantee for every variant.
 type Vickrey struct {
-	eps float64
-	p   VickreyParams
-	nn  noisyNN
+	eps    float64
+	p      VickreyParams
+	nn     noisyNN
+	metric *mahalanobisMetric // with lambda
 }
 
 // NewVickrey returns the mechanism at ε.
@@ -79,6 +80,7 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 			return nil, err
 		}
 		v.nn.mix = ellipticalMix(s, space.Emb.Dim)
+		v.metric = &mahalanobisMetric{sqrt: s}
 	}
 	return v, nil
 }

@@ -132,6 +132,13 @@ var analyses = []Descriptor{
 			{Name: "samples", Type: Int, Min: Incl(1), Default: 100000,
 				Doc: "draws estimating the output distribution where it is not known exactly (Laplace, Vickrey, Mahalanobis)"},
 		}},
+	{Kind: Analysis, Name: "dp-audit", Doc: "a privacy audit: over ordered pairs of sampled words x, x′ and outputs y, the loss ln Pr[M(x) = y] − ln Pr[M(x′) = y] against the bound the mechanism's guarantee states (ε·d for metric DP in its metric, ε within a CusText output set; a no-guarantee variant against the bound of the mechanism it varies), exact where the output distribution is known, otherwise from draws with simultaneous 95% Clopper–Pearson bounds; pairs with a violation are counted. For CusText the inputs sharing each sampled word's output set join the sample",
+		Epsilon: true, Params: append(auditSample(), []Param{
+			{Name: "draws", Type: Int, Min: Incl(1), Default: 10000,
+				Doc: "draws per word estimating its output distribution where it is not known exactly"},
+			{Name: "exact", Type: Bool, Default: true,
+				Doc: "use the output distribution where it is known (SanText, TEM, CusText) instead of drawing"},
+		}...)},
 	{Kind: Analysis, Name: "examples", Doc: "privatizations of chosen words (Feyisetan et al. 2020, Table 1)",
 		Epsilon: true, Params: []Param{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"encryption", "hockey", "spacecraft"}, Doc: "the words"},
@@ -184,6 +191,19 @@ var measures = []Descriptor{
 			{Name: "exact", Type: Bool, Default: true,
 				Doc: "use the output distribution where it is known (SanText, CusText) instead of drawing"},
 		}},
+}
+
+// auditSample is wordSample with fewer words: an audit compares every
+// ordered pair.
+func auditSample() []Param {
+	ps := wordSample()
+	for i := range ps {
+		if ps[i].Name == "words" {
+			ps[i].Default = 20
+			ps[i].Doc = "words sampled (by the seed), without replacement; the audit compares every ordered pair"
+		}
+	}
+	return ps
 }
 
 // wordSample are the parameters of an analysis over a sample of words.

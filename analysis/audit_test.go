@@ -1,0 +1,162 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// auditSpace is six 2-d words close enough that ε·d stays small, so that
+// a loss above the bound shows within a few thousand draws.
+func auditSpace(t *testing.T) (*mech.Space, []string) {
+	t.Helper()
+	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "audit",
+		Data: []float32{0, 0, 0.6, 0.1, -0.3, 0.5, 0.4, -0.5, -0.6, -0.2, 0.9, 0.7}}
+	for i := range 6 {
+		e.Words = append(e.Words, "w"+strconv.Itoa(i))
+	}
+	s, err := mech.NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, e.Words
+}
+
+// TestAuditEveryMechanism runs dp-audit on every mechanism spec
+// describes: those with a guarantee show no violation, Vickrey with
+// exclude_input and SanText+ (no guarantee) show theirs. A mechanism
+// added to spec without a case here fails.
+func TestAuditEveryMechanism(t *testing.T) {
+	s, words := auditSpace(t)
+	// w0 … w2 frequent, w3 and w4 rare: SanText+'s sensitive words.
+	counts := map[string]int64{"w0": 90, "w1": 80, "w2": 70, "w3": 3, "w4": 2} // w5 is no task word: never an input, though a member of CusText sets
+	cases := []struct {
+		name    string
+		params  mech.Params
+		violate bool
+	}{
+		{"laplace", nil, false},
+		{"vickrey", nil, false},
+		{"vickrey", mech.Params{"lambda": 0.5}, false},
+		{"vickrey", mech.Params{"exclude_input": true}, true},
+		{"mahalanobis", nil, false},
+		{"santext", nil, false},
+		{"santext+", mech.Params{"sensitive": 0.5}, true},
+		{"tem", mech.Params{"gamma": 0.5}, false},
+		{"custext", mech.Params{"k": 3}, false},
+		{"custext", mech.Params{"k": 2, "mapping": "conservative", "score": "euclidean"}, false},
+		{"custext+", mech.Params{"k": 3}, false},
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.name] = true
+		t.Run(c.name+fmt.Sprint(c.params), func(t *testing.T) {
+			m, err := mech.New(c.name, s, 1.5, c.params, mech.Options{Counts: counts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Run(context.Background(), "dp-audit", map[string]any{"from": "list", "list": words, "draws": 20000},
+				Env{Space: s, Mech: m, Source: mech.Source{Seed: 1, Cell: "audit"}, Counts: counts, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pairs, bad := a.Stat("pairs"), a.Stat("violations")
+			if pairs == 0 {
+				t.Fatalf("no pair audited (%s)", a.Method)
+			}
+			if c.violate != (bad > 0) {
+				t.Errorf("%s: %v violations of %v pairs, max loss − bound %v (95%% low %v), want violation %v; notes %q",
+					a.Method, bad, pairs, a.Stat("max loss − bound"), a.Stat("max loss − bound, 95% low"), c.violate, a.Notes)
+			}
+			if c.violate && m.Notion() != spec.NoDP {
+				t.Errorf("violating variant reports %s", m.Notion())
+			}
+		})
+	}
+	for _, n := range spec.Names(spec.Mechanism) {
+		if !covered[n] {
+			t.Errorf("mechanism %s has no audit case", n)
+		}
+	}
+}
+
+// halved states half of SanText's bound, which SanText exceeds: the
+// exact audit must see it.
+type halved struct{ *mech.SanText }
+
+func (h halved) Bound(x, y int) float64 { return h.SanText.Bound(x, y) / 4 }
+
+func TestAuditExactCatchesExcess(t *testing.T) {
+	s, words := auditSpace(t)
+	st, err := mech.NewSanText(s, 1.5, mech.SanTextParams{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m       mech.Mechanism
+		violate bool
+	}{{st, false}, {halved{st}, true}} {
+		a, err := Run(context.Background(), "dp-audit", map[string]any{"from": "list", "list": words}, Env{Space: s, Mech: c.m, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Method != "exact" || a.Stat("pairs") != 30 || (a.Stat("violations") > 0) != c.violate {
+			t.Errorf("%T: %s, %v pairs, %v violations, max loss/bound %v", c.m, a.Method, a.Stat("pairs"), a.Stat("violations"), a.Stat("max loss / bound"))
+		}
+		// The exponential mechanism uses at most its bound, and most of it.
+		if r := a.Stat("max loss / bound"); !c.violate && (r > 1 || r < 0.5) {
+			t.Errorf("SanText's max loss / bound = %v, want in [0.5, 1]", r)
+		}
+	}
+}
+
+func TestClopperPearson(t *testing.T) {
+	cp := newClopperPearson(100, 0.025)
+	// Known values (R: binom.test(5, 100)$conf.int = 0.01643, 0.11284).
+	if lo, hi := cp.lower(0.05), cp.upper(0.05); math.Abs(lo-0.01643) > 5e-5 || math.Abs(hi-0.11284) > 5e-5 {
+		t.Errorf("5 of 100: [%v, %v], want [0.01643, 0.11284]", lo, hi)
+	}
+	if cp.lower(0) != 0 || cp.upper(1) != 1 {
+		t.Error("edges")
+	}
+	if hi := cp.upper(0); math.Abs(hi-(1-math.Pow(0.025, 0.01))) > 1e-9 {
+		t.Errorf("0 of 100: upper %v, want 1 − 0.025^(1/100)", hi)
+	}
+}
+
+// tight states an eighth of Laplace's bound: the sampled audit must
+// certify the excess, not only estimate it.
+type tight struct{ *mech.Laplace }
+
+func (t tight) Bound(x, y int) float64 { return t.Laplace.Bound(x, y) / 8 }
+
+func TestAuditSampledCatchesExcess(t *testing.T) {
+	s, words := auditSpace(t)
+	lap, err := mech.NewLaplace(s, 1.5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m       mech.Mechanism
+		violate bool
+	}{{lap, false}, {tight{lap}, true}} {
+		a, err := Run(context.Background(), "dp-audit", map[string]any{"from": "list", "list": words, "draws": 20000},
+			Env{Space: s, Mech: c.m, Source: mech.Source{Seed: 1, Cell: "audit"}, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		low := a.Stat("max loss − bound, 95% low")
+		if (a.Stat("violations") > 0) != c.violate || (low > 0) != c.violate || a.Stat("max loss − bound") < low {
+			t.Errorf("%T: %v violations, max loss − bound %v, 95%% low %v", c.m, a.Stat("violations"), a.Stat("max loss − bound"), low)
+		}
+	}
+}
