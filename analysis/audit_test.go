@@ -52,6 +52,8 @@ func TestAuditEveryMechanism(t *testing.T) {
 		{"santext", nil, false},
 		{"santext+", mech.Params{"sensitive": 0.5}, true},
 		{"tem", mech.Params{"gamma": 0.5}, false},
+		{"diffractor", nil, false},
+		{"diffractor", mech.Params{"method": "tem", "gamma": 2}, false},
 		{"custext", mech.Params{"k": 3}, false},
 		{"custext", mech.Params{"k": 2, "mapping": "conservative", "score": "euclidean"}, false},
 		{"custext+", mech.Params{"k": 3}, false},

@@ -258,7 +258,7 @@ func BenchmarkVersusLaplace(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		p    Params
-	}{{"tem", nil}} {
+	}{{"tem", nil}, {"diffractor", nil}} {
 		b.Run(c.name, func(b *testing.B) {
 			m, err := New(c.name, s, 3, c.p, Options{Batch: 1024})
 			if err != nil {

@@ -36,6 +36,7 @@ type Space struct {
 
 	mu    sync.Mutex
 	sqrts map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
+	line  []int32               // 1-Diffractor's line of the words
 }
 
 // sigmaSqrt returns Σ_p^{1/2} for λ, computed once per space.

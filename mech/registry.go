@@ -62,6 +62,9 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 		}
 		return NewTEM(s, eps, p, o.Budget)
 	},
+	"diffractor": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		return NewDiffractor(s, eps, DiffractorParams{Method: v.String("method"), Gamma: v.Int("gamma"), ReplaceStopwords: v.Bool("replace_stopwords")}, o.Progress)
+	},
 	"custext":  custextBuilder(false),
 	"custext+": custextBuilder(true),
 }

@@ -54,6 +54,14 @@ var mechanisms = []Descriptor{
 				Doc: "the truncation distance γ itself, instead of deriving it from beta"},
 		},
 		Exclusive: [][]string{{"beta", "gamma"}}},
+	{Kind: Mechanism, Name: "diffractor", Doc: "1-Diffractor: the words laid on a line by greedy nearest neighbours, a word moved along it by geometric or truncated exponential noise on its position (Meisenbacher et al. 2024); metric DP in the line's distance",
+		Notion: MetricDP, Epsilon: true,
+		Params: []Param{
+			{Name: "method", Type: String, Default: "geometric", Enum: []string{"geometric", "tem"}, Grid: true,
+				Doc: "geometric: two-sided geometric noise on the position, Pr[shift k] ∝ e^{−ε·|k|}, clipped to the line's ends; tem: Pr[j] ∝ exp(−ε·min(|i − j|, γ)/2)"},
+			{Name: "gamma", Type: Int, Default: 5, Min: Incl(1), Grid: true, Doc: "method tem: the window half-width γ in positions (the authors' default 5)"},
+			{Name: "replace_stopwords", Type: Bool, Default: false, Grid: true, Doc: "privatize NLTK's 179 English stopwords too (default: kept, as the authors' code; a kept stopword has no guarantee)"},
+		}},
 	custext("custext", "CusText: each input word samples from its own output set of K words (Chen et al. 2023)"),
 	custext("custext+", "CusText+: CusText keeping NLTK's 179 English stopwords unchanged (Chen et al. 2023)"),
 }
