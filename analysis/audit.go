@@ -19,6 +19,14 @@ type bounder interface {
 	Bound(x, x2 int) float64
 }
 
+// logProber is implemented by mechanisms whose exact log-probabilities
+// are known where the probabilities underflow (mech.Diffractor: e^{−ε·k}
+// over tens of thousands of positions); the exact audit then compares
+// those.
+type logProber interface {
+	LogProb(x, y int) float64
+}
+
 // peered is implemented by mechanisms whose guarantee relates each input
 // to a few others only (mech.CusText: the inputs sharing its output
 // set): the audit then adds each sampled word's peers, so that sampled
@@ -37,7 +45,8 @@ const auditLevel = 0.95
 // It records the pairs audited, the largest excess L − B, the largest
 // L/B (how much of the bound the mechanism uses), and the ordered pairs
 // with a violation (L > B). With the output distribution known the loss
-// is exact and a violation is L − B > 10⁻⁹·max(1, B) (rounding). From
+// is exact (log-probabilities where the mechanism gives them: no
+// underflow) and a violation is L − B > 10⁻⁹·max(1, B) (rounding). From
 // draws, L's point estimate is infinite wherever y was never drawn from
 // x′ (the recorded estimates take only the outputs drawn from both), so
 // a violation needs confidence: each probability gets a one-sided
@@ -113,10 +122,14 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 			violated := false
 			for k, y := range ds[i].outs {
 				p, q := ds[i].p[k], prob[j][y]
-				if p == 0 {
+				lp, lq := math.Log(p), math.Log(q)
+				if lg, ok := env.Mech.(logProber); ok && exact {
+					lp, lq = lg.LogProb(rows[i], int(y)), lg.LogProb(rows[j], int(y))
+				}
+				if math.IsInf(lp, -1) {
 					continue
 				}
-				loss := math.Log(p) - math.Log(q)
+				loss := lp - lq
 				if exact || q > 0 {
 					worst = math.Max(worst, loss-B)
 					if B > 0 {

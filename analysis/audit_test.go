@@ -162,3 +162,30 @@ func TestAuditSampledCatchesExcess(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditUnderflow: on a line of 1,500 words 1-Diffractor's exact
+// probabilities of far positions underflow to 0 (e^{−ε·1499}); the audit
+// must compare log-probabilities there, not report an infinite loss.
+func TestAuditUnderflow(t *testing.T) {
+	e := &embedding.Embedding{Dim: 1, Format: "test", Source: "line"}
+	for i := range 1500 {
+		e.Words = append(e.Words, "w"+strconv.Itoa(i))
+		e.Data = append(e.Data, float32(i))
+	}
+	s, err := mech.NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m, err := mech.New("diffractor", s, 1, nil, mech.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Run(context.Background(), "dp-audit", map[string]any{"from": "list", "list": []string{"w0", "w700", "w1499"}}, Env{Space: s, Mech: m, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Stat("violations") != 0 || !(a.Stat("max loss / bound") <= 1) {
+		t.Errorf("%v violations, max loss / bound %v, max loss − bound %v", a.Stat("violations"), a.Stat("max loss / bound"), a.Stat("max loss − bound"))
+	}
+}

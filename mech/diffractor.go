@@ -292,6 +292,34 @@ func (m *Diffractor) probs(i int) []float64 {
 	return p
 }
 
+// LogProb is ln Pr[M(x) = y] in closed form, exact where the probability
+// itself underflows (far positions on a long line).
+func (m *Diffractor) LogProb(x, y int) float64 {
+	if m.kept(x) {
+		if x == y {
+			return 0
+		}
+		return math.Inf(-1)
+	}
+	i, j, n := int(m.pos[x]), int(m.pos[y]), len(m.line)
+	if m.method == "geometric" {
+		switch {
+		case n == 1:
+			return 0
+		case j == 0 || j == n-1:
+			return -m.eps*float64(abs(i-j)) - math.Log1p(math.Exp(-m.eps))
+		}
+		return math.Log(math.Tanh(m.eps/2)) - m.eps*float64(abs(i-j))
+	}
+	lo, hi := max(0, i-m.gamma), min(n-1, i+m.gamma)
+	var z float64
+	for k := lo; k <= hi; k++ {
+		z += math.Exp(-m.eps * float64(abs(i-k)) / 2)
+	}
+	z += float64(n-(hi-lo+1)) * math.Exp(-m.eps*float64(m.gamma)/2)
+	return -m.eps*float64(min(abs(i-j), m.gamma))/2 - math.Log(z)
+}
+
 // Distributions calls f with each row's exact output distribution over
 // the words (a kept stopword: itself with probability 1).
 func (m *Diffractor) Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error {

@@ -67,6 +67,11 @@ func TestDiffractorExact(t *testing.T) {
 			}
 		}
 		for x := range 5 {
+			for y, p := range mm.probs(x) {
+				if lp := mm.LogProb(x, y); math.Abs(lp-math.Log(p)) > 1e-12 {
+					t.Errorf("%s: ln Pr[%d → %d] = %v, log of the probability %v", mm.Name(), x, y, lp, math.Log(p))
+				}
+			}
 			for x2 := range 5 {
 				for y, p := range mm.probs(x) {
 					if p > math.Exp(mm.Bound(x, x2))*mm.probs(x2)[y]*(1+1e-12) {

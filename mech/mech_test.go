@@ -459,7 +459,10 @@ func TestRulesOnePlace(t *testing.T) {
 		{"tem", inf, nil, func() error { _, err := NewTEM(s, inf, TEMParams{Beta: 0.001}, 0); return err }, "ε = +Inf"},
 		{"tem", 1, Params{"gamma": 3.0}, func() error { _, err := NewTEM(s, 1, TEMParams{Gamma: 3}, 0); return err }, ""},
 		{"diffractor", 1, Params{"method": "laplace"}, func() error { _, err := NewDiffractor(s, 1, DiffractorParams{Method: "laplace"}, nil); return err }, `parameter method = "laplace"`},
-		{"diffractor", 1, Params{"gamma": 0}, func() error { _, err := NewDiffractor(s, 1, DiffractorParams{Method: "tem", Gamma: -1}, nil); return err }, "parameter gamma"},
+		{"diffractor", 1, Params{"gamma": 0}, func() error {
+			_, err := NewDiffractor(s, 1, DiffractorParams{Method: "tem", Gamma: -1}, nil)
+			return err
+		}, "parameter gamma"},
 		{"custext", 1, Params{"k": 0}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 0}, counts); return err }, "parameter k = 0"},
 		{"custext", inf, Params{"k": 3}, func() error { _, err := NewCusText(s, inf, CusTextParams{K: 3}, counts); return err }, "ε = +Inf"},
 		{"custext", 1, Params{"k": 11}, func() error { _, err := NewCusText(s, 1, CusTextParams{K: 11}, counts); return err }, "vocabulary has 10 words"},
