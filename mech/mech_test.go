@@ -609,3 +609,23 @@ func TestSanTextCandidates(t *testing.T) {
 		t.Error("candidates task without the task's counts was accepted")
 	}
 }
+
+// TestProgressReachesMechanisms: every mechanism but CusText (which
+// draws from precomputed distributions) takes Options.Progress through
+// setProgress; a mechanism added without it would privatize silently.
+func TestProgressReachesMechanisms(t *testing.T) {
+	s := tinySpace(t, 20, 2, 1, 1)
+	counts := map[string]int64{}
+	for _, w := range s.Emb.Words {
+		counts[w] = 1
+	}
+	for _, n := range spec.Names(spec.Mechanism) {
+		m, err := New(n, s, 1, nil, Options{Counts: counts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m.(progressor); !ok && !strings.HasPrefix(n, "custext") {
+			t.Errorf("%s has no setProgress", n)
+		}
+	}
+}

@@ -92,18 +92,24 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 	if err != nil {
 		return nil, err
 	}
-	switch x := m.(type) {
-	case *Laplace:
-		x.nn.progress = opt.Progress
-	case *Vickrey:
-		x.nn.progress = opt.Progress
-	case *Mahalanobis:
-		x.nn.progress = opt.Progress
-	case *SanText:
-		x.progress = opt.Progress
+	if p, ok := m.(progressor); ok {
+		p.setProgress(opt.Progress)
 	}
 	return m, nil
 }
+
+// progressor is implemented by the mechanisms that show a progress bar
+// while they privatize (CusText draws from precomputed distributions: it
+// has none).
+type progressor interface {
+	setProgress(w io.Writer)
+}
+
+func (m *Laplace) setProgress(w io.Writer)     { m.nn.progress = w }
+func (m *Vickrey) setProgress(w io.Writer)     { m.nn.progress = w }
+func (m *Mahalanobis) setProgress(w io.Writer) { m.nn.progress = w }
+func (m *SanText) setProgress(w io.Writer)     { m.progress = w }
+func (m *Diffractor) setProgress(w io.Writer)  { m.progress = w }
 
 // check validates a typed constructor's arguments by the descriptor of
 // the named mechanism (the one place each rule lives) and returns them
