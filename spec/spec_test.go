@@ -193,3 +193,42 @@ func TestMarkdownTablesWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryDescriptorDocumented: each mechanism has its row in
+// docs/mechanisms.md's table of mechanisms and in its candidate-set
+// table, each analysis its row in docs/analyses.md's table, and each
+// stage is named there: a kind added without its documentation fails.
+func TestEveryDescriptorDocumented(t *testing.T) {
+	read := func(path string) []string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(string(b), "\n")
+	}
+	rows := func(lines []string, name string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "| ") && strings.Contains(strings.SplitN(l[2:], " |", 2)[0], "`"+name+"`") {
+				n++
+			}
+		}
+		return n
+	}
+	mechs, analyses := read("../docs/mechanisms.md"), read("../docs/analyses.md")
+	for _, n := range Names(Mechanism) {
+		if got := rows(mechs, n); got < 2 {
+			t.Errorf("docs/mechanisms.md: mechanism %s has %d table rows (first cell), want 2 (mechanisms, candidate sets)", n, got)
+		}
+	}
+	for _, n := range Names(Analysis) {
+		if rows(analyses, n) < 1 {
+			t.Errorf("docs/analyses.md: analysis %s has no row", n)
+		}
+	}
+	for _, n := range Names(Stage) {
+		if !strings.Contains(strings.Join(analyses, "\n"), "`"+n+"`") {
+			t.Errorf("docs/analyses.md: stage %s is not named", n)
+		}
+	}
+}
