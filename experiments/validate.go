@@ -97,6 +97,9 @@ func (c *Config) validateStages() error {
 		if slices.ContainsFunc(c.Stages[:i], func(o StageConfig) bool { return o.Kind == st.Kind }) {
 			return c.errAt(fmt.Sprintf("stage %s is given twice", st.Kind), "stages", i, "kind")
 		}
+		if d.Reads != "" && ad.Name != d.Reads {
+			return c.errAt(fmt.Sprintf("%s %s: it needs analysis %s (not %s)", d.Name, d.ReadsWhy, d.Reads, ad.Name), "stages", i, "kind")
+		}
 		switch st.Kind {
 		case "utility-loss":
 			if !ad.Epsilon {
@@ -107,9 +110,6 @@ func (c *Config) validateStages() error {
 			}
 			modes = append(modes, v.Strings("apply")...)
 		case "select":
-			if ad.Name != "bayes-adversary" {
-				return c.errAt(fmt.Sprintf("select maximizes E_M, which analysis bayes-adversary computes (not %s)", ad.Name), "stages", i, "kind")
-			}
 			loss, _ := strings.CutPrefix(v.String("loss"), "L_M ")
 			switch {
 			case (loss == "flip" || loss == "loss") && c.Dataset.Name != "opinion":
@@ -123,9 +123,6 @@ func (c *Config) validateStages() error {
 				}
 			}
 		case "epsilon-search":
-			if ad.Name != "examples" {
-				return c.errAt(fmt.Sprintf("epsilon-search shows the examples at the ε found: it needs analysis examples (not %s)", ad.Name), "stages", i, "kind")
-			}
 			if v.Float("lo") >= v.Float("hi") {
 				return c.errAt(fmt.Sprintf("epsilon-search: lo %v must be below hi %v", v.Float("lo"), v.Float("hi")), "stages", i, "lo")
 			}
@@ -257,8 +254,8 @@ func (c *Config) validateMechanisms() error {
 			if err := c.validateMechanism(i, m); err != nil {
 				return err
 			}
-			if d.Name == "mapping" && !strings.HasPrefix(m.Name, "custext") {
-				return c.errAt(fmt.Sprintf("analysis mapping measures CusText's output sets: mechanism %s has none", m.Name), "mechanisms", i, "name")
+			if d.Mechanisms != nil && !slices.Contains(d.Mechanisms, m.Name) {
+				return c.errAt(fmt.Sprintf("analysis %s %s: mechanism %s has none", d.Name, d.MechanismsWhy, m.Name), "mechanisms", i, "name")
 			}
 		}
 		return nil

@@ -25,6 +25,12 @@ func Markdown(k Kind) string {
 		if d.Epsilon {
 			b.WriteString(" Takes ε (a finite value > 0).")
 		}
+		if d.Mechanisms != nil {
+			fmt.Fprintf(&b, " Mechanisms: only %s (it %s).", strings.Join(d.Mechanisms, ", "), d.MechanismsWhy)
+		}
+		if d.Reads != "" {
+			fmt.Fprintf(&b, " Needs analysis `%s` (it %s).", d.Reads, d.ReadsWhy)
+		}
 		b.WriteString("\n\n")
 		if len(d.Params) == 0 {
 			b.WriteString("No parameters.\n\n")

@@ -153,7 +153,7 @@ var analyses = []Descriptor{
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
 		}},
 	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4), how alike the sets are, and at the cell's ε the token-weighted probability that an input is returned as itself (p0) with the set-mates' normalised score that decides it; custext mechanisms only, ε changes only p0",
-		Epsilon: true, Dataset: true, Revision: 4}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0; 3: removed: drop reaches the mapping (records of revision 2 with it were built as zero); 4: p0 and the set-mates' normalised score recorded
+		Epsilon: true, Dataset: true, Revision: 4, Mechanisms: []string{"custext", "custext+"}, MechanismsWhy: "measures CusText's output sets"}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0; 3: removed: drop reaches the mapping (records of revision 2 with it were built as zero); 4: p0 and the set-mates' normalised score recorded
 }
 
 // stages run after the cells of an analysis config, reading their
@@ -164,7 +164,7 @@ var stages = []Descriptor{
 			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"},
 				Doc: "where the mechanism applies in the utility cells (each gives its own L_M)"},
 		}},
-	{Kind: Stage, Name: "select", Doc: "Xu et al. (2021), Algorithm 2: per mechanism and seed, double ε from the smallest until Laplace (t = 0) has loss below the budget, then at that ε the setting with the largest privacy statistic whose loss is at most the budget (procedure paper), or that setting over the whole grid (procedure grid)",
+	{Kind: Stage, Name: "select", Reads: "bayes-adversary", ReadsWhy: "maximizes E_M", Doc: "Xu et al. (2021), Algorithm 2: per mechanism and seed, double ε from the smallest until Laplace (t = 0) has loss below the budget, then at that ε the setting with the largest privacy statistic whose loss is at most the budget (procedure paper), or that setting over the whole grid (procedure grid)",
 		Params: []Param{
 			{Name: "procedure", Type: String, Enum: []string{"paper", "grid"}, Default: "paper",
 				Doc: "paper: Algorithm 2 as published, over the grid's ε in increasing order (give ε0·2^k and t = 0 in the grid); grid: the arg-max over every setting and ε within the budget"},
@@ -173,7 +173,7 @@ var stages = []Descriptor{
 				Doc: "the statistic bounded by the budget: the lexicon's flip or loss rate (bayes-adversary), or the accuracy drop of an apply mode (utility-loss)"},
 			{Name: "privacy", Type: String, Enum: []string{"E_M"}, Default: "E_M", Doc: "the statistic maximized"},
 		}},
-	{Kind: Stage, Name: "epsilon-search", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
+	{Kind: Stage, Name: "epsilon-search", Reads: "examples", ReadsWhy: "shows the examples at the ε found", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
 		Params: []Param{
 			{Name: "targets", Type: Floats, Min: Excl(0), Max: Excl(1), MinLen: 1, Required: true,
 				Doc: "mean N_w sought, as a share of the draws (Table 1: 0.05, 0.1, 0.2, 0.3 of 1,000)"},

@@ -104,6 +104,14 @@ type Descriptor struct {
 	// parameter's value (checked on the resolved values, defaults
 	// included).
 	Requires []Requirement
+	// Mechanisms, for an analysis, are the only mechanisms it measures
+	// (nil: any), and MechanismsWhy says why ("measures CusText's output
+	// sets"): the config validator refuses others with that reason.
+	Mechanisms    []string
+	MechanismsWhy string
+	// Reads, for a stage, is the analysis whose records it needs ("":
+	// any analysis with ε), and ReadsWhy says why ("maximizes E_M").
+	Reads, ReadsWhy string
 	// Revision counts changes to how an analysis computes its numbers; it
 	// is part of the analysis cells' keys, so a change made after records
 	// exist is not answered from them (bump it with such a change).

@@ -232,3 +232,23 @@ func TestEveryDescriptorDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestDescriptorReferences: the mechanisms an analysis is limited to and
+// the analysis a stage reads exist, each with its reason.
+func TestDescriptorReferences(t *testing.T) {
+	for _, d := range All(Analysis) {
+		for _, m := range d.Mechanisms {
+			if _, err := Lookup(Mechanism, m); err != nil || d.MechanismsWhy == "" {
+				t.Errorf("analysis %s: mechanism %s (%v), reason %q", d.Name, m, err, d.MechanismsWhy)
+			}
+		}
+	}
+	for _, d := range All(Stage) {
+		if d.Reads == "" {
+			continue
+		}
+		if a, err := Lookup(Analysis, d.Reads); err != nil || !a.Epsilon || d.ReadsWhy == "" {
+			t.Errorf("stage %s reads %s (%v), reason %q", d.Name, d.Reads, err, d.ReadsWhy)
+		}
+	}
+}
