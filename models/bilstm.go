@@ -411,6 +411,20 @@ func step(b *Batch, opt *nn.Optimizer, clip float64, logits func(*Batch, bool) (
 // predict runs logits without gradients and returns arg-max classes in
 // the order of the idx the batch was built from.
 func predict(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.Tensor, error)) ([]int64, error) {
+	rows, err := predictRows(b, device, logits)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(rows))
+	for r, o := range b.Order {
+		out[o] = rows[r]
+	}
+	return out, nil
+}
+
+// predictRows runs logits without gradients and returns the arg-max
+// class of each of its rows, in the logits' order.
+func predictRows(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.Tensor, error)) ([]int64, error) {
 	prev, err := ts.GradSetEnabled(false)
 	if err != nil {
 		return nil, err
@@ -421,6 +435,10 @@ func predict(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.Tenso
 		return nil, err
 	}
 	defer l.Drop()
+	size, err := l.Size()
+	if err != nil {
+		return nil, err
+	}
 	arg, err := l.Argmax([]int64{1}, false, false)
 	if err != nil {
 		return nil, err
@@ -431,15 +449,11 @@ func predict(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.Tenso
 		}
 	}
 	defer arg.Drop()
-	rows := make([]int64, len(b.Lengths))
+	rows := make([]int64, size[0])
 	if err := arg.CopyData(rows, uint(len(rows))); err != nil {
 		return nil, err
 	}
-	out := make([]int64, len(rows))
-	for r, o := range b.Order {
-		out[o] = rows[r]
-	}
-	return out, nil
+	return rows, nil
 }
 
 // Save writes the model's parameters (embedding included, frozen or not)

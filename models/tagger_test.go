@@ -1,0 +1,90 @@
+package models
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// TestTaggerLearnsContext: each token's tag is the token before it (0
+// at the start), which no per-token classifier can know; the tagger
+// learns it from the forward direction. Predictions come back per
+// sequence in the order asked, one per kept token.
+func TestTaggerLearnsContext(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var seqs, tags [][]int64
+	for range 400 {
+		n := 3 + r.IntN(10)
+		s, tg := make([]int64, n), make([]int64, n)
+		for i := range s {
+			s[i] = 1 + r.Int64N(8)
+			if i > 0 {
+				tg[i] = s[i-1]
+			}
+		}
+		seqs, tags = append(seqs, s), append(tags, tg)
+	}
+	err := torchrt.Do(func() error {
+		torchrt.ManualSeed(3)
+		m, err := NewTagger(BiLSTMConfig{Vocab: 9, EmbedDim: 8, Hidden: 24, Layers: 1, Classes: 9, LR: 0.02, ClipNorm: 5}, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		for epoch := range 25 {
+			for lo := 0; lo < 300; lo += 30 {
+				idx := make([]int, 30)
+				for i := range idx {
+					idx[i] = lo + (i*7+epoch)%30
+				}
+				b, err := NewTagBatch(seqs, tags, idx, 0, 0, gotch.CPU)
+				if err != nil {
+					return err
+				}
+				_, err = m.Step(b)
+				b.Drop()
+				if err != nil {
+					return err
+				}
+			}
+		}
+		idx := make([]int, 100)
+		for i := range idx {
+			idx[i] = 399 - i
+		}
+		b, err := NewTagBatch(seqs, nil, idx, 0, 8, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer b.Drop()
+		pred, err := m.Predict(b)
+		if err != nil {
+			return err
+		}
+		right, all := 0, 0
+		for k, i := range idx {
+			if want := min(len(seqs[i]), 8); len(pred[k]) != want {
+				t.Fatalf("sequence %d: %d tags for %d kept tokens", i, len(pred[k]), want)
+			}
+			for j, p := range pred[k] {
+				all++
+				if p == tags[i][j] {
+					right++
+				}
+			}
+		}
+		if acc := float64(right) / float64(all); acc < 0.95 {
+			t.Errorf("held-out tag accuracy %.3f, want ≥ 0.95", acc)
+		}
+		if _, err := NewTagBatch(seqs, [][]int64{{1}}, []int{0}, 0, 0, gotch.CPU); err == nil {
+			t.Error("tags of the wrong length accepted")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
