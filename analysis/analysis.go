@@ -22,6 +22,9 @@ type Env struct {
 	// (opinion lexicon only).
 	Counts map[string]int64
 	Labels map[string]int
+	// Texts are the dataset's tokenized texts the analysis reads (its
+	// training split; nil when it reads no dataset).
+	Texts [][]string
 	// Seed draws word samples.
 	Seed uint64
 	// Memo, when set, keeps words' sampled output counts between cells.
@@ -57,6 +60,7 @@ var analyses = map[string]func(ctx context.Context, v spec.Values, env Env) (met
 	"examples":              examples,
 	"mapping":               mapping,
 	"dp-audit":              audit,
+	"reconstruction":        reconstruct,
 }
 
 // Run computes the named analysis. Parameters are checked by the

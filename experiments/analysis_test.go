@@ -108,7 +108,7 @@ const bayesTwitter = "dataset:\n  name: twitter\nembedding:\n  path: e.vec\nanal
 
 func TestAnalysisErrors(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
-		{"unknown analysis", "embedding:\n  path: e.vec\nanalysis:\n  kind: membership\n", `x.yaml:4: unknown analysis "membership" (known: bayes-adversary, dp-audit, examples, mapping, neighbours, plausible-deniability, query-attack)`},
+		{"unknown analysis", "embedding:\n  path: e.vec\nanalysis:\n  kind: membership\n", `x.yaml:4: unknown analysis "membership" (known: bayes-adversary, dp-audit, examples, mapping, neighbours, plausible-deniability, query-attack, reconstruction)`},
 		{"kind missing", "embedding:\n  path: e.vec\nanalysis:\n  draws: 3\n", "x.yaml:3: analysis.kind is required"},
 		{"bad param", "embedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\n  k: [0, 5]\n", "x.yaml:5: neighbours: parameter k = [0 5], want a list of integers in [1, ∞)"},
 		{"ε without mechanisms", "embedding:\n  path: e.vec\nanalysis:\n  kind: plausible-deniability\n", "x.yaml:4: analysis plausible-deniability runs mechanisms: give at least one"},

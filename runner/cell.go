@@ -85,7 +85,7 @@ func (s *Session) analysisEnv(cell experiments.Cell) (analysis.Env, error) {
 		return analysis.Env{}, err
 	}
 	in := s.in.view(cell)
-	env := analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels,
+	env := analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels, Texts: in.splits["train"].Docs,
 		Source: mech.Source{Seed: cell.Seed, Cell: cell.Stream()}}
 	if cell.Mechanism != "" {
 		if env.Mech, err = s.mechanism(cell, nil); err != nil {

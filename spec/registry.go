@@ -147,6 +147,17 @@ var analyses = []Descriptor{
 			{Name: "exact", Type: Bool, Default: true,
 				Doc: "use the output distribution where it is known (SanText, TEM, CusText) instead of drawing"},
 		}...)},
+	{Kind: Analysis, Name: "reconstruction", Doc: "a context-aware reconstruction attack (after Tong et al. 2025): a biLSTM tagger over privatized sentences' vectors, trained on privatized texts disjoint from the evaluated ones, predicts each original token; its token recovery overall and on rare words beside the context-free attacker's (each observed word's most frequent original in the same training pairs)",
+		Epsilon: true, Dataset: true, Params: []Param{
+			{Name: "sentences", Type: Int, Min: Incl(1), Default: 4000, Doc: "texts the attacker learns from (privatized with the cell's mechanism and ε)"},
+			{Name: "test", Type: Int, Min: Incl(1), Default: 1000, Doc: "texts evaluated, disjoint from the attacker's"},
+			{Name: "vocab", Type: Int, Min: Incl(1), Default: 5000, Doc: "original words the attacker can name: its training text's most frequent (others only when left unchanged)"},
+			{Name: "epochs", Type: Int, Min: Incl(1), Default: 3, Doc: "passes over the attacker's training texts"},
+			{Name: "hidden", Type: Int, Min: Incl(1), Default: 128, Doc: "LSTM units per direction"},
+			{Name: "lr", Type: Float, Min: Excl(0), Default: 0.002, Doc: "the attacker's Adam learning rate"},
+			{Name: "max_len", Type: Int, Min: Incl(1), Default: 64, Doc: "tokens kept of each text"},
+			{Name: "rare", Type: Int, Min: Incl(0), Default: 5, Doc: "a word is rare when it occurs at most this often in the attacker's training text"},
+		}},
 	{Kind: Analysis, Name: "examples", Doc: "privatizations of chosen words (Feyisetan et al. 2020, Table 1)",
 		Epsilon: true, Params: []Param{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"encryption", "hockey", "spacecraft"}, Doc: "the words"},
