@@ -203,7 +203,15 @@ func TestSanTextExactBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probs := make([][]float64, 40)
+	checkExact(t, m, s)
+}
+
+// checkExact verifies the ε·d bound on the exact probabilities of every
+// pair of the space's words (all of them candidates) and that sampled
+// frequencies of word 3 match them; it returns the probabilities.
+func checkExact(t *testing.T, m *SanText, s *Space) [][]float64 {
+	t.Helper()
+	probs := make([][]float64, s.Emb.Len())
 	for w := range probs {
 		_, probs[w], _ = m.Probabilities(w)
 	}
@@ -217,7 +225,6 @@ func TestSanTextExactBound(t *testing.T) {
 			}
 		}
 	}
-	// Sampled frequencies match the exact probabilities.
 	const N = 40000
 	freq := outputDist(t, m, s, 3, N, 1)
 	for y, p := range probs[3] {
@@ -225,6 +232,7 @@ func TestSanTextExactBound(t *testing.T) {
 			t.Errorf("Pr[3→%d]: sampled %.4f, exact %.4f", y, freq[y], p)
 		}
 	}
+	return probs
 }
 
 // TestSanTextPlusSensitiveSet: the sensitive words are the least

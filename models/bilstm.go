@@ -167,23 +167,11 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	var s torchrt.Scope
 	defer s.Drop()
-	rows, T, err := batchShape(b)
+	r, err := m.run(&s, b, train)
 	if err != nil {
 		return nil, err
 	}
-	ix := newRowIndex(b.Lengths, T)
-	rev, err := s.Keep(toDevice(ix.reverse, []int64{int64(len(ix.reverse))}, m.device))
-	if err != nil {
-		return nil, err
-	}
-	x, err := s.Keep(ts.Embedding(m.embed.get(), b.Tokens, m.cfg.PadIndex, false, false))
-	if err != nil {
-		return nil, err
-	}
-	out, fwd, bwdRev, err := m.layers(&s, x, rows, T, rev, train)
-	if err != nil {
-		return nil, err
-	}
+	rows, T, ix, out, fwd, bwdRev := r.rows, r.T, r.ix, r.out, r.fwd, r.bwdRev
 	if m.cfg.Pooling == "max" {
 		valid, err := s.Keep(toDevice(ix.valid, []int64{int64(len(ix.valid))}, m.device))
 		if err != nil {
@@ -209,6 +197,35 @@ func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 		finals = append(finals, f)
 	}
 	return ts.Cat(finals, 1)
+}
+
+// layerRun is the stacked LSTM's run over a batch: its shape, positions
+// and the outputs of layers.
+type layerRun struct {
+	rows, T          int64
+	ix               rowIndex
+	out, fwd, bwdRev *ts.Tensor
+}
+
+// run embeds a batch of single texts and runs the layers over it; the
+// tensors are kept in s.
+func (m *BiLSTM) run(s *torchrt.Scope, b *Batch, train bool) (layerRun, error) {
+	var r layerRun
+	var err error
+	if r.rows, r.T, err = batchShape(b); err != nil {
+		return r, err
+	}
+	r.ix = newRowIndex(b.Lengths, r.T)
+	rev, err := s.Keep(toDevice(r.ix.reverse, []int64{int64(len(r.ix.reverse))}, m.device))
+	if err != nil {
+		return r, err
+	}
+	x, err := s.Keep(ts.Embedding(m.embed.get(), b.Tokens, m.cfg.PadIndex, false, false))
+	if err != nil {
+		return r, err
+	}
+	r.out, r.fwd, r.bwdRev, err = m.layers(s, x, r.rows, r.T, rev, train)
+	return r, err
 }
 
 // batchShape checks a batch of single texts and returns its rows and

@@ -69,23 +69,11 @@ func (t *Tagger) tokenLogits(b *Batch, train bool) (*ts.Tensor, error) {
 	var s torchrt.Scope
 	defer s.Drop()
 	m := t.m
-	rows, T, err := batchShape(b)
+	r, err := m.run(&s, b, train)
 	if err != nil {
 		return nil, err
 	}
-	ix := newRowIndex(b.Lengths, T)
-	rev, err := s.Keep(toDevice(ix.reverse, []int64{int64(len(ix.reverse))}, m.device))
-	if err != nil {
-		return nil, err
-	}
-	x, err := s.Keep(ts.Embedding(m.embed.get(), b.Tokens, m.cfg.PadIndex, false, false))
-	if err != nil {
-		return nil, err
-	}
-	out, _, _, err := m.layers(&s, x, rows, T, rev, train)
-	if err != nil {
-		return nil, err
-	}
+	rows, T, ix, out := r.rows, r.T, r.ix, r.out
 	valid, err := s.Keep(toDevice(ix.valid, []int64{int64(len(ix.valid))}, m.device))
 	if err != nil {
 		return nil, err
