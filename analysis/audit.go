@@ -101,6 +101,9 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 			if i != j {
 				bound[i][j] = b.Bound(rows[i], rows[j])
 			}
+			if math.IsNaN(bound[i][j]) { // e.g. a singular Mahalanobis Σ_p
+				return a, fmt.Errorf("%s states no number as the bound between %q and %q", env.Mech.Name(), env.Space.Emb.Words[rows[i]], env.Space.Emb.Words[rows[j]])
+			}
 			if !math.IsInf(bound[i][j], 1) {
 				comparisons += len(ds[i].outs)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -187,5 +188,27 @@ func TestAuditUnderflow(t *testing.T) {
 	}
 	if a.Stat("violations") != 0 || !(a.Stat("max loss / bound") <= 1) {
 		t.Errorf("%v violations, max loss / bound %v, max loss − bound %v", a.Stat("violations"), a.Stat("max loss / bound"), a.Stat("max loss − bound"))
+	}
+}
+
+// TestAuditSingularMetric: Mahalanobis at λ = 1 over fewer words than
+// dimensions has a singular Σ_p, so its metric is undefined: the audit
+// fails instead of recording NaN statistics without a violation.
+func TestAuditSingularMetric(t *testing.T) {
+	e := &embedding.Embedding{Dim: 4, Format: "test", Source: "flat",
+		Words: []string{"a", "b", "c"}, Data: []float32{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}}
+	s, err := mech.NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m, err := mech.New("mahalanobis", s, 1, mech.Params{"lambda": 1.0}, mech.Options{})
+	if err != nil {
+		t.Skipf("mahalanobis refuses the singular Σ_p itself: %v", err)
+	}
+	_, err = Run(context.Background(), "dp-audit", map[string]any{"from": "list", "list": []string{"a", "b"}, "draws": 10},
+		Env{Space: s, Mech: m, Source: mech.Source{Seed: 1}, Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "no number as the bound") {
+		t.Errorf("got %v, want the undefined bound reported", err)
 	}
 }

@@ -90,7 +90,8 @@ func sqdist64(a, b []float32) float64 {
 }
 
 // mahalanobisMetric is ‖Σ_p^{−1/2}(x − y)‖, with Σ_p^{−1/2} computed on
-// first use from Σ_p^{1/2}.
+// first use from Σ_p^{1/2}; NaN when Σ_p is singular (λ = 1 with a
+// covariance of lower rank than the dimension).
 type mahalanobisMetric struct {
 	sqrt []float64 // Σ_p^{1/2}, dim × dim
 	once sync.Once
