@@ -162,10 +162,7 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 	if !exact {
 		a.Add("max loss − bound, 95% low", nanIfNone(worstLow, pairs))
 	}
-	notion := spec.Notion("")
-	if n, ok := env.Mech.(interface{ Notion() spec.Notion }); ok {
-		notion = n.Notion()
-	}
+	notion := env.Mech.Notion()
 	switch {
 	case pairs == 0:
 		a.Notes = append(a.Notes, "no pair of the sampled words has a finite bound (CusText: no two share an output set)")
