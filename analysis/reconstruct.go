@@ -225,7 +225,7 @@ func trainTagger(ctx context.Context, v spec.Values, env Env, trainIDs, trainTag
 	pre := make([]float32, (n+2)*dim)
 	copy(pre[dim:], emb.Data)
 	cfg := models.BiLSTMConfig{Vocab: int64(n + 2), EmbedDim: int64(dim), Hidden: int64(v.Int("hidden")), Layers: 1, Classes: classes,
-		LR: v.Float("lr"), ClipNorm: 5, Pretrained: pre, Freeze: true}
+		LR: v.Float("lr"), ClipNorm: 5, Pretrained: pre, Freeze: !v.Bool("fine_tune")}
 	const batch = 32
 	var pred [][]int64
 	err := torchrt.Do(func() error {

@@ -88,7 +88,7 @@ var modelCommon = []Param{
 	{Name: "dropout", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "dropout on the head's inputs (and between LSTM layers), training only"},
 	{Name: "lr", Type: Float, Default: 1e-3, Min: Excl(0), Doc: "Adam learning rate"},
 	{Name: "clip", Type: Float, Default: 5.0, Min: Incl(0), Doc: "global gradient-norm bound (0: no clipping)"},
-	{Name: "fine_tune", Type: Bool, Default: false, Doc: "train the pretrained embeddings (default: frozen, as in the papers)"},
+	{Name: "fine_tune", Type: Bool, Default: true, Doc: "train the pretrained embeddings (default: frozen, as in the papers)"},
 }
 
 // models are the classifier kinds.
@@ -155,6 +155,7 @@ var analyses = []Descriptor{
 			{Name: "epochs", Type: Int, Min: Incl(1), Default: 3, Doc: "passes over the attacker's training texts"},
 			{Name: "hidden", Type: Int, Min: Incl(1), Default: 128, Doc: "LSTM units per direction"},
 			{Name: "lr", Type: Float, Min: Excl(0), Default: 0.002, Doc: "the attacker's Adam learning rate"},
+			{Name: "fine_tune", Type: Bool, Default: true, Doc: "train the attacker's input vectors too, so it can learn each observed word's own tendencies as the context-free attacker does (false: frozen)"},
 			{Name: "max_len", Type: Int, Min: Incl(1), Default: 64, Doc: "tokens kept of each text"},
 			{Name: "rare", Type: Int, Min: Incl(0), Default: 5, Doc: "a word is rare when it occurs at most this often in the attacker's training text"},
 		}},
