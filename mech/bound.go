@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/xp-nlp/xp/mech/knn"
 )
 
 // Each mechanism states the bound its guarantee puts on the privacy loss
@@ -77,16 +79,7 @@ func (m *CusText) Peers(x int) []int {
 }
 
 func euclid(s *Space, x, y int) float64 {
-	return math.Sqrt(sqdist64(s.Emb.Vector(x), s.Emb.Vector(y)))
-}
-
-func sqdist64(a, b []float32) float64 {
-	var d float64
-	for i := range a {
-		t := float64(a[i]) - float64(b[i])
-		d += t * t
-	}
-	return d
+	return math.Sqrt(knn.SquaredDistance(s.Emb.Vector(x), s.Emb.Vector(y)))
 }
 
 // mahalanobisMetric is ‖Σ_p^{−1/2}(x − y)‖, with Σ_p^{−1/2} computed on

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -118,14 +119,7 @@ func outputDist(t *testing.T, m Mechanism, s *Space, w, N int, seed uint64) []fl
 
 func dist(a, b []float32) float64 { return math.Sqrt(sqd(a, b)) }
 
-func sqd(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		s += d * d
-	}
-	return s
-}
+func sqd(a, b []float32) float64 { return knn.SquaredDistance(a, b) }
 
 // checkDP verifies Pr[M(w)=y] ≤ exp(ε·d(w,w′))·Pr[M(w′)=y] for all pairs
 // within a Monte Carlo tolerance, and returns the number of violations.

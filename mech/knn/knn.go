@@ -291,7 +291,7 @@ func (ix *Index) rerank(q []float32, lo, hi, kc, k, avail int, c candidates, exc
 		for j := 0; j < kc; j++ {
 			i := int32(c.idx[r*kc+j])
 			excepted = excepted || except != nil && except[i]
-			buf[j] = cd{i, sqdist(qv, ix.Row(int(i)))}
+			buf[j] = cd{i, SquaredDistance(qv, ix.Row(int(i)))}
 		}
 		if excepted { // cannot happen with finite scores; the scan decides
 			fb = append(fb, qi)
@@ -326,7 +326,9 @@ func (ix *Index) rerank(q []float32, lo, hi, kc, k, avail int, c candidates, exc
 	return fb
 }
 
-func sqdist(a, b []float32) float64 {
+// SquaredDistance is ‖a − b‖² in float64 from the float32 values: the
+// exact distance every search ranks by.
+func SquaredDistance(a, b []float32) float64 {
 	var s float64
 	for i, v := range a {
 		d := float64(v) - float64(b[i])
@@ -346,7 +348,7 @@ func (ix *Index) scan(q []float32, k int, except []bool, ids []int32, dist []flo
 		if except != nil && except[i] {
 			continue
 		}
-		d := sqdist(q, ix.Row(i))
+		d := SquaredDistance(q, ix.Row(i))
 		if len(best) == k && !(d < best[k-1].d) {
 			continue // equal distance: the earlier (lower) index stays
 		}
