@@ -109,6 +109,10 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 			}
 		}
 	}
+	logProb, _ := env.Mech.(logProber)
+	if !exact {
+		logProb = nil // draws estimate probabilities: no closed form to read
+	}
 	cp := newClopperPearson(m, (1-auditLevel)/float64(2*max(1, comparisons)))
 	pairs, violations := 0, 0
 	worst, worstRatio, worstLow := math.Inf(-1), math.Inf(-1), math.Inf(-1)
@@ -125,9 +129,11 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 			violated := false
 			for k, y := range ds[i].outs {
 				p, q := ds[i].p[k], prob[j][y]
-				lp, lq := math.Log(p), math.Log(q)
-				if lg, ok := env.Mech.(logProber); ok && exact {
-					lp, lq = lg.LogProb(rows[i], int(y)), lg.LogProb(rows[j], int(y))
+				var lp, lq float64
+				if logProb != nil {
+					lp, lq = logProb.LogProb(rows[i], int(y)), logProb.LogProb(rows[j], int(y))
+				} else {
+					lp, lq = math.Log(p), math.Log(q)
 				}
 				if math.IsInf(lp, -1) {
 					continue
