@@ -261,33 +261,41 @@ func abs(x int) int {
 	return x
 }
 
+// logProbs returns ln Pr[position i → j] as a function of j, in closed
+// form: geometric, ln tanh(ε/2) − ε|i − j| inside the line and
+// −ε|i − j| − ln(1 + e^{−ε}) at its ends (they take the tails); tem,
+// −ε·min(|i − j|, γ)/2 − ln Z.
+func (m *Diffractor) logProbs(i int) func(j int) float64 {
+	n := len(m.line)
+	if m.method == "geometric" {
+		inner, end := math.Log(math.Tanh(m.eps/2)), -math.Log1p(math.Exp(-m.eps))
+		return func(j int) float64 {
+			switch {
+			case n == 1:
+				return 0
+			case j == 0 || j == n-1:
+				return -m.eps*float64(abs(i-j)) + end
+			}
+			return inner - m.eps*float64(abs(i-j))
+		}
+	}
+	lo, hi := max(0, i-m.gamma), min(n-1, i+m.gamma)
+	var z float64
+	for k := lo; k <= hi; k++ {
+		z += math.Exp(-m.eps * float64(abs(i-k)) / 2)
+	}
+	z += float64(n-(hi-lo+1)) * math.Exp(-m.eps*float64(m.gamma)/2)
+	lz := math.Log(z)
+	return func(j int) float64 { return -m.eps*float64(min(abs(i-j), m.gamma))/2 - lz }
+}
+
 // probs is the exact output distribution over positions for input
 // position i.
 func (m *Diffractor) probs(i int) []float64 {
-	n := len(m.line)
-	p := make([]float64, n)
-	if m.method == "geometric" {
-		if n == 1 {
-			p[0] = 1
-			return p
-		}
-		// Pr[k] = tanh(ε/2)·e^{−ε|k|}; the ends take the tails:
-		// Pr[j = 0] = e^{−εi}/(1 + e^{−ε}), likewise at n − 1.
-		c := math.Tanh(m.eps / 2)
-		for j := range p {
-			p[j] = c * math.Exp(-m.eps*float64(abs(i-j)))
-		}
-		p[0] = math.Exp(-m.eps*float64(i)) / (1 + math.Exp(-m.eps))
-		p[n-1] = math.Exp(-m.eps*float64(n-1-i)) / (1 + math.Exp(-m.eps))
-		return p
-	}
-	var z float64
+	lp := m.logProbs(i)
+	p := make([]float64, len(m.line))
 	for j := range p {
-		p[j] = math.Exp(-m.eps * float64(min(abs(i-j), m.gamma)) / 2)
-		z += p[j]
-	}
-	for j := range p {
-		p[j] /= z
+		p[j] = math.Exp(lp(j))
 	}
 	return p
 }
@@ -301,23 +309,7 @@ func (m *Diffractor) LogProb(x, y int) float64 {
 		}
 		return math.Inf(-1)
 	}
-	i, j, n := int(m.pos[x]), int(m.pos[y]), len(m.line)
-	if m.method == "geometric" {
-		switch {
-		case n == 1:
-			return 0
-		case j == 0 || j == n-1:
-			return -m.eps*float64(abs(i-j)) - math.Log1p(math.Exp(-m.eps))
-		}
-		return math.Log(math.Tanh(m.eps/2)) - m.eps*float64(abs(i-j))
-	}
-	lo, hi := max(0, i-m.gamma), min(n-1, i+m.gamma)
-	var z float64
-	for k := lo; k <= hi; k++ {
-		z += math.Exp(-m.eps * float64(abs(i-k)) / 2)
-	}
-	z += float64(n-(hi-lo+1)) * math.Exp(-m.eps*float64(m.gamma)/2)
-	return -m.eps*float64(min(abs(i-j), m.gamma))/2 - math.Log(z)
+	return m.logProbs(int(m.pos[x]))(int(m.pos[y]))
 }
 
 // Distributions calls f with each row's exact output distribution over
