@@ -88,7 +88,7 @@ var modelCommon = []Param{
 	{Name: "dropout", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "dropout on the head's inputs (and between LSTM layers), training only"},
 	{Name: "lr", Type: Float, Default: 1e-3, Min: Excl(0), Doc: "Adam learning rate"},
 	{Name: "clip", Type: Float, Default: 5.0, Min: Incl(0), Doc: "global gradient-norm bound (0: no clipping)"},
-	{Name: "fine_tune", Type: Bool, Default: true, Doc: "train the pretrained embeddings (default: frozen, as in the papers)"},
+	{Name: "fine_tune", Type: Bool, Default: false, Doc: "train the pretrained embeddings (default: frozen, as in the papers)"},
 }
 
 // models are the classifier kinds.
