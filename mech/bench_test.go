@@ -16,6 +16,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -283,6 +284,118 @@ func BenchmarkVersusLaplace(b *testing.B) {
 			b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
 			b.ReportMetric(ratios[0], "ratio-min")
 			b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
+		})
+	}
+}
+
+// BenchmarkScoring sets the two scoring paths of exact search (knn's
+// int8 kernel with its certified bound, and libtorch float32 products)
+// against the plain float32 product of the same shape, the roofline of
+// the float32 path: per repeat, the product (batch × dim by dim × V, as
+// many rows as tokens), privatization on the float32 path, then on the
+// int8 path, interleaved in one run, 3 repeats; it reports each path's
+// tokens/s over the product's rows/s (median, min, max), and checks that
+// both paths privatize to the same tokens. Run with
+//
+//	XP_DATA=../shared/data go test ./mech -run '^$' -bench Scoring -benchtime 1x -timeout 60m
+func BenchmarkScoring(b *testing.B) {
+	if ok, why := knn.Int8Available(); !ok {
+		b.Skipf("SKIP: int8 scoring: %s", why)
+	}
+	const repeats = 3
+	for _, r := range []struct {
+		space, mech string
+		p           Params
+		batch       int
+		tokens      int
+	}{
+		{"fasttext300d", "laplace", nil, 1024, 4096},
+		{"fasttext300d", "laplace", nil, 4096, 16384},
+		{"fasttext300d", "vickrey", Params{"t": 0.5}, 1024, 4096},
+		{"fasttext300d", "mahalanobis", Params{"lambda": 0.2}, 1024, 4096},
+		{"synthetic400k", "laplace", nil, 1024, 1024},
+	} {
+		b.Run(fmt.Sprintf("%s/%s/batch=%d", r.space, r.mech, r.batch), func(b *testing.B) {
+			s := benchSpace(b, r.space)
+			n, dim := s.Emb.Len(), s.Emb.Dim
+			spaces := map[knn.Scoring]*Space{}
+			for _, sc := range []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8} {
+				ix, err := knn.New(s.Emb.Data, n, dim, gotch.CPU, knn.Options{Budget: 1 << 30, Scoring: sc})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer ix.Close()
+				spaces[sc] = &Space{Emb: s.Emb, Index: ix}
+			}
+			docs := randomDocs(s, r.tokens)
+			product := func() float64 {
+				var rate float64
+				err := torchrt.Do(func() error {
+					var sc torchrt.Scope
+					defer sc.Drop()
+					e, err := sc.Keep(ts.NewTensorFromData(s.Emb.Data, []int64{int64(n), int64(dim)}))
+					if err != nil {
+						return err
+					}
+					et, err := sc.Keep(e.Transpose(0, 1, false))
+					if err != nil {
+						return err
+					}
+					q, err := sc.Keep(ts.Randn([]int64{int64(r.batch), int64(dim)}, gotch.Float, gotch.CPU))
+					if err != nil {
+						return err
+					}
+					t0 := time.Now()
+					for done := 0; done < r.tokens; done += r.batch {
+						p, err := q.Mm(et, false)
+						if err != nil {
+							return err
+						}
+						p.Drop()
+					}
+					rate = float64((r.tokens+r.batch-1)/r.batch*r.batch) / time.Since(t0).Seconds()
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return rate
+			}
+			privatize := func(sc knn.Scoring, seed uint64) (float64, [][]string) {
+				m, err := New(r.mech, spaces[sc], 10, r.p, Options{Batch: r.batch, Counts: map[string]int64{}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				out, _, err := m.Privatize(context.Background(), docs, Source{Seed: seed})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return float64(r.tokens) / time.Since(t0).Seconds(), out
+			}
+			var f32, i8, rates []float64
+			for i := 0; i < b.N*repeats; i++ {
+				p := product()
+				rf, outF := privatize(knn.ScoringFloat32, uint64(i))
+				ri, outI := privatize(knn.ScoringInt8, uint64(i))
+				if !slices.EqualFunc(outF, outI, slices.Equal) {
+					b.Fatal("the int8 and float32 paths privatized differently")
+				}
+				f32, i8, rates = append(f32, rf/p), append(i8, ri/p), append(rates, ri)
+			}
+			for _, x := range [][]float64{f32, i8, rates} {
+				slices.Sort(x)
+			}
+			st := spaces[knn.ScoringInt8].Index.Stats()
+			b.ReportMetric(rates[len(rates)/2], "int8-tokens/s")
+			b.ReportMetric(f32[len(f32)/2], "float32/product")
+			b.ReportMetric(f32[0], "float32/product-min")
+			b.ReportMetric(f32[len(f32)-1], "float32/product-max")
+			b.ReportMetric(i8[len(i8)/2], "int8/product")
+			b.ReportMetric(i8[0], "int8/product-min")
+			b.ReportMetric(i8[len(i8)-1], "int8/product-max")
+			b.ReportMetric(float64(st.Kept)/float64(max(1, st.Queries-st.Fallbacks)), "kept/query")
+			b.ReportMetric(float64(st.Fallbacks), "int8-fallbacks")
 		})
 	}
 }

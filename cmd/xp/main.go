@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/models"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/spec"
@@ -205,7 +206,16 @@ func doctor(args []string, out io.Writer) error {
 	if err := torchrt.SetThreads(*threads); err != nil {
 		return err
 	}
-	return torchrt.Collect().Write(out)
+	if err := torchrt.Collect().Write(out); err != nil {
+		return err
+	}
+	ok, why := knn.Int8Available()
+	scoring := "float32 products (the int8 kernel is unavailable: " + why + ")"
+	if ok {
+		scoring = "int8 kernel (" + why + ") on CPU, float32 products on CUDA"
+	}
+	_, err := fmt.Fprintf(out, "%-18s%s; exact ranking in float64\n", "exact search:", scoring)
+	return err
 }
 
 func smoke(ctx context.Context, args []string, out io.Writer) error {

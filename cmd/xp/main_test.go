@@ -12,7 +12,7 @@ func TestDoctorReportsTorch(t *testing.T) {
 	if err := run(context.Background(), []string{"doctor"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"go:", "gotch:", "libtorch:", "BLAS:", "CUDA available:", "threads:"} {
+	for _, want := range []string{"go:", "gotch:", "libtorch:", "BLAS:", "CUDA available:", "threads:", "exact search:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out.String())
 		}

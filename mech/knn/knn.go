@@ -2,17 +2,30 @@
 // vectors against a fixed candidate matrix: the search every mechanism in
 // mech spends its time in.
 //
-// Search runs as blocked matrix products through libtorch on CPU or CUDA:
-// scores ‖e‖² − 2e·q for a block of queries against every candidate, then
-// a top-k per query. Float32 products are fast but not exact, so the
-// float32 top-k is only a candidate set: each candidate's distance is
-// recomputed in float64 from the stored float32 values, candidates are
-// ordered by (distance, index), and a certificate (a rigorous bound on the
-// float32 rounding error of every score) proves that no vector outside the
-// candidate set can be nearer. A query whose certificate fails (near-ties
-// at the boundary, duplicate vectors) is searched again by an exact float64
-// scan. The result is therefore exactly what a naive loop in float64 over
-// all candidates gives, ties broken by the lower index, on any device.
+// A search scores every candidate approximately, keeps the candidates
+// that a rigorous bound on the approximation's error cannot rule out,
+// and ranks those exactly: each kept candidate's distance is recomputed
+// in float64 from the stored float32 values and candidates are ordered by
+// (distance, index). The result is therefore exactly what a naive loop in
+// float64 over all candidates gives (Naive), ties broken by the lower
+// index, whichever path scored.
+//
+// Two paths score (Scoring; the index picks the fastest available):
+//
+//   - int8 (CPU, x86-64 with AVX-512 VNNI; q8.go, q8.c): rows and queries
+//     quantized to int8 with per-row and per-query scales, scored by a
+//     kernel of xp's own that keeps, while it scans, every row whose
+//     lower bound is within reach of the k-th best upper bound. No
+//     certificate can fail; a query whose kept set outgrows its buffer
+//     (over a thousand rows within the bound, e.g. duplicated vectors) is
+//     scanned exactly.
+//   - float32 (any device): blocked matrix products through libtorch,
+//     scores ‖e‖² − 2e·q for a block of queries against every candidate,
+//     then a top-k per query as the candidate set, and a certificate (a
+//     rigorous bound on the float32 rounding error of every score) that
+//     no vector outside it can be nearer. A query whose certificate fails
+//     (near-ties at the boundary, duplicate vectors) is searched again by
+//     an exact float64 scan.
 package knn
 
 import (
@@ -39,15 +52,41 @@ type Index struct {
 	budget  int64
 	et2     *ts.Tensor // −2·Eᵀ, dim × n (float32)
 	enorm   *ts.Tensor // 1 × n float32 ‖e‖²
+	q8      *q8        // the int8 path's matrix (nil: the float32 path scores)
 
-	mu    sync.Mutex
-	stats Stats
+	mu     sync.Mutex
+	stats  Stats
+	closed bool
 }
 
 // Stats counts how searches went.
 type Stats struct {
 	Queries   int64 // queries answered
 	Fallbacks int64 // queries whose certificate failed and that were rescanned exactly
+	Kept      int64 // rows the int8 path's bound kept and ranked exactly, over all its queries
+}
+
+// Scoring names how an index scores candidates before the exact ranking.
+// Every choice gives the same answer, bit for bit.
+type Scoring string
+
+const (
+	// ScoringAuto is int8 where the CPU runs it, otherwise float32.
+	ScoringAuto Scoring = ""
+	// ScoringFloat32 scores with libtorch float32 products (any device).
+	ScoringFloat32 Scoring = "float32"
+	// ScoringInt8 scores with the int8 kernel (CPU with AVX-512 VNNI, at
+	// most 1,024 dimensions).
+	ScoringInt8 Scoring = "int8"
+)
+
+// Int8Available says whether this CPU runs the int8 scoring kernel, and
+// if not, why.
+func Int8Available() (bool, string) {
+	if !q8Supported() {
+		return false, "the CPU lacks AVX-512 VNNI (or is not x86-64)"
+	}
+	return true, "AVX-512 VNNI"
 }
 
 // Options tune an index.
@@ -55,6 +94,8 @@ type Options struct {
 	// Budget bounds the bytes of one block of scores (queries × candidates
 	// × 4); 0 means 256 MiB.
 	Budget int64
+	// Scoring chooses the scoring path (ScoringAuto: the fastest here).
+	Scoring Scoring
 }
 
 // New puts the n × dim row-major matrix data on device. data must not be
@@ -66,6 +107,20 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 	ix := &Index{n: n, dim: dim, data: data, device: device, budget: opt.Budget}
 	if ix.budget <= 0 {
 		ix.budget = 256 << 20
+	}
+	switch ok, why := Int8Available(); {
+	case opt.Scoring == ScoringInt8 && (!ok || device != gotch.CPU || dim > q8MaxDim):
+		if ok {
+			why = fmt.Sprintf("the index is on %v with %d dimensions (int8: CPU, at most %d)", torchrt.DeviceString(device), dim, q8MaxDim)
+		}
+		return nil, fmt.Errorf("knn: int8 scoring unavailable: %s", why)
+	case opt.Scoring == ScoringInt8 || opt.Scoring == ScoringAuto && ok && device == gotch.CPU && dim <= q8MaxDim:
+		ix.q8 = newQ8(data, n, dim)
+	case opt.Scoring != ScoringAuto && opt.Scoring != ScoringFloat32:
+		return nil, fmt.Errorf("knn: unknown scoring %q (want %q or %q)", opt.Scoring, ScoringFloat32, ScoringInt8)
+	}
+	if ix.q8 != nil {
+		return ix, nil // the float32 path's tensors are not needed
 	}
 	ix.norm2 = make([]float64, n)
 	en := make([]float32, n)
@@ -127,6 +182,15 @@ func (ix *Index) Close() {
 		}
 	}
 	ix.et2, ix.enorm = nil, nil
+	ix.closed = true
+}
+
+// Scoring is the path that scores this index's candidates.
+func (ix *Index) Scoring() Scoring {
+	if ix.q8 != nil {
+		return ScoringInt8
+	}
+	return ScoringFloat32
 }
 
 // Stats returns the counts so far.
@@ -170,11 +234,15 @@ func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, d
 	if k <= 0 || k > avail {
 		return nil, nil, fmt.Errorf("knn: k = %d with %d candidates", k, avail)
 	}
-	if ix.et2 == nil {
+	if ix.closed {
 		return nil, nil, errors.New("knn: index closed")
 	}
 	b := len(q) / ix.dim
 	ids, dist = make([]int32, b*k), make([]float64, b*k)
+	if ix.q8 != nil {
+		ix.searchQ8(q, k, except, ids, dist)
+		return ids, dist, nil
+	}
 	kc := min(avail, k+max(8, k)) // candidates taken from the float32 top-k
 	block := int(max(1, ix.budget/(4*int64(ix.n))))
 	var fallbacks []int

@@ -19,7 +19,23 @@ func randMatrix(r *rand.Rand, n, dim int, scale float64) []float32 {
 	return m
 }
 
+// scorings are the scoring paths this machine runs: both must answer
+// exactly as Naive does.
+func scorings(t testing.TB) []Scoring {
+	if ok, why := Int8Available(); !ok {
+		t.Logf("SKIP int8 scoring: %s", why)
+		return []Scoring{ScoringFloat32}
+	}
+	return []Scoring{ScoringFloat32, ScoringInt8}
+}
+
 func TestSearchEqualsNaive(t *testing.T) {
+	for _, sc := range scorings(t) {
+		t.Run(string(sc), func(t *testing.T) { testSearchEqualsNaive(t, sc) })
+	}
+}
+
+func testSearchEqualsNaive(t *testing.T, sc Scoring) {
 	r := rand.New(rand.NewPCG(1, 2))
 	cases := []struct {
 		name       string
@@ -38,6 +54,8 @@ func TestSearchEqualsNaive(t *testing.T) {
 		{"blocks", 2000, 32, 257, 2, 10, false, 3, 64 << 10},
 		{"k=n", 7, 2, 5, 7, 2, false, 1, 0},
 		{"far", 1000, 300, 20, 2, 0, false, 30, 0}, // noise norm ≫ vector norms, as at small ε
+		{"odd-dim", 333, 301, 29, 2, 5, false, 0.3, 0},
+		{"big-cluster", 2000, 8, 30, 3, 1500, true, 0, 0}, // more equal rows than int8 keeps: exact scan
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,11 +74,14 @@ func TestSearchEqualsNaive(t *testing.T) {
 					q[i*c.dim+j] = data[row*c.dim+j] + float32(r.NormFloat64()*c.noise)
 				}
 			}
-			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{Budget: c.budget})
+			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{Budget: c.budget, Scoring: sc})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer ix.Close()
+			if ix.Scoring() != sc {
+				t.Fatalf("scoring %s, asked for %s", ix.Scoring(), sc)
+			}
 			ids, dist, err := ix.Search(q, c.k)
 			if err != nil {
 				t.Fatal(err)
@@ -80,8 +101,11 @@ func TestSearchEqualsNaive(t *testing.T) {
 				}
 			}
 			t.Logf("%+v", ix.Stats())
-			if c.name == "cluster" && ix.Stats().Fallbacks == 0 {
+			if c.name == "cluster" && sc == ScoringFloat32 && ix.Stats().Fallbacks == 0 {
 				t.Error("exact ties never triggered the exact rescan: certificate too weak to notice")
+			}
+			if c.name == "big-cluster" && sc == ScoringInt8 && ix.Stats().Fallbacks == 0 {
+				t.Error("1,500 equal rows fit in the int8 path's buffer of 1,024")
 			}
 		})
 	}
@@ -92,6 +116,12 @@ func TestSearchEqualsNaive(t *testing.T) {
 // duplicated rows on either side of the exception and k equal to the rows
 // left.
 func TestSearchExceptEqualsNaive(t *testing.T) {
+	for _, sc := range scorings(t) {
+		t.Run(string(sc), func(t *testing.T) { testSearchExceptEqualsNaive(t, sc) })
+	}
+}
+
+func testSearchExceptEqualsNaive(t *testing.T, sc Scoring) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct {
 		name          string
@@ -131,7 +161,7 @@ func TestSearchExceptEqualsNaive(t *testing.T) {
 					q[i*c.dim+j] = data[row*c.dim+j] + float32(r.NormFloat64()*0.3)
 				}
 			}
-			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{})
+			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{Scoring: sc})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,176 @@
+/* The int8 scoring kernel of package knn: see q8.h and q8.go. Written for
+ * xp. Compiled for every target; the AVX-512 VNNI code only where the
+ * compiler targets x86-64, and run only where xp_q8_supported says so. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "q8.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define XP_Q8_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+int xp_q8_supported(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vnni");
+}
+
+/* keep records row i with bounds [lo, up] for query state (idx, los, n, top). */
+static void keep(int32_t *idx, float *los, int32_t *n, float *top, int k, int cap, int32_t row, float l,
+                 float u) {
+	if (*n < 0) {
+		return;
+	}
+	if (u < top[k - 1]) {
+		int j = k - 1;
+		while (j > 0 && top[j - 1] > u) {
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = u;
+	}
+	if (*n == cap) { /* compact: drop what the threshold now excludes */
+		float thr = top[k - 1];
+		int w = 0;
+		for (int j = 0; j < cap; j++) {
+			if (los[j] <= thr) {
+				idx[w] = idx[j];
+				los[w] = los[j];
+				w++;
+			}
+		}
+		*n = w;
+		if (w > cap - 16) {
+			*n = -1;
+			return;
+		}
+	}
+	if (l <= top[k - 1]) {
+		idx[*n] = row;
+		los[*n] = l;
+		(*n)++;
+	}
+}
+
+/* epilogue: 16 rows of block b against query i. */
+XP_Q8_TARGET static inline void consider(const xp_q8_matrix *m, const xp_q8_queries *q, int i, int b, __m512i acc,
+                                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
+	int32_t *n = &count[i];
+	if (*n < 0) {
+		return;
+	}
+	float *tp = top + (size_t)i * k;
+	int base = b * 16;
+	/* Σ(E+128)q − 128Σq = ΣEq, exact in int32; exact in float32 below 2^24 */
+	__m512i dot = _mm512_sub_epi32(acc, _mm512_set1_epi32(128 * q->qsum[i]));
+	__m512 scale = _mm512_loadu_ps(m->scale + base);
+	__m512 norm = _mm512_loadu_ps(m->norm + base);
+	__m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(scale, _mm512_set1_ps(q->qscale[i])));
+	__m512 a = _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), d, norm); /* ‖e‖² − 2ê·q̂ */
+	__m512 delta = _mm512_mul_ps(scale, _mm512_set1_ps(q->ql1[i]));
+	delta = _mm512_fmadd_ps(_mm512_loadu_ps(m->l1 + base), _mm512_set1_ps(q->qs[i]), delta);
+	delta = _mm512_fmadd_ps(norm, _mm512_set1_ps(8.0f / 16777216.0f), delta);
+	delta = _mm512_fmadd_ps(_mm512_loadu_ps(m->l2 + base), _mm512_set1_ps(q->ql2[i]), delta);
+	__m512 low = _mm512_sub_ps(a, delta);
+	__mmask16 pass = _mm512_cmp_ps_mask(low, _mm512_set1_ps(tp[k - 1]), _CMP_LE_OQ);
+	if (!pass) {
+		return;
+	}
+	float av[16], dv[16];
+	_mm512_storeu_ps(av, a);
+	_mm512_storeu_ps(dv, delta);
+	int32_t *idx = out + (size_t)i * cap;
+	float *los = lo + (size_t)i * cap;
+	while (pass) {
+		int r = __builtin_ctz(pass);
+		pass &= pass - 1;
+		keep(idx, los, n, tp, k, cap, base + r, av[r] - dv[r], av[r] + dv[r]);
+	}
+}
+
+/* tile: queries i0..i0+7 against blocks b0 and b0+1. */
+XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, int i0, int b0, int k, int cap,
+                              int32_t *out, int32_t *count, float *top, float *lo) {
+	const int G = m->groups, stride = G * 4;
+	const uint8_t *e0 = m->e + (size_t)b0 * G * 64, *e1 = e0 + (size_t)G * 64;
+	const int8_t *qq = q->q + (size_t)i0 * stride;
+	__m512i a00 = _mm512_setzero_si512(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
+	        a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00, a60 = a00, a61 = a00, a70 = a00, a71 = a00;
+	for (int g = 0; g < G; g++) {
+		__m512i x0 = _mm512_loadu_si512(e0 + g * 64), x1 = _mm512_loadu_si512(e1 + g * 64);
+		int32_t w;
+#define XP_Q8_STEP(r, acc0, acc1)                                                                          \
+	memcpy(&w, qq + (r) * stride + g * 4, 4);                                                          \
+	{                                                                                                  \
+		__m512i qb = _mm512_set1_epi32(w);                                                         \
+		acc0 = _mm512_dpbusd_epi32(acc0, x0, qb);                                                  \
+		acc1 = _mm512_dpbusd_epi32(acc1, x1, qb);                                                  \
+	}
+		XP_Q8_STEP(0, a00, a01)
+		XP_Q8_STEP(1, a10, a11)
+		XP_Q8_STEP(2, a20, a21)
+		XP_Q8_STEP(3, a30, a31)
+		XP_Q8_STEP(4, a40, a41)
+		XP_Q8_STEP(5, a50, a51)
+		XP_Q8_STEP(6, a60, a61)
+		XP_Q8_STEP(7, a70, a71)
+#undef XP_Q8_STEP
+	}
+	__m512i acc[8][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31},
+	                     {a40, a41}, {a50, a51}, {a60, a61}, {a70, a71}};
+	for (int r = 0; r < 8; r++) {
+		consider(m, q, i0 + r, b0, acc[r][0], k, cap, out, count, top, lo);
+		consider(m, q, i0 + r, b0 + 1, acc[r][1], k, cap, out, count, top, lo);
+	}
+}
+
+XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out,
+                               int32_t *count, float *top, float *lo) {
+	for (int i = 0; i < q->nq; i++) {
+		count[i] = 0;
+		for (int j = 0; j < k; j++) {
+			top[(size_t)i * k + j] = FLT_MAX; /* +∞ rows (norm) never pass */
+		}
+	}
+	/* 32 queries share each pair of blocks while it is in L1 */
+	for (int i0 = 0; i0 < q->nq; i0 += 32) {
+		int i1 = i0 + 32 < q->nq ? i0 + 32 : q->nq;
+		for (int b = 0; b < m->nb; b += 2) {
+			for (int i = i0; i < i1; i += 8) {
+				tile(m, q, i, b, k, cap, out, count, top, lo);
+			}
+		}
+	}
+	for (int i = 0; i < q->nq; i++) { /* the final threshold */
+		if (count[i] < 0) {
+			continue;
+		}
+		float thr = top[(size_t)i * k + k - 1];
+		int32_t *idx = out + (size_t)i * cap;
+		float *los = lo + (size_t)i * cap;
+		int w = 0;
+		for (int j = 0; j < count[i]; j++) {
+			if (los[j] <= thr) {
+				idx[w++] = idx[j];
+			}
+		}
+		count[i] = w;
+	}
+}
+
+#else
+
+int xp_q8_supported(void) { return 0; }
+
+void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out, int32_t *count,
+                  float *top, float *lo) {
+	for (int i = 0; i < q->nq; i++) {
+		count[i] = -1; /* never called: the exact scan answers */
+	}
+}
+
+#endif

@@ -1,0 +1,231 @@
+package knn
+
+// #cgo CFLAGS: -O3
+// #include "q8.h"
+//
+// // select_flat passes every array as its own argument: cgo lets C see
+// // Go memory only through pointers that are arguments themselves.
+// static void select_flat(const uint8_t *e, const float *norm, const float *scale, const float *l1,
+//                         const float *l2, int nb, int groups, const int8_t *q, const int32_t *qsum,
+//                         const float *qscale, const float *ql1, const float *qs, const float *ql2, int nq,
+//                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
+// 	xp_q8_matrix m = {e, norm, scale, l1, l2, nb, groups};
+// 	xp_q8_queries x = {q, qsum, qscale, ql1, qs, ql2, nq};
+// 	xp_q8_select(&m, &x, k, cap, out, count, top, lo);
+// }
+import "C"
+
+import (
+	"math"
+	"runtime"
+	"sort"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The int8 path (CPU, x86-64 with AVX-512 VNNI): each candidate row e is
+// stored as ê = s·E with E integer in [−127, 127] and s = max|e|/127
+// (per row); each query q as q̂ = t·Q likewise (per query). An integer
+// product ΣE·Q (exact in int32) then approximates e·q with
+//
+//	|e·q − ê·q̂| ≤ (s/2)·‖q‖₁ + (t/2)·‖ê‖₁,
+//
+// since e·q − ê·q̂ = Σ(e−ê)q + Σê(q−q̂) and each rounding is at most half a
+// step. The approximate score a = ‖e‖² − 2ê·q̂, computed in float32 from
+// that exact integer, is therefore within
+//
+//	δ = 1.01·(s·‖q‖₁ + t·‖ê‖₁) + 8u·‖e‖² + 16u·‖ê‖₂‖q̂‖₂   (u = 2⁻²⁴)
+//
+// of the true score ‖e‖² − 2e·q: the last two terms bound float32's
+// rounding of ‖e‖², the scale product and the subtraction several times
+// over, and the 1% covers the rounding of δ itself and float64's of the
+// exact distances. The kernel keeps every row whose lower bound a − δ is
+// at most the k-th smallest upper bound a + δ: any row among the true k
+// nearest has a lower bound at most its true score, at most the k-th
+// smallest true score, at most the k-th smallest upper bound. The kept
+// rows are ranked exactly in float64 as the float32 path's candidates
+// are, so the answer is Naive's to the last bit, with no certificate to
+// fail; a query whose kept set outgrows its buffer is scanned exactly.
+
+// q8Cap is the most rows kept per query before an exact scan answers it.
+const q8Cap = 1024
+
+// q8MaxDim keeps |ΣE·Q| ≤ dim·127² exact in float32 (below 2²⁴).
+const q8MaxDim = 1024
+
+type q8 struct {
+	groups, nb int
+	e          []uint8
+	norm       []float32 // ‖e‖² of each row, +∞ for the padding rows
+	scale      []float32
+	l1, l2     []float32
+}
+
+// q8Supported says whether this CPU runs the int8 kernel.
+func q8Supported() bool { return C.xp_q8_supported() == 1 }
+
+// newQ8 quantizes the n × dim matrix data row by row.
+func newQ8(data []float32, n, dim int) *q8 {
+	g := (dim + 3) / 4
+	nb := (n + 15) / 16
+	nb += nb % 2 // the kernel takes blocks in pairs
+	m := &q8{groups: g, nb: nb, e: make([]uint8, nb*g*64), norm: make([]float32, nb*16),
+		scale: make([]float32, nb*16), l1: make([]float32, nb*16), l2: make([]float32, nb*16)}
+	for i := range m.e {
+		m.e[i] = 128 // zero
+	}
+	for i := n; i < nb*16; i++ {
+		m.norm[i] = float32(math.Inf(1))
+	}
+	parallel((n+255)/256, func(c int) {
+		for i := c * 256; i < min(n, (c+1)*256); i++ {
+			row := data[i*dim : (i+1)*dim]
+			var mx, n2 float64
+			for _, v := range row {
+				mx = math.Max(mx, math.Abs(float64(v)))
+				n2 += float64(v) * float64(v)
+			}
+			s := float32(mx / 127)
+			var l1, l2 float64
+			b, r := i/16, i%16
+			for j, v := range row {
+				var x float64
+				if s > 0 {
+					x = math.Max(-127, math.Min(127, math.RoundToEven(float64(v)/float64(s))))
+				}
+				m.e[(b*g+j/4)*64+r*4+j%4] = uint8(int(x) + 128)
+				l1 += math.Abs(x) * float64(s)
+				l2 += x * x * float64(s) * float64(s)
+			}
+			m.norm[i] = float32(n2)
+			m.scale[i] = s
+			m.l1[i] = up32(l1)
+			m.l2[i] = up32(math.Sqrt(l2))
+		}
+	})
+	return m
+}
+
+func workers() int { return runtime.GOMAXPROCS(0) }
+
+// up32 is x rounded up to float32.
+func up32(x float64) float32 {
+	f := float32(x)
+	if float64(f) < x {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// selectRows returns, for each of the queries (rows of dim values), the
+// indices the certificate keeps (nil where the buffer overflowed: scan
+// it). norm, when not nil, replaces m.norm (+∞ for excepted rows).
+func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
+	b := len(q) / dim
+	nq := (b + 7) / 8 * 8
+	stride := m.groups * 4
+	qq := make([]int8, nq*stride)
+	qsum := make([]int32, nq)
+	qscale, ql1, qs, ql2 := make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq)
+	for i := 0; i < b; i++ {
+		row := q[i*dim : (i+1)*dim]
+		var mx, l1 float64
+		for _, v := range row {
+			mx = math.Max(mx, math.Abs(float64(v)))
+			l1 += math.Abs(float64(v))
+		}
+		t := float32(mx / 127)
+		var sum int32
+		var l2 float64
+		if t > 0 {
+			for j, v := range row {
+				x := math.Max(-127, math.Min(127, math.RoundToEven(float64(v)/float64(t))))
+				qq[i*stride+j] = int8(x)
+				sum += int32(x)
+				l2 += x * x
+			}
+		}
+		qsum[i], qscale[i] = sum, t
+		ql1[i] = up32(1.01 * l1)
+		qs[i] = up32(1.01 * float64(t))
+		ql2[i] = up32(16.0 / (1 << 24) * math.Sqrt(l2) * float64(t))
+	}
+	if norm == nil {
+		norm = m.norm
+	}
+	out := make([][]int32, b)
+	// Each worker answers a run of queries (a multiple of 8) over every row.
+	chunk := max(8, (nq/8+workers()-1)/workers()*8)
+	parallel((nq+chunk-1)/chunk, func(c int) {
+		lo, hi := c*chunk, min(nq, (c+1)*chunk)
+		cn := hi - lo
+		idx := make([]int32, cn*q8Cap)
+		count := make([]int32, cn)
+		top := make([]float32, cn*k)
+		los := make([]float32, cn*q8Cap)
+		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
+			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), C.int(m.nb), C.int(m.groups),
+			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
+			(*C.float)(&ql1[lo]), (*C.float)(&qs[lo]), (*C.float)(&ql2[lo]), C.int(cn),
+			C.int(k), C.int(q8Cap), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
+		for r := 0; r < cn && lo+r < b; r++ {
+			if count[r] >= 0 {
+				out[lo+r] = append([]int32(nil), idx[r*q8Cap:r*q8Cap+int(count[r])]...)
+			}
+		}
+	})
+	return out
+}
+
+// searchQ8 answers SearchExcept on the int8 path.
+func (ix *Index) searchQ8(q []float32, k int, except []bool, ids []int32, dist []float64) {
+	var norm []float32
+	if except != nil {
+		norm = append([]float32(nil), ix.q8.norm...)
+		for i, e := range except {
+			if e {
+				norm[i] = float32(math.Inf(1))
+			}
+		}
+	}
+	rows := ix.q8.selectRows(q, ix.dim, k, norm)
+	b := len(rows)
+	var fallbacks, kept atomic.Int64
+	parallel(b, func(i int) {
+		qv := q[i*ix.dim : (i+1)*ix.dim]
+		if len(rows[i]) < k { // overflowed (nil), or fewer than k kept: impossible when the bound holds
+			fallbacks.Add(1)
+			ix.scan(qv, k, except, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+			return
+		}
+		kept.Add(int64(len(rows[i])))
+		ix.rank(qv, rows[i], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+	})
+	ix.mu.Lock()
+	ix.stats.Queries += int64(b)
+	ix.stats.Fallbacks += fallbacks.Load()
+	ix.stats.Kept += kept.Load()
+	ix.mu.Unlock()
+}
+
+// rank writes the k nearest of the rows cand to q, by exact distance then
+// index.
+func (ix *Index) rank(q []float32, cand []int32, k int, ids []int32, dist []float64) {
+	d := make([]float64, len(cand))
+	for j, i := range cand {
+		d[j] = SquaredDistance(q, ix.Row(int(i)))
+	}
+	o := make([]int, len(cand))
+	for j := range o {
+		o[j] = j
+	}
+	sort.Slice(o, func(a, b int) bool {
+		if d[o[a]] != d[o[b]] {
+			return d[o[a]] < d[o[b]]
+		}
+		return cand[o[a]] < cand[o[b]]
+	})
+	for j := 0; j < k; j++ {
+		ids[j], dist[j] = cand[o[j]], math.Sqrt(d[o[j]])
+	}
+}

@@ -1,0 +1,39 @@
+/* The int8 scoring kernel of package knn (q8.go says what it computes and
+ * why its answer is certified). Written for xp. */
+#ifndef XP_KNN_Q8_H
+#define XP_KNN_Q8_H
+#include <stdint.h>
+
+/* 1 when this CPU runs the kernel (x86-64 with AVX-512 F, BW and VNNI). */
+int xp_q8_supported(void);
+
+/* The candidate matrix: nb blocks of 16 rows; block b, dimension group g
+ * (4 dimensions) at e[(b*groups + g)*64], row r of the block at byte 4r,
+ * each value offset by 128 (unsigned). Per row (nb*16 entries):
+ * norm ‖e‖² (+inf: never a candidate), scale s (ê = s·E), l1 ‖ê‖₁,
+ * l2 ‖ê‖₂. */
+typedef struct {
+	const uint8_t *e;
+	const float *norm, *scale, *l1, *l2;
+	int nb, groups;
+} xp_q8_matrix;
+
+/* Queries: nq (a multiple of 8) rows of groups*4 signed values q (q̂ =
+ * qscale·q), and per query: qsum Σq, qscale, ql1 (the bound's weight of
+ * a row's scale: 1.01·‖q‖₁), qs (its weight of ‖ê‖₁: 1.01·qscale), ql2
+ * (its weight of ‖ê‖₂: 16u·‖q̂‖₂). */
+typedef struct {
+	const int8_t *q;
+	const int32_t *qsum;
+	const float *qscale, *ql1, *qs, *ql2;
+	int nq;
+} xp_q8_queries;
+
+/* xp_q8_select keeps, for each query, every row whose lower bound on its
+ * score ‖e‖² − 2e·q is at most the k-th smallest upper bound: their
+ * indices in out[i*cap ...], their number in count[i] (−1: more than cap,
+ * the caller scans that query exactly). top is scratch of nq*k floats and
+ * lo of nq*cap floats. */
+void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap,
+                  int32_t *out, int32_t *count, float *top, float *lo);
+#endif
