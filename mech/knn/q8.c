@@ -71,10 +71,16 @@ XP_Q8_TARGET static inline void consider(const xp_q8_matrix *m, const xp_q8_quer
 	__m512 norm = _mm512_loadu_ps(m->norm + base);
 	__m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(scale, _mm512_set1_ps(q->qscale[i])));
 	__m512 a = _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), d, norm); /* ‖e‖² − 2ê·q̂ */
-	__m512 delta = _mm512_mul_ps(scale, _mm512_set1_ps(q->ql1[i]));
-	delta = _mm512_fmadd_ps(_mm512_loadu_ps(m->l1 + base), _mm512_set1_ps(q->qs[i]), delta);
+	/* the rounding bound: each of the two roundings by the smaller of
+	 * Hölder's and Cauchy–Schwarz's bound, then float32's */
+	__m512 e1 = _mm512_min_ps(_mm512_mul_ps(scale, _mm512_set1_ps(q->ql1[i])),
+	                          _mm512_mul_ps(_mm512_loadu_ps(m->res + base), _mm512_set1_ps(q->ql2[i])));
+	__m512 l2 = _mm512_loadu_ps(m->l2 + base);
+	__m512 e2 = _mm512_min_ps(_mm512_mul_ps(_mm512_loadu_ps(m->l1 + base), _mm512_set1_ps(q->qs[i])),
+	                          _mm512_mul_ps(l2, _mm512_set1_ps(q->qres[i])));
+	__m512 delta = _mm512_add_ps(e1, e2);
 	delta = _mm512_fmadd_ps(norm, _mm512_set1_ps(8.0f / 16777216.0f), delta);
-	delta = _mm512_fmadd_ps(_mm512_loadu_ps(m->l2 + base), _mm512_set1_ps(q->ql2[i]), delta);
+	delta = _mm512_fmadd_ps(l2, _mm512_set1_ps(q->qf[i]), delta);
 	__m512 low = _mm512_sub_ps(a, delta);
 	__mmask16 pass = _mm512_cmp_ps_mask(low, _mm512_set1_ps(tp[k - 1]), _CMP_LE_OQ);
 	if (!pass) {
@@ -92,39 +98,46 @@ XP_Q8_TARGET static inline void consider(const xp_q8_matrix *m, const xp_q8_quer
 	}
 }
 
-/* tile: queries i0..i0+7 against blocks b0 and b0+1. */
+/* tile: queries i0..i0+7 against blocks b0, b0+1 and b0+2 (24
+ * accumulators, three rows of the candidate matrix and a query's
+ * broadcast in 28 of the 32 vector registers). */
 XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, int i0, int b0, int k, int cap,
                               int32_t *out, int32_t *count, float *top, float *lo) {
 	const int G = m->groups, stride = G * 4;
-	const uint8_t *e0 = m->e + (size_t)b0 * G * 64, *e1 = e0 + (size_t)G * 64;
+	const uint8_t *e0 = m->e + (size_t)b0 * G * 64, *e1 = e0 + (size_t)G * 64, *e2 = e1 + (size_t)G * 64;
 	const int8_t *qq = q->q + (size_t)i0 * stride;
-	__m512i a00 = _mm512_setzero_si512(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00,
-	        a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00, a60 = a00, a61 = a00, a70 = a00, a71 = a00;
+	__m512i z = _mm512_setzero_si512();
+	__m512i a00 = z, a01 = z, a02 = z, a10 = z, a11 = z, a12 = z, a20 = z, a21 = z, a22 = z, a30 = z, a31 = z,
+	        a32 = z, a40 = z, a41 = z, a42 = z, a50 = z, a51 = z, a52 = z, a60 = z, a61 = z, a62 = z, a70 = z,
+	        a71 = z, a72 = z;
 	for (int g = 0; g < G; g++) {
-		__m512i x0 = _mm512_loadu_si512(e0 + g * 64), x1 = _mm512_loadu_si512(e1 + g * 64);
+		__m512i x0 = _mm512_loadu_si512(e0 + g * 64), x1 = _mm512_loadu_si512(e1 + g * 64),
+		        x2 = _mm512_loadu_si512(e2 + g * 64);
 		int32_t w;
-#define XP_Q8_STEP(r, acc0, acc1)                                                                          \
+#define XP_Q8_STEP(r, acc0, acc1, acc2)                                                                    \
 	memcpy(&w, qq + (r) * stride + g * 4, 4);                                                          \
 	{                                                                                                  \
 		__m512i qb = _mm512_set1_epi32(w);                                                         \
 		acc0 = _mm512_dpbusd_epi32(acc0, x0, qb);                                                  \
 		acc1 = _mm512_dpbusd_epi32(acc1, x1, qb);                                                  \
+		acc2 = _mm512_dpbusd_epi32(acc2, x2, qb);                                                  \
 	}
-		XP_Q8_STEP(0, a00, a01)
-		XP_Q8_STEP(1, a10, a11)
-		XP_Q8_STEP(2, a20, a21)
-		XP_Q8_STEP(3, a30, a31)
-		XP_Q8_STEP(4, a40, a41)
-		XP_Q8_STEP(5, a50, a51)
-		XP_Q8_STEP(6, a60, a61)
-		XP_Q8_STEP(7, a70, a71)
+		XP_Q8_STEP(0, a00, a01, a02)
+		XP_Q8_STEP(1, a10, a11, a12)
+		XP_Q8_STEP(2, a20, a21, a22)
+		XP_Q8_STEP(3, a30, a31, a32)
+		XP_Q8_STEP(4, a40, a41, a42)
+		XP_Q8_STEP(5, a50, a51, a52)
+		XP_Q8_STEP(6, a60, a61, a62)
+		XP_Q8_STEP(7, a70, a71, a72)
 #undef XP_Q8_STEP
 	}
-	__m512i acc[8][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31},
-	                     {a40, a41}, {a50, a51}, {a60, a61}, {a70, a71}};
+	__m512i acc[8][3] = {{a00, a01, a02}, {a10, a11, a12}, {a20, a21, a22}, {a30, a31, a32},
+	                     {a40, a41, a42}, {a50, a51, a52}, {a60, a61, a62}, {a70, a71, a72}};
 	for (int r = 0; r < 8; r++) {
-		consider(m, q, i0 + r, b0, acc[r][0], k, cap, out, count, top, lo);
-		consider(m, q, i0 + r, b0 + 1, acc[r][1], k, cap, out, count, top, lo);
+		for (int j = 0; j < 3; j++) {
+			consider(m, q, i0 + r, b0 + j, acc[r][j], k, cap, out, count, top, lo);
+		}
 	}
 }
 
@@ -136,10 +149,10 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
 			top[(size_t)i * k + j] = FLT_MAX; /* +∞ rows (norm) never pass */
 		}
 	}
-	/* 32 queries share each pair of blocks while it is in L1 */
+	/* 32 queries share each three blocks while they are in L1 */
 	for (int i0 = 0; i0 < q->nq; i0 += 32) {
 		int i1 = i0 + 32 < q->nq ? i0 + 32 : q->nq;
-		for (int b = 0; b < m->nb; b += 2) {
+		for (int b = 0; b < m->nb; b += 3) {
 			for (int i = i0; i < i1; i += 8) {
 				tile(m, q, i, b, k, cap, out, count, top, lo);
 			}

@@ -6,11 +6,12 @@ package knn
 // // select_flat passes every array as its own argument: cgo lets C see
 // // Go memory only through pointers that are arguments themselves.
 // static void select_flat(const uint8_t *e, const float *norm, const float *scale, const float *l1,
-//                         const float *l2, int nb, int groups, const int8_t *q, const int32_t *qsum,
-//                         const float *qscale, const float *ql1, const float *qs, const float *ql2, int nq,
+//                         const float *l2, const float *res, int nb, int groups, const int8_t *q,
+//                         const int32_t *qsum, const float *qscale, const float *ql1, const float *ql2,
+//                         const float *qs, const float *qres, const float *qf, int nq,
 //                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
-// 	xp_q8_matrix m = {e, norm, scale, l1, l2, nb, groups};
-// 	xp_q8_queries x = {q, qsum, qscale, ql1, qs, ql2, nq};
+// 	xp_q8_matrix m = {e, norm, scale, l1, l2, res, nb, groups};
+// 	xp_q8_queries x = {q, qsum, qscale, ql1, ql2, qs, qres, qf, nq};
 // 	xp_q8_select(&m, &x, k, cap, out, count, top, lo);
 // }
 import "C"
@@ -26,15 +27,18 @@ import (
 // The int8 path (CPU, x86-64 with AVX-512 VNNI): each candidate row e is
 // stored as ê = s·E with E integer in [−127, 127] and s = max|e|/127
 // (per row); each query q as q̂ = t·Q likewise (per query). An integer
-// product ΣE·Q (exact in int32) then approximates e·q with
+// product ΣE·Q (exact in int32) then approximates e·q, with
 //
-//	|e·q − ê·q̂| ≤ (s/2)·‖q‖₁ + (t/2)·‖ê‖₁,
+//	e·q − ê·q̂ = Σ(e−ê)q + Σê(q−q̂),
 //
-// since e·q − ê·q̂ = Σ(e−ê)q + Σê(q−q̂) and each rounding is at most half a
-// step. The approximate score a = ‖e‖² − 2ê·q̂, computed in float32 from
-// that exact integer, is therefore within
+// each term bounded by the smaller of Hölder's bound (every rounding is
+// at most half a step: (s/2)·‖q‖₁ and (t/2)·‖ê‖₁) and Cauchy–Schwarz's
+// (‖e−ê‖₂·‖q‖₂ and ‖ê‖₂·‖q−q̂‖₂, from the actual roundings). The
+// approximate score a = ‖e‖² − 2ê·q̂, computed in float32 from that exact
+// integer, is therefore within
 //
-//	δ = 1.01·(s·‖q‖₁ + t·‖ê‖₁) + 8u·‖e‖² + 16u·‖ê‖₂‖q̂‖₂   (u = 2⁻²⁴)
+//	δ = 1.01·(min(s·‖q‖₁, 2‖e−ê‖₂‖q‖₂) + min(t·‖ê‖₁, 2‖ê‖₂‖q−q̂‖₂))
+//	    + 8u·‖e‖² + 16u·‖ê‖₂‖q̂‖₂   (u = 2⁻²⁴)
 //
 // of the true score ‖e‖² − 2e·q: the last two terms bound float32's
 // rounding of ‖e‖², the scale product and the subtraction several times
@@ -46,6 +50,7 @@ import (
 // rows are ranked exactly in float64 as the float32 path's candidates
 // are, so the answer is Naive's to the last bit, with no certificate to
 // fail; a query whose kept set outgrows its buffer is scanned exactly.
+// (TestInt8BoundIsTight builds the worst case of each bound.)
 
 // q8Cap is the most rows kept per query before an exact scan answers it.
 const q8Cap = 1024
@@ -58,7 +63,8 @@ type q8 struct {
 	e          []uint8
 	norm       []float32 // ‖e‖² of each row, +∞ for the padding rows
 	scale      []float32
-	l1, l2     []float32
+	l1, l2     []float32 // ‖ê‖₁, ‖ê‖₂
+	res        []float32 // ‖e − ê‖₂
 }
 
 // q8Supported says whether this CPU runs the int8 kernel.
@@ -67,10 +73,9 @@ func q8Supported() bool { return C.xp_q8_supported() == 1 }
 // newQ8 quantizes the n × dim matrix data row by row.
 func newQ8(data []float32, n, dim int) *q8 {
 	g := (dim + 3) / 4
-	nb := (n + 15) / 16
-	nb += nb % 2 // the kernel takes blocks in pairs
+	nb := (n + 47) / 48 * 3 // the kernel takes blocks of 16 rows in threes
 	m := &q8{groups: g, nb: nb, e: make([]uint8, nb*g*64), norm: make([]float32, nb*16),
-		scale: make([]float32, nb*16), l1: make([]float32, nb*16), l2: make([]float32, nb*16)}
+		scale: make([]float32, nb*16), l1: make([]float32, nb*16), l2: make([]float32, nb*16), res: make([]float32, nb*16)}
 	for i := range m.e {
 		m.e[i] = 128 // zero
 	}
@@ -86,7 +91,7 @@ func newQ8(data []float32, n, dim int) *q8 {
 				n2 += float64(v) * float64(v)
 			}
 			s := float32(mx / 127)
-			var l1, l2 float64
+			var l1, l2, res float64
 			b, r := i/16, i%16
 			for j, v := range row {
 				var x float64
@@ -96,11 +101,13 @@ func newQ8(data []float32, n, dim int) *q8 {
 				m.e[(b*g+j/4)*64+r*4+j%4] = uint8(int(x) + 128)
 				l1 += math.Abs(x) * float64(s)
 				l2 += x * x * float64(s) * float64(s)
+				res += (float64(v) - x*float64(s)) * (float64(v) - x*float64(s))
 			}
 			m.norm[i] = float32(n2)
 			m.scale[i] = s
 			m.l1[i] = up32(l1)
 			m.l2[i] = up32(math.Sqrt(l2))
+			m.res[i] = up32(math.Sqrt(res))
 		}
 	})
 	return m
@@ -126,7 +133,7 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 	stride := m.groups * 4
 	qq := make([]int8, nq*stride)
 	qsum := make([]int32, nq)
-	qscale, ql1, qs, ql2 := make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq)
+	qscale, ql1, ql2, qs, qres, qf := make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq)
 	for i := 0; i < b; i++ {
 		row := q[i*dim : (i+1)*dim]
 		var mx, l1 float64
@@ -136,19 +143,24 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		}
 		t := float32(mx / 127)
 		var sum int32
-		var l2 float64
-		if t > 0 {
-			for j, v := range row {
-				x := math.Max(-127, math.Min(127, math.RoundToEven(float64(v)/float64(t))))
-				qq[i*stride+j] = int8(x)
-				sum += int32(x)
-				l2 += x * x
+		var n2, l2, res float64
+		for j, v := range row {
+			var x float64
+			if t > 0 {
+				x = math.Max(-127, math.Min(127, math.RoundToEven(float64(v)/float64(t))))
 			}
+			qq[i*stride+j] = int8(x)
+			sum += int32(x)
+			n2 += float64(v) * float64(v)
+			l2 += x * x
+			res += (float64(v) - x*float64(t)) * (float64(v) - x*float64(t))
 		}
 		qsum[i], qscale[i] = sum, t
 		ql1[i] = up32(1.01 * l1)
+		ql2[i] = up32(2.02 * math.Sqrt(n2))
 		qs[i] = up32(1.01 * float64(t))
-		ql2[i] = up32(16.0 / (1 << 24) * math.Sqrt(l2) * float64(t))
+		qres[i] = up32(2.02 * math.Sqrt(res))
+		qf[i] = up32(16.0 / (1 << 24) * math.Sqrt(l2) * float64(t))
 	}
 	if norm == nil {
 		norm = m.norm
@@ -164,9 +176,9 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		top := make([]float32, cn*k)
 		los := make([]float32, cn*q8Cap)
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
-			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), C.int(m.nb), C.int(m.groups),
+			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
-			(*C.float)(&ql1[lo]), (*C.float)(&qs[lo]), (*C.float)(&ql2[lo]), C.int(cn),
+			(*C.float)(&ql1[lo]), (*C.float)(&ql2[lo]), (*C.float)(&qs[lo]), (*C.float)(&qres[lo]), (*C.float)(&qf[lo]), C.int(cn),
 			C.int(k), C.int(q8Cap), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
 		for r := 0; r < cn && lo+r < b; r++ {
 			if count[r] >= 0 {

@@ -7,25 +7,26 @@
 /* 1 when this CPU runs the kernel (x86-64 with AVX-512 F, BW and VNNI). */
 int xp_q8_supported(void);
 
-/* The candidate matrix: nb blocks of 16 rows; block b, dimension group g
+/* The candidate matrix: nb (a multiple of 3) blocks of 16 rows; block b, dimension group g
  * (4 dimensions) at e[(b*groups + g)*64], row r of the block at byte 4r,
  * each value offset by 128 (unsigned). Per row (nb*16 entries):
  * norm ‖e‖² (+inf: never a candidate), scale s (ê = s·E), l1 ‖ê‖₁,
- * l2 ‖ê‖₂. */
+ * l2 ‖ê‖₂, res ‖e − ê‖₂. */
 typedef struct {
 	const uint8_t *e;
-	const float *norm, *scale, *l1, *l2;
+	const float *norm, *scale, *l1, *l2, *res;
 	int nb, groups;
 } xp_q8_matrix;
 
 /* Queries: nq (a multiple of 8) rows of groups*4 signed values q (q̂ =
- * qscale·q), and per query: qsum Σq, qscale, ql1 (the bound's weight of
- * a row's scale: 1.01·‖q‖₁), qs (its weight of ‖ê‖₁: 1.01·qscale), ql2
- * (its weight of ‖ê‖₂: 16u·‖q̂‖₂). */
+ * qscale·q), and per query: qsum Σq, qscale, and the weights of the
+ * bound (q8.go): ql1 = 1.01·‖q‖₁ (of a row's scale), ql2 = 2.02·‖q‖₂ (of
+ * its res), qs = 1.01·qscale (of its l1), qres = 2.02·‖q − q̂‖₂ and
+ * qf = 16u·‖q̂‖₂ (of its l2). */
 typedef struct {
 	const int8_t *q;
 	const int32_t *qsum;
-	const float *qscale, *ql1, *qs, *ql2;
+	const float *qscale, *ql1, *ql2, *qs, *qres, *qf;
 	int nq;
 } xp_q8_queries;
 
