@@ -11,6 +11,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech/knn"
 )
 
 // TestRealCusTextTable4 checks the shape of CusText's Table 4 on SST-2:
@@ -60,34 +61,71 @@ func TestRealCusTextTable4(t *testing.T) {
 // BenchmarkRealConservativeMapping times CusText's mappings on the
 // shared 300d fastText vectors (44k words) with SST-2's training and dev
 // words as inputs, as configs/paper/custext_table3_mappings.yaml builds
-// them: `XP_DATA=… go test ./mech -run '^$' -bench RealConservativeMapping
+// them, and the conservative mapping with every word of the vocabulary
+// as an input, on each scoring path of the search:
+// `XP_DATA=… go test ./mech -run '^$' -bench RealConservativeMapping
 // -benchtime 1x`.
 func BenchmarkRealConservativeMapping(b *testing.B) {
 	space, counts := realSST2(b, "train", "dev")
+	vocab := map[string]int64{}
+	for _, w := range space.Emb.Words {
+		vocab[w] = 1
+	}
+	spaces := map[knn.Scoring]*Space{}
+	for _, sc := range []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8} {
+		if sc == knn.ScoringInt8 {
+			if ok, why := knn.Int8Available(); !ok {
+				b.Logf("SKIP int8 rows: %s", why)
+				continue
+			}
+		}
+		ix, err := knn.New(space.Emb.Data, space.Emb.Len(), space.Emb.Dim, gotch.CPU, knn.Options{Scoring: sc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(ix.Close)
+		spaces[sc] = &Space{Emb: space.Emb, Index: ix}
+	}
 	for _, c := range []struct {
-		mapping, removed string
-		k                int
-	}{{"balanced", "", 100}, {"conservative", "drop", 20}, {"conservative", "zero", 20}, {"conservative", "drop", 100}, {"conservative", "zero", 100}} {
-		b.Run(fmt.Sprintf("%s-%s-K%d", c.mapping, c.removed, c.k), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				m, err := NewCusText(space, 1, CusTextParams{K: c.k, Mapping: c.mapping, Removed: c.removed}, counts)
-				if err != nil {
-					b.Fatal(err)
+		inputs, mapping, removed string
+		k                        int
+	}{
+		{"sst2", "balanced", "", 100}, {"sst2", "conservative", "drop", 20}, {"sst2", "conservative", "zero", 20},
+		{"sst2", "conservative", "drop", 100}, {"sst2", "conservative", "zero", 100},
+		{"vocabulary", "conservative", "drop", 20}, {"vocabulary", "conservative", "drop", 100},
+	} {
+		for _, sc := range []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8} {
+			sp := spaces[sc]
+			if sp == nil {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%s-%s-K%d/%s", c.inputs, c.mapping, c.removed, c.k, sc), func(b *testing.B) {
+				in := counts
+				if c.inputs == "vocabulary" {
+					in = vocab
 				}
-				mp := m.Mapping()
-				fills := 0
-				for _, z := range mp.Zeroed {
-					for _, v := range z {
-						if v {
-							fills++
+				for i := 0; i < b.N; i++ {
+					before := sp.Index.Stats().Fallbacks
+					m, err := NewCusText(sp, 1, CusTextParams{K: c.k, Mapping: c.mapping, Removed: c.removed}, in)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mp := m.Mapping()
+					fills := 0
+					for _, z := range mp.Zeroed {
+						for _, v := range z {
+							if v {
+								fills++
+							}
 						}
 					}
+					b.ReportMetric(float64(len(mp.Order)), "inputs")
+					b.ReportMetric(float64(len(mp.Sets)), "sets")
+					b.ReportMetric(float64(fills), "zeroed-members")
+					b.ReportMetric(float64(sp.Index.Stats().Fallbacks-before), "fallbacks")
 				}
-				b.ReportMetric(float64(len(mp.Sets)), "sets")
-				b.ReportMetric(float64(fills), "zeroed-members")
-				b.ReportMetric(float64(space.Index.Stats().Fallbacks), "fallbacks")
-			}
-		})
+			})
+		}
 	}
 }
 
