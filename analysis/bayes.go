@@ -29,10 +29,7 @@ import (
 // posterior's own sampling error, which the spread over seeds shows.
 func bayes(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
-	rows := datasetRows(env)
-	if top := v.Int("top"); top > 0 && top < len(rows) {
-		rows = rows[:top]
-	}
+	rows := topRows(env, v.Int("top"))
 	if len(rows) == 0 {
 		return a, fmt.Errorf("no dataset word has a vector")
 	}

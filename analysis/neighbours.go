@@ -16,11 +16,7 @@ import (
 func neighbours(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	emb := env.Space.Emb
-	pool := make([]int, emb.Len())
-	for i := range pool {
-		pool[i] = i
-	}
-	rows := sample(pool, v.Int("words"), env.Seed)
+	rows := neighbourRows(v, env)
 	ks := v.Ints("k")
 	kmax := slices.Max(ks)
 	if kmax >= emb.Len() {
@@ -60,4 +56,13 @@ func neighbours(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, 
 	}
 	a.Method = fmt.Sprintf("exact search over %d candidates for %d words", emb.Len(), len(rows))
 	return a, nil
+}
+
+// neighbourRows are the words sampled from every candidate.
+func neighbourRows(v spec.Values, env Env) []int {
+	pool := make([]int, env.Space.Emb.Len())
+	for i := range pool {
+		pool[i] = i
+	}
+	return sample(pool, v.Int("words"), env.Seed)
 }

@@ -51,6 +51,15 @@ func rowsOf(words []string, env Env) ([]int, error) {
 	return rows, nil
 }
 
+// topRows are datasetRows, the top most frequent when top > 0.
+func topRows(env Env, top int) []int {
+	rows := datasetRows(env)
+	if top > 0 && top < len(rows) {
+		rows = rows[:top]
+	}
+	return rows
+}
+
 // datasetRows are the rows of the dataset's words that have a vector,
 // most frequent first (ties by word).
 func datasetRows(env Env) []int {

@@ -615,6 +615,7 @@ func TestSanTextCandidates(t *testing.T) {
 // TestProgressReachesMechanisms: every mechanism but CusText (which
 // draws from precomputed distributions) takes Options.Progress through
 // setProgress; a mechanism added without it would privatize silently.
+// Exact names exactly the mechanisms with Distributions.
 func TestProgressReachesMechanisms(t *testing.T) {
 	s := tinySpace(t, 20, 2, 1, 1)
 	counts := map[string]int64{}
@@ -628,6 +629,12 @@ func TestProgressReachesMechanisms(t *testing.T) {
 		}
 		if _, ok := m.(progressor); !ok && !strings.HasPrefix(n, "custext") {
 			t.Errorf("%s has no setProgress", n)
+		}
+		_, exact := m.(interface {
+			Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error
+		})
+		if exact != Exact(n) {
+			t.Errorf("%s: Exact says %v, its type %v", n, Exact(n), exact)
 		}
 	}
 }

@@ -76,6 +76,15 @@ func custextBuilder(plus bool) func(s *Space, eps float64, v spec.Values, o Opti
 	}
 }
 
+// exactNames are the mechanisms whose output distribution is known in
+// closed form (they implement Distributions, which analyses read instead
+// of drawing): for estimates made before any mechanism is built.
+var exactNames = map[string]bool{"santext": true, "santext+": true, "tem": true, "custext": true, "custext+": true, "diffractor": true}
+
+// Exact reports whether the named mechanism's output distribution is
+// known in closed form.
+func Exact(name string) bool { return exactNames[name] }
+
 // New builds the named mechanism at ε. Unknown names, unknown parameters
 // and values of the wrong type or range are errors, by the rules of the
 // mechanism's descriptor in spec.

@@ -48,10 +48,14 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 			fmt.Fprintf(out, "privacy measures of %d privatized splits: at most %d lookups (word types × draws; fewer where drawn before or exact)\n", e.Measured, e.Lookups)
 		}
 		if e.Analyses > 0 {
-			fmt.Fprintf(out, "and %d analysis cells, not in the estimate (their cost is their lookups: docs/analyses.md)\n", e.Analyses)
+			fmt.Fprintf(out, "%d analysis cells", e.Analyses)
+			if e.AnalysisLookups > 0 {
+				fmt.Fprintf(out, ": at most %d lookups (sampled words × draws; fewer where drawn before)", e.AnalysisLookups)
+			}
+			fmt.Fprintln(out)
 		}
 		switch {
-		case e.Privatizations+e.Trainings+e.Measured == 0:
+		case e.Privatizations+e.Trainings+e.Measured+e.Analyses == 0:
 		case e.Seconds == 0:
 			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
 		case len(e.Unknown) == 0:

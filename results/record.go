@@ -86,6 +86,10 @@ type Provenance struct {
 	// MeasureSeconds is the time the opt-in privacy measures took (their
 	// cost; the draws each made are in Record.Measures' lookups).
 	MeasureSeconds float64 `json:"measure_seconds,omitempty"`
+	// WorkUnits is an analysis cell's work in the unit estimates price it
+	// by (analysis.Work): draws where its outputs were sampled, rows where
+	// exact.
+	WorkUnits int64 `json:"work_units,omitempty"`
 	// ModelReused says the cell evaluated a model already in the cache
 	// (trained by an earlier cell, run or process) instead of training it.
 	ModelReused  bool   `json:"model_reused,omitempty"`

@@ -72,6 +72,13 @@ func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *resul
 	if secs := time.Since(start).Seconds(); a.Lookups > 0 && secs > 0 {
 		rec.Provenance.TokensPerSec = float64(a.Lookups) / secs
 	}
+	if w, err := analysis.Plan(cell.Analysis, s.c.Analysis.Params, env); err == nil {
+		sampled := a.Method != "exact"
+		rec.Provenance.WorkUnits = w.Units(sampled)
+		if sampled && w.Draws > 1 {
+			rec.Provenance.WorkUnits = a.Lookups // the draws the cache did not hold
+		}
+	}
 	rec.Analysis = &a
 	return nil
 }

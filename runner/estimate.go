@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -32,10 +35,14 @@ type Estimate struct {
 	// rate: BenchmarkDrawsVsPrivatize).
 	Measured int
 	Lookups  int64
-	// Analyses counts the analysis cells to run: not priced (their cost
-	// is their lookups, words × draws or the prior's support; see
-	// docs/analyses.md).
-	Analyses int
+	// Analyses counts the analysis cells to run and AnalysisLookups the
+	// draws the sampled ones make at most (analysis.Plan: rows × draws);
+	// each is priced at the rate of the same analysis and mechanism
+	// measured by an earlier cell (per draw where those were sampled, per
+	// row where exact), or else — for a mechanism without a closed form —
+	// its draws at the mechanism's privatization rate.
+	Analyses        int
+	AnalysisLookups int64
 	// Seconds is the sum over the work with a recorded rate; Unknown
 	// lists the work without one (no earlier run on this host measured
 	// it), which Seconds leaves out.
@@ -52,6 +59,9 @@ const ratesFile = "rates.json"
 type rate struct {
 	PerSec float64 `json:"per_sec"`
 	When   string  `json:"when"`
+	// Sampled, for an analysis's rate: per draw (its cells sampled their
+	// outputs), not per row.
+	Sampled bool `json:"sampled,omitempty"`
 }
 
 // rateKeys name the speeds that a cell's work runs at: privatizing with
@@ -66,6 +76,12 @@ func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train
 	return privatize, train
 }
 
+// analysisRateKey names the speed of an analysis's cells with the cell's
+// mechanism (whole cells: the mechanism's construction included).
+func analysisRateKey(cell experiments.Cell) string {
+	return strings.TrimSpace("analysis " + cell.Analysis + " " + cell.Mechanism)
+}
+
 func readRates(cache string) map[string]map[string]rate {
 	all := map[string]map[string]rate{}
 	if b, err := os.ReadFile(filepath.Join(cache, ratesFile)); err == nil {
@@ -78,7 +94,7 @@ func readRates(cache string) map[string]map[string]rate {
 // estimates. Processes sharing the cache may overwrite each other's
 // update: a lost rate only costs an estimate.
 func (s *Session) noteRates(r results.Record) {
-	if r.Status != "ok" || r.Analysis != nil {
+	if r.Status != "ok" {
 		return
 	}
 	host := r.Provenance.Host
@@ -87,12 +103,18 @@ func (s *Session) noteRates(r results.Record) {
 		all[host] = map[string]rate{}
 	}
 	now := time.Now().UTC().Format(time.RFC3339)
-	p, t := s.rateKeys(r.Cell, r.Provenance.Threads)
-	if p != "" && r.Provenance.TokensPerSec > 0 {
-		all[host][p] = rate{r.Provenance.TokensPerSec, now}
-	}
-	if !r.Provenance.ModelReused && r.Provenance.ExamplesPerSec > 0 {
-		all[host][t] = rate{r.Provenance.ExamplesPerSec, now}
+	switch p, t := s.rateKeys(r.Cell, r.Provenance.Threads); {
+	case r.Analysis != nil:
+		if r.Provenance.WorkUnits > 0 && r.Provenance.WallSeconds > 0 {
+			all[host][analysisRateKey(r.Cell)] = rate{float64(r.Provenance.WorkUnits) / r.Provenance.WallSeconds, now, r.Analysis.Method != "exact"}
+		}
+	default:
+		if p != "" && r.Provenance.TokensPerSec > 0 {
+			all[host][p] = rate{PerSec: r.Provenance.TokensPerSec, When: now}
+		}
+		if !r.Provenance.ModelReused && r.Provenance.ExamplesPerSec > 0 {
+			all[host][t] = rate{PerSec: r.Provenance.ExamplesPerSec, When: now}
+		}
 	}
 	if b, err := json.MarshalIndent(all, "", "  "); err == nil {
 		if err := xio.WriteFileAtomic(filepath.Join(s.c.Cache, ratesFile), b); err != nil {
@@ -122,6 +144,7 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 		cell := sum.Cells[i].Cell
 		if cell.Analysis != "" {
 			e.Analyses++
+			s.priceAnalysis(e, cell, rates, price)
 			continue
 		}
 		priv, train := s.rateKeys(cell, threads)
@@ -167,6 +190,30 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 		price(train, n)
 	}
 	return e
+}
+
+// priceAnalysis adds an analysis cell's planned work to e.
+func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[string]rate, price func(string, int64)) {
+	in := s.in.view(cell)
+	w, err := analysis.Plan(cell.Analysis, s.c.Analysis.Params, analysis.Env{Space: &mech.Space{Emb: s.in.mech}, Counts: in.counts, Seed: cell.Seed})
+	if err != nil {
+		e.Unknown = append(e.Unknown, fmt.Sprintf("%s (%v)", cell, err))
+		return
+	}
+	sampled := cell.Mechanism != "" && !mech.Exact(cell.Mechanism) && w.Draws > 1
+	if sampled {
+		e.AnalysisLookups += w.Units(true)
+	}
+	key := analysisRateKey(cell)
+	if r, ok := rates[key]; ok && r.PerSec > 0 {
+		e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
+		return
+	}
+	if priv, _ := s.rateKeys(cell, 0); sampled {
+		price(priv, w.Units(true)) // batched draws run at about the privatization rate
+	} else if !slices.Contains(e.Unknown, key) {
+		e.Unknown = append(e.Unknown, key)
+	}
 }
 
 func exists(path string) bool {

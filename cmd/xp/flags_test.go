@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -250,5 +251,55 @@ func TestPassiveOpenMP(t *testing.T) {
 		if !strings.Contains(string(out), "OpenMP wait:      "+c.want+"\n") {
 			t.Errorf("env %q: doctor says\n%s", c.env, grepLines(string(out), "OpenMP"))
 		}
+	}
+}
+
+// TestDryRunPricesAnalyses: a dry run counts an analysis sweep's draws
+// (analysis.Plan: words × draws) and, once a cell of the same analysis
+// and mechanism has run, prices the rest at the rate it recorded.
+func TestDryRunPricesAnalyses(t *testing.T) {
+	dir := t.TempDir()
+	_, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{5, 50}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`name: pd
+data: %s
+embedding:
+  path: vectors.txt
+analysis:
+  kind: plausible-deniability
+  words: 5
+  draws: 20
+mechanisms:
+  - name: laplace
+    epsilon: [5, 50]
+seeds: [1]
+output: %s
+cache: %s
+`, filepath.Join(dir, "data"), filepath.Join(dir, "out"), filepath.Join(dir, "cache"))
+	if err := os.WriteFile(filepath.Join(dir, "pd.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dry := func() string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"run", "--dry-run", filepath.Join(dir, "pd.yaml")}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	out := dry()
+	for _, want := range []string{"2 analysis cells: at most 200 lookups", "no time estimate: no rate recorded on this host for: privatize laplace"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run: no %q in\n%s", want, out)
+		}
+	}
+	if err := run(context.Background(), []string{"run", "-q", filepath.Join(dir, "pd.yaml"), "--set", "mechanisms.0.epsilon=[5]"}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out = dry()
+	if !strings.Contains(out, "1 analysis cells: at most 100 lookups") || !strings.Contains(out, "estimated time: ") || strings.Contains(out, "no rate") {
+		t.Errorf("dry run after one analysis cell:\n%s", out)
 	}
 }

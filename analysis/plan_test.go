@@ -1,0 +1,87 @@
+package analysis
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// TestPlanMatchesLookups: for every analysis spec describes, Plan picks
+// the rows the analysis itself takes: a sampled cell (Laplace) records
+// exactly Rows × Draws lookups. An analysis without a plan fails.
+func TestPlanMatchesLookups(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	e := &embedding.Embedding{Dim: 4, Format: "test", Source: "plan"}
+	counts := map[string]int64{}
+	for i := range 40 {
+		w := "w" + strconv.Itoa(i)
+		e.Words = append(e.Words, w)
+		for range 4 {
+			e.Data = append(e.Data, float32(r.NormFloat64()))
+		}
+		if i%4 != 3 {
+			counts[w] = int64(1 + r.IntN(50))
+		}
+	}
+	counts["novector"] = 7
+	s, err := mech.NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lap, err := mech.New("laplace", s, 5, nil, mech.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := []string{"w1", "w5", "w9"}
+	cases := map[string]map[string]any{
+		"neighbours":            {"words": 12, "k": []int{1, 5}},
+		"plausible-deniability": {"words": 9, "draws": 30},
+		"bayes-adversary":       {"samples": 20, "top": 25},
+		"query-attack":          {"list": list, "samples": 50, "cap": 20},
+		"examples":              {"list": list, "draws": 7},
+		"dp-audit":              {"from": "dataset", "words": 6, "draws": 40},
+		"mapping":               nil, // CusText only: exact, no lookups
+		"reconstruction":        nil, // texts, not draws: too slow to run here
+	}
+	for _, name := range spec.Names(spec.Analysis) {
+		raw, ok := cases[name]
+		if !ok {
+			t.Errorf("analysis %s has no case here", name)
+			continue
+		}
+		env := Env{Space: s, Counts: counts, Seed: 3, Mech: lap, Source: mech.Source{Seed: 3, Cell: "plan"}}
+		w, err := Plan(name, raw, env)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		switch name {
+		case "mapping":
+			if w.Rows != len(datasetRows(env)) {
+				t.Errorf("mapping: %d rows planned, %d dataset words with a vector", w.Rows, len(datasetRows(env)))
+			}
+			continue
+		case "reconstruction":
+			if w.Rows != 5000 || w.Draws != 1 {
+				t.Errorf("reconstruction: %+v, want its 4,000 + 1,000 texts", w)
+			}
+			continue
+		}
+		a, err := Run(context.Background(), name, raw, env)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if a.Lookups != w.Units(true) || a.Lookups == 0 {
+			t.Errorf("%s: %d lookups, planned %+v = %d", name, a.Lookups, w, w.Units(true))
+		}
+	}
+}
