@@ -39,13 +39,14 @@ func benchSpace(b *testing.B, name string) *Space {
 	torchrt.SetThreads(0)
 	var e *embedding.Embedding
 	switch name {
-	case "fasttext300d":
+	case "fasttext300d", "fasttext50d":
 		root := datasets.RootFromEnv()
 		if root == "" {
 			b.Skip("SKIP: XP_DATA not set")
 		}
+		file := map[string]string{"fasttext300d": "fasttext-sg-xpcorpus-300d.vec.gz", "fasttext50d": "fasttext-sg-xpcorpus-50d.vec.gz"}[name]
 		var err error
-		e, err = embedding.Load(context.Background(), filepath.Join(root, "embeddings/fasttext-sg-xpcorpus-300d.vec.gz"),
+		e, err = embedding.Load(context.Background(), filepath.Join(root, "embeddings", file),
 			embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
 		if err != nil {
 			b.Skipf("SKIP: %v", err)
@@ -191,52 +192,61 @@ func BenchmarkSanTextBudget(b *testing.B) {
 	}
 }
 
-// BenchmarkDrawsVsPrivatize compares word-level analysis draws (Draws:
-// rows × m single-word privatizations with per-word streams, shared search
-// batches) with privatizing running text of the same number of tokens,
-// interleaved (P D P D …) in one run, 5 repeats each; it reports the
-// median ratio of lookups/s to tokens/s with min and max. Run with
+// BenchmarkDrawsVsPrivatize compares word-level draws (40 words × 100
+// draws, searched in shared batches and pruned to each word's nearest
+// candidates where the noise allows: prune.go) with privatizing running
+// text of the same number of tokens (never pruned), interleaved (P D P D
+// …) in one run, 5 repeats each, over ε on the 300d and 50d fastText
+// vectors; it reports the median ratio of lookups/s to tokens/s with min
+// and max, and the share of draws pruned. The first repeat also searches
+// each word's list (once per space, as an analysis does once per word).
+// Run with
 //
 //	XP_DATA=../shared/data go test ./mech -run '^$' -bench DrawsVsPrivatize -benchtime 1x
 func BenchmarkDrawsVsPrivatize(b *testing.B) {
-	s := benchSpace(b, "fasttext300d")
 	const rows, m, repeats = 40, 100, 5
-	docs := randomDocs(s, rows*m)
-	words := make([]int, rows)
-	for i := range words {
-		words[i] = i * 37 % min(s.Emb.Len(), 20000)
-	}
-	for _, name := range []string{"laplace", "vickrey"} {
-		b.Run(name, func(b *testing.B) {
-			mm, err := New(name, s, 10, nil, Options{})
-			if err != nil {
-				b.Fatal(err)
+	for _, space := range []string{"fasttext300d", "fasttext50d"} {
+		for _, name := range []string{"laplace", "vickrey"} {
+			for _, eps := range []float64{10, 50, 100, 200, 500, 1000} {
+				b.Run(fmt.Sprintf("%s/%s/eps=%g", space, name, eps), func(b *testing.B) {
+					s := benchSpace(b, space)
+					docs := randomDocs(s, rows*m)
+					words := make([]int, rows)
+					for i := range words {
+						words[i] = i * 37 % min(s.Emb.Len(), 20000)
+					}
+					mm, err := New(name, s, eps, nil, Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					d := mm.(interface {
+						Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
+					})
+					ctx := context.Background()
+					var ratios, drawRates []float64
+					for i := 0; i < b.N*repeats; i++ {
+						t0 := time.Now()
+						if _, _, err := mm.Privatize(ctx, docs, Source{Seed: uint64(i)}); err != nil {
+							b.Fatal(err)
+						}
+						p := float64(rows*m) / time.Since(t0).Seconds()
+						t0 = time.Now()
+						if err := d.Draws(ctx, words, m, Source{Seed: uint64(i)}, func(int, []int32) error { return nil }); err != nil {
+							b.Fatal(err)
+						}
+						r := float64(rows*m) / time.Since(t0).Seconds()
+						ratios, drawRates = append(ratios, r/p), append(drawRates, r)
+					}
+					slices.Sort(ratios)
+					slices.Sort(drawRates)
+					b.ReportMetric(drawRates[len(drawRates)/2], "lookups/s")
+					b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+					b.ReportMetric(ratios[0], "ratio-min")
+					b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
+					b.ReportMetric(float64(noisyOf(mm).pruned)/float64(b.N*repeats*rows*m), "pruned-share")
+				})
 			}
-			d := mm.(interface {
-				Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
-			})
-			ctx := context.Background()
-			var ratios, drawRates []float64
-			for i := 0; i < b.N*repeats; i++ {
-				t0 := time.Now()
-				if _, _, err := mm.Privatize(ctx, docs, Source{Seed: uint64(i)}); err != nil {
-					b.Fatal(err)
-				}
-				p := float64(rows*m) / time.Since(t0).Seconds()
-				t0 = time.Now()
-				if err := d.Draws(ctx, words, m, Source{Seed: uint64(i)}, func(int, []int32) error { return nil }); err != nil {
-					b.Fatal(err)
-				}
-				r := float64(rows*m) / time.Since(t0).Seconds()
-				ratios, drawRates = append(ratios, r/p), append(drawRates, r)
-			}
-			slices.Sort(ratios)
-			slices.Sort(drawRates)
-			b.ReportMetric(drawRates[len(drawRates)/2], "lookups/s")
-			b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
-			b.ReportMetric(ratios[0], "ratio-min")
-			b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
-		})
+		}
 	}
 }
 

@@ -638,3 +638,81 @@ func TestProgressReachesMechanisms(t *testing.T) {
 		}
 	}
 }
+
+// TestPrunedDrawsExact: word-level draws answered from the word's list of
+// nearest candidates (prune.go) equal Privatize's full searches, for
+// every noisy mechanism from small ε (no draw can be pruned) to large
+// (nearly all are), with duplicated vectors (a word whose list starts at
+// its lower-row twin is never pruned).
+func TestPrunedDrawsExact(t *testing.T) {
+	s := tinySpace(t, 700, 5, 9, 1) // more words than a list holds
+	for _, dup := range [][2]int{{3, 40}, {12, 13}, {100, 90}} {
+		copy(s.Emb.Data[dup[1]*5:(dup[1]+1)*5], s.Emb.Data[dup[0]*5:(dup[0]+1)*5])
+	}
+	ix, err := knn.New(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, gotch.CPU, knn.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Index.Close()
+	s.Index = ix
+	type drawer interface {
+		Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
+	}
+	src := Source{Seed: 5, Cell: "prune"}
+	rows := []int{40, 3, 13, 12, 90, 250, 699}
+	const n = 40
+	for _, c := range []struct {
+		name string
+		p    Params
+	}{{"laplace", nil}, {"vickrey", Params{"t": 0.5}}, {"vickrey", Params{"exclude_input": true}}, {"mahalanobis", nil}} {
+		var pruned []int64
+		for _, eps := range []float64{0.3, 3, 30, 3000} {
+			m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[int][]int32{}
+			if err := m.(drawer).Draws(context.Background(), rows, n, src, func(i int, outs []int32) error {
+				got[rows[i]] = slices.Clone(outs)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range rows {
+				word := s.Emb.Words[w]
+				docs := make([][]string, n)
+				for j := range docs {
+					docs[j] = []string{word}
+				}
+				priv, _, err := m.Privatize(context.Background(), docs, WordSource(src, word))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, doc := range priv {
+					if o, _ := s.Emb.Index(doc[0]); int32(o) != got[w][j] {
+						t.Fatalf("%s%v ε=%v: word %s draw %d is %d, Privatize gives %s", c.name, c.p, eps, word, j, got[w][j], doc[0])
+					}
+				}
+			}
+			pruned = append(pruned, noisyOf(m).pruned)
+		}
+		t.Logf("%s%v: pruned draws at ε = 0.3, 3, 30, 3000: %v of %d", c.name, c.p, pruned, len(rows)*n)
+		// rows 40 and 13 are the higher twins of 3 and 12: never pruned.
+		if pruned[0] != 0 || pruned[3] != int64(len(rows)-2)*n {
+			t.Errorf("%s%v: pruned %v of %d draws per ε: want none at ε = 0.3 and all but the twins' at ε = 3000", c.name, c.p, pruned, len(rows)*n)
+		}
+	}
+}
+
+// noisyOf is the noisy-nearest-neighbour driver of m.
+func noisyOf(m Mechanism) *noisyNN {
+	switch m := m.(type) {
+	case *Laplace:
+		return &m.nn
+	case *Vickrey:
+		return &m.nn
+	case *Mahalanobis:
+		return &m.nn
+	}
+	return nil
+}

@@ -37,6 +37,7 @@ type Space struct {
 	mu    sync.Mutex
 	sqrts map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
 	line  []int32               // 1-Diffractor's line of the words
+	lists map[int]neighbourList // each drawn word's nearest candidates (prune.go)
 }
 
 // sigmaSqrt returns Σ_p^{1/2} for λ, computed once per space.

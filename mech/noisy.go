@@ -25,6 +25,8 @@ type noisyNN struct {
 	pick func(r *rand.Rand, w int, ids []int32, dist []float64) int32
 	// progress receives a bar over tokens when it is a terminal.
 	progress io.Writer
+	// pruned counts the draws answered from the word's list (prune.go).
+	pruned int64
 }
 
 // token is one in-vocabulary token to perturb: its row and its stream.
@@ -37,7 +39,10 @@ type token struct {
 // false) in batches of m.batch searches, calling emit with each token's
 // sequence number and output row. It is the one place where the noise of
 // Laplace, Vickrey and Mahalanobis is drawn and the neighbour searched.
-func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar) error {
+// With prune, a token whose answer provably lies among its word's nearest
+// candidates is answered from them (prune.go): the same output, without
+// the full search.
+func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, prune bool) error {
 	batch := m.batch
 	if batch <= 0 {
 		batch = 1024
@@ -64,9 +69,46 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 				q[j*dim+i] = float32(float64(v[i]) + z[j*dim+i])
 			}
 		}
-		ids, dist, err := m.space.Index.Search(q, m.k)
-		if err != nil {
-			return err
+		ids, dist := make([]int32, len(todo)*m.k), make([]float64, len(todo)*m.k)
+		var search []int // the tokens the lists cannot answer
+		if prune {
+			rows := make([]int, len(todo))
+			for j, t := range todo {
+				rows[j] = t.w
+			}
+			lists, err := m.space.neighbours(rows)
+			if err != nil {
+				return err
+			}
+			for j, t := range todo {
+				if pruned(m.space, lists[j], t.w, q[j*dim:(j+1)*dim], m.k, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k]) {
+					m.pruned++
+				} else {
+					search = append(search, j)
+				}
+			}
+		} else {
+			search = make([]int, len(todo))
+			for j := range search {
+				search[j] = j
+			}
+		}
+		if len(search) > 0 {
+			qs := q
+			if len(search) < len(todo) {
+				qs = make([]float32, 0, len(search)*dim)
+				for _, j := range search {
+					qs = append(qs, q[j*dim:(j+1)*dim]...)
+				}
+			}
+			sid, sdist, err := m.space.Index.Search(qs, m.k)
+			if err != nil {
+				return err
+			}
+			for i, j := range search {
+				copy(ids[j*m.k:(j+1)*m.k], sid[i*m.k:(i+1)*m.k])
+				copy(dist[j*m.k:(j+1)*m.k], sdist[i*m.k:(i+1)*m.k])
+			}
 		}
 		for j, t := range todo {
 			if err := emit(seq, t.w, m.pick(t.r, t.w, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k])); err != nil {
@@ -139,15 +181,16 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 		return nil
 	}
 	before := m.space.Index.Stats().Fallbacks
-	if err := m.perturb(ctx, next, emit, bar); err != nil {
+	if err := m.perturb(ctx, next, emit, bar, false); err != nil {
 		return nil, err
 	}
 	rep.Fallbacks = m.space.Index.Stats().Fallbacks - before
 	return out, nil
 }
 
-// draws privatizes each of rows n times in shared search batches and
-// calls f with each row's outputs. Draw j of row w uses the stream that
+// draws privatizes each of rows n times in shared search batches (each
+// draw pruned to its word's nearest candidates where the noise is small
+// enough: prune.go) and calls f with each row's outputs. Draw j of row w uses the stream that
 // Privatize gives document j, position 0, under src with Split
 // "word <w>" (WordSource): the outputs equal n single-token Privatize
 // calls per word, and a word's draws do not depend on the other rows.
@@ -181,7 +224,7 @@ func (m *noisyNN) draws(ctx context.Context, rows []int, n int, src Source, f fu
 		}
 		return nil
 	}
-	return m.perturb(ctx, next, emit, bar)
+	return m.perturb(ctx, next, emit, bar, true)
 }
 
 // WordSource is the source of a word's draws in word-level analyses: src

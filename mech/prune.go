@@ -1,0 +1,114 @@
+package mech
+
+import (
+	"math"
+	"sort"
+
+	"github.com/xp-nlp/xp/mech/knn"
+)
+
+// Exact pruning of a draw's search (word-level draws, noisyNN.draws).
+//
+// A draw searches the k nearest candidates of q, the float32 vector of
+// φ(w) + z. With r = ‖q − φ(w)‖ and d_j the distance from φ(w) to its
+// j-th nearest candidate (d_0 = 0: w itself), the k candidates w, n_1 …
+// n_{k−1} all lie within r + d_{k−1} of q, so q's k nearest (and any
+// candidate tied with the k-th) do too, and so lie within
+// 2r + d_{k−1} of φ(w). When that radius is below the distance to the
+// last of w's listed nearest candidates, every candidate inside it is on
+// the list: ranking those by exact distance to q (ties by the lower row)
+// gives the full search's answer. A word's list is its pruneList nearest
+// candidates, searched once per space and kept.
+
+// pruneList is the length of each word's list of nearest candidates.
+const pruneList = 256
+
+type neighbourList struct {
+	ids  []int32
+	dist []float64 // increasing
+}
+
+// neighbours returns the lists of rows (searching those not kept yet in
+// one batch).
+func (s *Space) neighbours(rows []int) ([]neighbourList, error) {
+	n := min(pruneList, s.Emb.Len())
+	s.mu.Lock()
+	if s.lists == nil {
+		s.lists = map[int]neighbourList{}
+	}
+	var missing []int
+	for _, w := range rows {
+		if _, ok := s.lists[w]; !ok && !containsInt(missing, w) {
+			missing = append(missing, w)
+		}
+	}
+	s.mu.Unlock()
+	if len(missing) > 0 {
+		q := make([]float32, 0, len(missing)*s.Emb.Dim)
+		for _, w := range missing {
+			q = append(q, s.Emb.Vector(w)...)
+		}
+		ids, dist, err := s.Index.Search(q, n)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		for j, w := range missing {
+			s.lists[w] = neighbourList{ids[j*n : (j+1)*n], dist[j*n : (j+1)*n]}
+		}
+		s.mu.Unlock()
+	}
+	out := make([]neighbourList, len(rows))
+	s.mu.Lock()
+	for i, w := range rows {
+		out[i] = s.lists[w]
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// pruned answers the search of q (the draw of row w) from w's list, or
+// says it cannot (false): the ball of the bound above reaches the list's
+// end, or the list does not start with w.
+func pruned(s *Space, l neighbourList, w int, q []float32, k int, ids []int32, dist []float64) bool {
+	if len(l.ids) < k || int(l.ids[0]) != w || l.dist[0] != 0 {
+		return false // w has a duplicate of a lower row: its list starts elsewhere
+	}
+	r := math.Sqrt(knn.SquaredDistance(q, s.Emb.Vector(w)))
+	radius := (2*r + l.dist[k-1]) * (1 + 1e-9) // the margin covers float64's rounding of the distances
+	last := len(l.ids) - 1
+	if !(radius < l.dist[last]) {
+		return false
+	}
+	m := sort.SearchFloat64s(l.dist, math.Nextafter(radius, math.Inf(1))) // the rows within radius
+	type cd struct {
+		i int32
+		d float64
+	}
+	c := make([]cd, m)
+	for j := 0; j < m; j++ {
+		c[j] = cd{l.ids[j], knn.SquaredDistance(q, s.Emb.Vector(int(l.ids[j])))}
+	}
+	sort.Slice(c, func(a, b int) bool {
+		if c[a].d != c[b].d {
+			return c[a].d < c[b].d
+		}
+		return c[a].i < c[b].i
+	})
+	if len(c) < k {
+		return false
+	}
+	for j := 0; j < k; j++ {
+		ids[j], dist[j] = c[j].i, math.Sqrt(c[j].d)
+	}
+	return true
+}
