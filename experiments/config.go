@@ -28,7 +28,7 @@ type Config struct {
 	// while embedding stays the classifier's input.
 	MechEmbedding *EmbeddingConfig `yaml:"mechanism_embedding,omitempty" json:"mechanism_embedding,omitempty"`
 	Mechanisms    []MechConfig     `yaml:"mechanisms" json:"mechanisms"`
-	Apply         []string         `yaml:"apply" json:"apply"` // none, train, test, both
+	Apply         []string         `yaml:"apply,omitempty" json:"apply"` // none, train, test, both (utility configs; empty for analyses)
 	Model         ModelConfig      `yaml:"model" json:"model"`
 	Analysis      AnalysisConfig   `yaml:"analysis,omitempty" json:"analysis,omitempty"`
 	Stages        []StageConfig    `yaml:"stages,omitempty" json:"stages,omitempty"`

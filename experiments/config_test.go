@@ -178,6 +178,31 @@ func TestResolvedRoundTrip(t *testing.T) {
 	}
 }
 
+// TestResolvedAnalysisRoundTrip: an analysis config's resolved form loads
+// back to the same cells and keys (worker processes and Slurm tasks run
+// from it); it held a default apply, which analyses refuse.
+func TestResolvedAnalysisRoundTrip(t *testing.T) {
+	c := parse(t, goodPD, "analysis.draws=50")
+	b, err := c.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("run/config.yaml", b, Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	in := Inputs{Data: "d", Embedding: "e"}
+	cells, rcells := c.Cells(), r.Cells()
+	if len(cells) != len(rcells) {
+		t.Fatalf("%d cells, resolved %d", len(cells), len(rcells))
+	}
+	for i := range cells {
+		if c.Key(cells[i], in) != r.Key(rcells[i], in) {
+			t.Errorf("cell %d: %v vs %v", i, cells[i], rcells[i])
+		}
+	}
+}
+
 func TestSelect(t *testing.T) {
 	c := parse(t, good, "apply=[none, train, both]")
 	cell, err := c.Select(Selector{Setting: "vickrey t=0.75", Epsilon: 5, Seed: 2, Role: "train"})

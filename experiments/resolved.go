@@ -18,6 +18,9 @@ import (
 // changes nothing.
 func (c *Config) Resolved() ([]byte, error) {
 	r := c.Clone()
+	if r.IsAnalysis() {
+		r.Apply = nil // its cells do not read it, and validation refuses it there
+	}
 	for _, p := range []*string{&r.Data, &r.Output, &r.Cache} {
 		if *p != "" {
 			abs, err := filepath.Abs(*p)
