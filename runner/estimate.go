@@ -15,6 +15,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -65,11 +66,12 @@ type rate struct {
 }
 
 // rateKeys name the speeds that a cell's work runs at: privatizing with
-// its mechanism (tokens/s), training its model on this data (examples/s;
-// the model's parameters, the sequence bound, batch and threads set it).
+// its mechanism (tokens/s) over these candidates with this search,
+// training its model on this data (examples/s; the model's parameters,
+// the sequence bound, batch and threads set it).
 func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train string) {
 	if cell.Mechanism != "" {
-		privatize = "privatize " + cell.Mechanism
+		privatize = "privatize " + cell.Mechanism + s.searchShape()
 	}
 	m, _ := json.Marshal(s.c.Model)
 	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", s.c.Dataset.Name, m, s.c.Train.MaxLen, s.c.Train.Batch, threads)
@@ -77,9 +79,18 @@ func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train
 }
 
 // analysisRateKey names the speed of an analysis's cells with the cell's
-// mechanism (whole cells: the mechanism's construction included).
-func analysisRateKey(cell experiments.Cell) string {
-	return strings.TrimSpace("analysis " + cell.Analysis + " " + cell.Mechanism)
+// mechanism (whole cells: the mechanism's construction included) over
+// these candidates with this search.
+func (s *Session) analysisRateKey(cell experiments.Cell) string {
+	return strings.TrimSpace("analysis "+cell.Analysis+" "+cell.Mechanism) + s.searchShape()
+}
+
+// searchShape names what a lookup costs: the candidate matrix and the
+// search's scoring path (a rate measured on other vectors, or on the
+// other path, would price the work several times off).
+func (s *Session) searchShape() string {
+	e := s.in.mech
+	return fmt.Sprintf(" on %d×%d %s", e.Len(), e.Dim, knn.AutoScoring(s.dev, e.Dim))
 }
 
 func readRates(cache string) map[string]map[string]rate {
@@ -106,7 +117,7 @@ func (s *Session) noteRates(r results.Record) {
 	switch p, t := s.rateKeys(r.Cell, r.Provenance.Threads); {
 	case r.Analysis != nil:
 		if r.Provenance.WorkUnits > 0 && r.Provenance.WallSeconds > 0 {
-			all[host][analysisRateKey(r.Cell)] = rate{float64(r.Provenance.WorkUnits) / r.Provenance.WallSeconds, now, r.Analysis.Method != "exact"}
+			all[host][s.analysisRateKey(r.Cell)] = rate{float64(r.Provenance.WorkUnits) / r.Provenance.WallSeconds, now, r.Analysis.Method != "exact"}
 		}
 	default:
 		if p != "" && r.Provenance.TokensPerSec > 0 {
@@ -204,7 +215,7 @@ func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[st
 	if sampled {
 		e.AnalysisLookups += w.Units(true)
 	}
-	key := analysisRateKey(cell)
+	key := s.analysisRateKey(cell)
 	if r, ok := rates[key]; ok && r.PerSec > 0 {
 		e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
 		return

@@ -290,7 +290,7 @@ cache: %s
 		return out.String()
 	}
 	out := dry()
-	for _, want := range []string{"2 analysis cells: at most 200 lookups", "no time estimate: no rate recorded on this host for: privatize laplace"} {
+	for _, want := range []string{"2 analysis cells: at most 200 lookups", "no time estimate: no rate recorded on this host for: privatize laplace on "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run: no %q in\n%s", want, out)
 		}

@@ -89,6 +89,15 @@ func Int8Available() (bool, string) {
 	return true, "AVX-512 VNNI"
 }
 
+// AutoScoring is the path ScoringAuto takes for an index of dim
+// dimensions on device.
+func AutoScoring(device gotch.Device, dim int) Scoring {
+	if ok, _ := Int8Available(); ok && device == gotch.CPU && dim <= q8MaxDim {
+		return ScoringInt8
+	}
+	return ScoringFloat32
+}
+
 // Options tune an index.
 type Options struct {
 	// Budget bounds the bytes of one block of scores (queries × candidates
@@ -109,12 +118,12 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 		ix.budget = 256 << 20
 	}
 	switch ok, why := Int8Available(); {
-	case opt.Scoring == ScoringInt8 && (!ok || device != gotch.CPU || dim > q8MaxDim):
+	case opt.Scoring == ScoringInt8 && AutoScoring(device, dim) != ScoringInt8:
 		if ok {
 			why = fmt.Sprintf("the index is on %v with %d dimensions (int8: CPU, at most %d)", torchrt.DeviceString(device), dim, q8MaxDim)
 		}
 		return nil, fmt.Errorf("knn: int8 scoring unavailable: %s", why)
-	case opt.Scoring == ScoringInt8 || opt.Scoring == ScoringAuto && ok && device == gotch.CPU && dim <= q8MaxDim:
+	case opt.Scoring == ScoringInt8 || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8:
 		ix.q8 = newQ8(data, n, dim)
 	case opt.Scoring != ScoringAuto && opt.Scoring != ScoringFloat32:
 		return nil, fmt.Errorf("knn: unknown scoring %q (want %q or %q)", opt.Scoring, ScoringFloat32, ScoringInt8)
