@@ -1,0 +1,29 @@
+#!/bin/bash
+set -uo pipefail
+# estimate_check.sh: out-of-sample checks of the dry run's estimate. Each check runs
+# a calibration sweep (recording rates in a fresh cache), asks the dry run
+# for another sweep's time, runs that sweep and prints the estimate beside
+# the measured time (docs/performance.md). Needs XP_DATA and bin/xp.
+cd "$(dirname "$0")/.."
+: "${XP_DATA:?set XP_DATA to the data root}"
+export OMP_WAIT_POLICY=passive
+check() { # name config calibration-sets -- target-sets
+  local name=$1 cfg=$2; shift 2
+  local cal=() tgt=() side=cal
+  for a in "$@"; do if [ "$a" = "--" ]; then side=tgt; continue; fi; [ $side = cal ] && cal+=("$a") || tgt+=("$a"); done
+  local cache=/tmp/ec-$name-cache out=/tmp/ec-$name
+  rm -rf $cache $out $out-cal; mkdir -p $cache; [ -d runs/cache/embeddings ] && ln -s "$PWD/runs/cache/embeddings" $cache/embeddings
+  bin/xp run -q $cfg "${cal[@]}" --set output=$out-cal --set cache=$cache > /tmp/ec-$name-cal.log 2>&1
+  est=$(bin/xp run --dry-run $cfg "${tgt[@]}" --set output=$out --set cache=$cache 2>&1 | grep -E "estimated time|no time estimate")
+  t0=$(date +%s.%N)
+  bin/xp run -q $cfg "${tgt[@]}" --set output=$out --set cache=$cache > /tmp/ec-$name.log 2>&1
+  t1=$(date +%s.%N)
+  cells=$(python3 -c "
+import json,glob
+rs=[json.load(open(f)) for f in glob.glob('$out/cells/*.json')]
+print(len(rs), round(sum(r['provenance']['wall_seconds'] for r in rs),1))")
+  echo "$name | $est | cells, sum of cell seconds: $cells | wall $(python3 -c "print(round($t1-$t0,1))") s"
+}
+check pd300 configs/paper/feyisetan_fig2_histograms.yaml --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz --set analysis.words=50 --set analysis.draws=500 --set 'mechanisms.0.epsilon=[5]' -- --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz --set analysis.words=200 --set analysis.draws=500 --set 'mechanisms.0.epsilon=[1,10,40]'
+check table7 configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' --set 'mechanisms.0.grid.k=[5,20]' -- --set 'mechanisms.0.epsilon=[3,8,16]' --set 'mechanisms.0.grid.k=[10,50,100]'
+check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'
