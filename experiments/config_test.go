@@ -144,8 +144,32 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestResolvedRoundTrip: the resolved form of a utility config and of an
+// analysis config loads back to the same cells and keys (worker processes
+// and Slurm tasks run from it; an analysis config's held a default apply,
+// which analyses refuse) and keeps its origin.
 func TestResolvedRoundTrip(t *testing.T) {
 	c := parse(t, good, "train.epochs=2", "model.clip=0", "mechanisms.0.params={exclude_input: true}")
+	r := roundTrip(t, c)
+	if file, sum := r.Source(); !strings.HasSuffix(file, "x.yaml") || sum != c.SHA256() || len(r.Origin.Set) != 3 {
+		t.Errorf("origin %+v", r.Origin)
+	}
+	// A resolved config resolved again keeps its origin.
+	b2, _ := r.Resolved()
+	r2, err := Parse("elsewhere.yaml", b2, Options{})
+	if err != nil || r2.Origin.SHA256 != c.SHA256() {
+		t.Errorf("re-resolved: %v %+v", err, r2.Origin)
+	}
+	if math.IsNaN(r.Checks.MaxOOV) || r.Model.Kind != "bilstm" {
+		t.Errorf("resolved: %+v", r)
+	}
+	roundTrip(t, parse(t, goodPD, "analysis.draws=50"))
+}
+
+// roundTrip parses c's resolved form and checks it plans c's cells with
+// c's keys.
+func roundTrip(t *testing.T, c *Config) *Config {
+	t.Helper()
 	b, err := c.Resolved()
 	if err != nil {
 		t.Fatal(err)
@@ -164,43 +188,7 @@ func TestResolvedRoundTrip(t *testing.T) {
 			t.Errorf("cell %d: %v vs %v", i, cells[i], rcells[i])
 		}
 	}
-	if file, sum := r.Source(); !strings.HasSuffix(file, "x.yaml") || sum != c.SHA256() || len(r.Origin.Set) != 3 {
-		t.Errorf("origin %+v", r.Origin)
-	}
-	// A resolved config resolved again keeps its origin.
-	b2, _ := r.Resolved()
-	r2, err := Parse("elsewhere.yaml", b2, Options{})
-	if err != nil || r2.Origin.SHA256 != c.SHA256() {
-		t.Errorf("re-resolved: %v %+v", err, r2.Origin)
-	}
-	if math.IsNaN(r.Checks.MaxOOV) || r.Model.Kind != "bilstm" {
-		t.Errorf("resolved: %+v", r)
-	}
-}
-
-// TestResolvedAnalysisRoundTrip: an analysis config's resolved form loads
-// back to the same cells and keys (worker processes and Slurm tasks run
-// from it); it held a default apply, which analyses refuse.
-func TestResolvedAnalysisRoundTrip(t *testing.T) {
-	c := parse(t, goodPD, "analysis.draws=50")
-	b, err := c.Resolved()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Parse("run/config.yaml", b, Options{})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	in := Inputs{Data: "d", Embedding: "e"}
-	cells, rcells := c.Cells(), r.Cells()
-	if len(cells) != len(rcells) {
-		t.Fatalf("%d cells, resolved %d", len(cells), len(rcells))
-	}
-	for i := range cells {
-		if c.Key(cells[i], in) != r.Key(rcells[i], in) {
-			t.Errorf("cell %d: %v vs %v", i, cells[i], rcells[i])
-		}
-	}
+	return r
 }
 
 func TestSelect(t *testing.T) {

@@ -2,6 +2,7 @@ package mech
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -512,9 +513,6 @@ func TestEveryDescriptorBuilt(t *testing.T) {
 // search batch and whichever other words share it.
 func TestDrawsEqualPrivatize(t *testing.T) {
 	s := tinySpace(t, 200, 6, 4, 1)
-	type drawer interface {
-		Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
-	}
 	src := Source{Seed: 3, Cell: "c"}
 	const n = 13
 	for _, name := range []string{"laplace", "vickrey", "mahalanobis"} {
@@ -523,35 +521,8 @@ func TestDrawsEqualPrivatize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, ok := m.(drawer)
-			if !ok {
-				t.Fatalf("%s has no Draws", name)
-			}
 			for _, rows := range [][]int{{7, 3, 150}, {150}} {
-				got := map[int][]int32{}
-				err := d.Draws(context.Background(), rows, n, src, func(i int, outs []int32) error {
-					got[rows[i]] = slices.Clone(outs)
-					return nil
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, w := range rows {
-					word := s.Emb.Words[w]
-					docs := make([][]string, n)
-					for j := range docs {
-						docs[j] = []string{word}
-					}
-					priv, _, err := m.Privatize(context.Background(), docs, WordSource(src, word))
-					if err != nil {
-						t.Fatal(err)
-					}
-					for j, doc := range priv {
-						if o, _ := s.Emb.Index(doc[0]); int32(o) != got[w][j] {
-							t.Fatalf("%s batch %d rows %v: word %s draw %d is %d, Privatize gives %s", name, batch, rows, word, j, got[w][j], doc[0])
-						}
-					}
-				}
+				drawsEqualPrivatize(t, m, s, rows, n, src, fmt.Sprintf("%s batch %d rows %v", name, batch, rows))
 			}
 		}
 	}
@@ -655,9 +626,6 @@ func TestPrunedDrawsExact(t *testing.T) {
 	}
 	s.Index.Close()
 	s.Index = ix
-	type drawer interface {
-		Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
-	}
 	src := Source{Seed: 5, Cell: "prune"}
 	rows := []int{40, 3, 13, 12, 90, 250, 699}
 	const n = 40
@@ -671,35 +639,48 @@ func TestPrunedDrawsExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[int][]int32{}
-			if err := m.(drawer).Draws(context.Background(), rows, n, src, func(i int, outs []int32) error {
-				got[rows[i]] = slices.Clone(outs)
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range rows {
-				word := s.Emb.Words[w]
-				docs := make([][]string, n)
-				for j := range docs {
-					docs[j] = []string{word}
-				}
-				priv, _, err := m.Privatize(context.Background(), docs, WordSource(src, word))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for j, doc := range priv {
-					if o, _ := s.Emb.Index(doc[0]); int32(o) != got[w][j] {
-						t.Fatalf("%s%v ε=%v: word %s draw %d is %d, Privatize gives %s", c.name, c.p, eps, word, j, got[w][j], doc[0])
-					}
-				}
-			}
+			drawsEqualPrivatize(t, m, s, rows, n, src, fmt.Sprintf("%s%v ε=%v", c.name, c.p, eps))
 			pruned = append(pruned, noisyOf(m).pruned)
 		}
 		t.Logf("%s%v: pruned draws at ε = 0.3, 3, 30, 3000: %v of %d", c.name, c.p, pruned, len(rows)*n)
 		// rows 40 and 13 are the higher twins of 3 and 12: never pruned.
 		if pruned[0] != 0 || pruned[3] != int64(len(rows)-2)*n {
 			t.Errorf("%s%v: pruned %v of %d draws per ε: want none at ε = 0.3 and all but the twins' at ε = 3000", c.name, c.p, pruned, len(rows)*n)
+		}
+	}
+}
+
+// drawsEqualPrivatize checks that m's n draws of each row equal n
+// single-token Privatize calls of the word under WordSource.
+func drawsEqualPrivatize(t *testing.T, m Mechanism, s *Space, rows []int, n int, src Source, what string) {
+	t.Helper()
+	d, ok := m.(interface {
+		Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
+	})
+	if !ok {
+		t.Fatalf("%s: no Draws", what)
+	}
+	got := map[int][]int32{}
+	if err := d.Draws(context.Background(), rows, n, src, func(i int, outs []int32) error {
+		got[rows[i]] = slices.Clone(outs)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range rows {
+		word := s.Emb.Words[w]
+		docs := make([][]string, n)
+		for j := range docs {
+			docs[j] = []string{word}
+		}
+		priv, _, err := m.Privatize(context.Background(), docs, WordSource(src, word))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, doc := range priv {
+			if o, _ := s.Emb.Index(doc[0]); int32(o) != got[w][j] {
+				t.Fatalf("%s: word %s draw %d is %d, Privatize gives %s", what, word, j, got[w][j], doc[0])
+			}
 		}
 	}
 }
