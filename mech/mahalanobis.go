@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -48,18 +50,28 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 // mechanism's noise, and Vickrey's with lambda.
 func ellipticalMix(sqrt []float64, dim int) func(z []float64) {
 	return func(z []float64) {
-		row := make([]float64, dim)
-		for off := 0; off < len(z); off += dim {
-			copy(row, z[off:off+dim])
-			for i := 0; i < dim; i++ {
-				var s float64
-				si := sqrt[i*dim : (i+1)*dim]
-				for j, v := range row {
-					s += si[j] * v
+		rows := len(z) / dim
+		w := min(rows, runtime.GOMAXPROCS(0))
+		var wg sync.WaitGroup
+		for c := 0; c < w; c++ { // rows are independent: each is summed in the same order whatever the split
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				row := make([]float64, dim)
+				for off := lo * dim; off < hi*dim; off += dim {
+					copy(row, z[off:off+dim])
+					for i := 0; i < dim; i++ {
+						var s float64
+						si := sqrt[i*dim : (i+1)*dim]
+						for j, v := range row {
+							s += si[j] * v
+						}
+						z[off+i] = s
+					}
 				}
-				z[off+i] = s
-			}
+			}(c*rows/w, (c+1)*rows/w)
 		}
+		wg.Wait()
 	}
 }
 
