@@ -22,19 +22,19 @@ import (
 // (analysis dp-audit) shows by how much.
 
 // Bound is ε·‖φ(x) − φ(x′)‖.
-func (m *Laplace) Bound(x, x2 int) float64 { return m.eps * euclid(m.nn.space, x, x2) }
+func (m *Laplace) Bound(x, x2 int) float64 { return m.eps * euclid(m.space, x, x2) }
 
 // Bound is ε·d with d Euclidean, or the Mahalanobis metric with lambda.
 func (v *Vickrey) Bound(x, x2 int) float64 {
 	if v.p.Mahalanobis {
-		return v.eps * v.metric.distance(v.nn.space, x, x2)
+		return v.eps * v.metric.distance(v.space, x, x2)
 	}
-	return v.eps * euclid(v.nn.space, x, x2)
+	return v.eps * euclid(v.space, x, x2)
 }
 
 // Bound is ε·‖Σ_p^{−1/2}(φ(x) − φ(x′))‖.
 func (m *Mahalanobis) Bound(x, x2 int) float64 {
-	return m.eps * m.metric.distance(m.nn.space, x, x2)
+	return m.eps * m.metric.distance(m.space, x, x2)
 }
 
 // Bound is ε·‖φ(x) − φ(x′)‖ (SanText, TEM; SanText+ keeps it only

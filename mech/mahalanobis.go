@@ -1,7 +1,6 @@
 package mech
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -10,7 +9,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -25,10 +23,10 @@ import (
 // implementation, which makes Σ scale-free); Σ_p = λΣ + (1−λ)I.
 // Σ_p^{1/2} comes from one symmetric eigendecomposition per space and λ.
 type Mahalanobis struct {
-	eps, lambda float64
-	sqrt        []float64 // Σ_p^{1/2}, dim × dim row-major (symmetric)
-	nn          noisyNN
-	metric      *mahalanobisMetric
+	noisyNN
+	lambda float64
+	sqrt   []float64 // Σ_p^{1/2}, dim × dim row-major (symmetric)
+	metric *mahalanobisMetric
 }
 
 // NewMahalanobis returns the mechanism at ε with λ ∈ [0, 1].
@@ -40,8 +38,8 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 	if err != nil {
 		return nil, err
 	}
-	m := &Mahalanobis{eps: eps, lambda: lambda, sqrt: s, metric: &mahalanobisMetric{sqrt: s}}
-	m.nn = noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
+	m := &Mahalanobis{lambda: lambda, sqrt: s, metric: &mahalanobisMetric{sqrt: s}}
+	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
 	return m, nil
 }
 
@@ -149,15 +147,3 @@ func (m *Mahalanobis) Name() string {
 	return "mahalanobis(lambda=" + strconv.FormatFloat(m.lambda, 'g', -1, 64) + ")"
 }
 func (m *Mahalanobis) Notion() spec.Notion { return spec.MetricDP }
-func (m *Mahalanobis) Epsilon() float64    { return m.eps }
-
-func (m *Mahalanobis) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
-	rep := newReport(m, m.nn.space)
-	out, err := m.nn.run(ctx, docs, src, &rep)
-	return out, rep, err
-}
-
-// Draws: see Laplace.Draws.
-func (m *Mahalanobis) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
-	return m.nn.draws(ctx, rows, n, src, f)
-}

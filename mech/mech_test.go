@@ -689,11 +689,11 @@ func drawsEqualPrivatize(t *testing.T, m Mechanism, s *Space, rows []int, n int,
 func noisyOf(m Mechanism) *noisyNN {
 	switch m := m.(type) {
 	case *Laplace:
-		return &m.nn
+		return &m.noisyNN
 	case *Vickrey:
-		return &m.nn
+		return &m.noisyNN
 	case *Mahalanobis:
-		return &m.nn
+		return &m.noisyNN
 	}
 	return nil
 }

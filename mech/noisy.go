@@ -11,9 +11,11 @@ import (
 
 // noisyNN is the shared driver of the mechanisms that perturb a word's
 // vector and search the nearest candidates of the noisy vector (Laplace,
-// Vickrey, Mahalanobis). Each token's stream first draws the noise, then
-// whatever pick needs, so batching cannot change a result.
+// Vickrey, Mahalanobis): they embed it, and its Privatize and Draws are
+// theirs. Each token's stream first draws the noise, then whatever pick
+// needs, so batching cannot change a result.
 type noisyNN struct {
+	self  Mechanism // the mechanism that embeds this driver (its report names it)
 	space *Space
 	k     int // neighbours searched
 	batch int // tokens per search
@@ -137,6 +139,18 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 	return flush()
 }
 
+// Privatize privatizes docs under src (Mechanism.Privatize).
+func (m *noisyNN) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
+	rep := newReport(m.self, m.space)
+	out, err := m.run(ctx, docs, src, &rep)
+	return out, rep, err
+}
+
+func (m *noisyNN) setProgress(w io.Writer) { m.progress = w }
+
+// Epsilon is the mechanism's ε.
+func (m *noisyNN) Epsilon() float64 { return m.eps }
+
 func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *metrics.Privatization) ([][]string, error) {
 	out := make([][]string, len(docs))
 	for i, d := range docs {
@@ -188,14 +202,14 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 	return out, nil
 }
 
-// draws privatizes each of rows n times in shared search batches (each
+// Draws privatizes each of rows n times in shared search batches (each
 // draw pruned to its word's nearest candidates where the noise is small
-// enough: prune.go) and calls f with each row's outputs. Draw j of row w uses the stream that
-// Privatize gives document j, position 0, under src with Split
-// "word <w>" (WordSource): the outputs equal n single-token Privatize
-// calls per word, and a word's draws do not depend on the other rows.
-// outs is reused for the next row: f copies what it keeps.
-func (m *noisyNN) draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
+// enough: prune.go) and calls f with each row's outputs. Draw j of row w
+// uses the stream that Privatize gives document j, position 0, under src
+// with Split "word <w>" (WordSource): the outputs equal n single-token
+// Privatize calls per word, and a word's draws do not depend on the other
+// rows. outs is reused for the next row: f copies what it keeps.
+func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
 	if n <= 0 || len(rows) == 0 {
 		return nil
 	}

@@ -114,11 +114,8 @@ type progressor interface {
 	setProgress(w io.Writer)
 }
 
-func (m *Laplace) setProgress(w io.Writer)     { m.nn.progress = w }
-func (m *Vickrey) setProgress(w io.Writer)     { m.nn.progress = w }
-func (m *Mahalanobis) setProgress(w io.Writer) { m.nn.progress = w }
-func (m *SanText) setProgress(w io.Writer)     { m.progress = w }
-func (m *Diffractor) setProgress(w io.Writer)  { m.progress = w }
+func (m *SanText) setProgress(w io.Writer)    { m.progress = w }
+func (m *Diffractor) setProgress(w io.Writer) { m.progress = w }
 
 // check validates a typed constructor's arguments by the descriptor of
 // the named mechanism (the one place each rule lives) and returns them

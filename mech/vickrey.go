@@ -1,14 +1,12 @@
 package mech
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 
-	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -44,9 +42,8 @@ type VickreyParams struct {
 // it is post-processing of the Laplace mechanism's noisy vector and keeps
 // its ε·d_χ guarantee for every variant.
 type Vickrey struct {
-	eps    float64
+	noisyNN
 	p      VickreyParams
-	nn     noisyNN
 	metric *mahalanobisMetric // with lambda
 }
 
@@ -69,8 +66,8 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 	if k > space.Index.Len() {
 		return nil, fmt.Errorf("vickrey: needs %d neighbours, the vocabulary has %d words", k, space.Index.Len())
 	}
-	v := &Vickrey{eps: eps, p: p}
-	v.nn = noisyNN{space: space, k: k, batch: batch, eps: eps, pick: func(r *rand.Rand, w int, ids []int32, d []float64) int32 {
+	v := &Vickrey{p: p}
+	v.noisyNN = noisyNN{self: v, space: space, k: k, batch: batch, eps: eps, pick: func(r *rand.Rand, w int, ids []int32, d []float64) int32 {
 		ids, d = v.exclude(w, ids, d, keep)
 		return v.choose(r, ids, d)
 	}}
@@ -79,7 +76,7 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 		if err != nil {
 			return nil, err
 		}
-		v.nn.mix = ellipticalMix(s, space.Emb.Dim)
+		v.mix = ellipticalMix(s, space.Emb.Dim)
 		v.metric = &mahalanobisMetric{sqrt: s}
 	}
 	return v, nil
@@ -205,17 +202,4 @@ func (v *Vickrey) Notion() spec.Notion {
 		return spec.NoDP
 	}
 	return spec.MetricDP
-}
-
-func (v *Vickrey) Epsilon() float64 { return v.eps }
-
-func (v *Vickrey) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
-	rep := newReport(v, v.nn.space)
-	out, err := v.nn.run(ctx, docs, src, &rep)
-	return out, rep, err
-}
-
-// Draws: see Laplace.Draws.
-func (m *Vickrey) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
-	return m.nn.draws(ctx, rows, n, src, f)
 }
