@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -10,12 +11,15 @@ import (
 
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
 )
 
 // TestPlanMatchesLookups: for every analysis spec describes, Plan picks
 // the rows the analysis itself takes: a sampled cell (Laplace) records
-// exactly Rows × Draws lookups. An analysis without a plan fails.
+// exactly Rows × Draws lookups; and the statistics its descriptor names
+// for figures (Figures, Tradeoffs, Histograms) are ones it computes. An
+// analysis without a plan fails.
 func TestPlanMatchesLookups(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	e := &embedding.Embedding{Dim: 4, Format: "test", Source: "plan"}
@@ -31,6 +35,7 @@ func TestPlanMatchesLookups(t *testing.T) {
 		}
 	}
 	counts["novector"] = 7
+	labels := map[string]int{"w0": 1, "w1": -1, "w2": 1, "w4": -1, "w5": 1}
 	s, err := mech.NewSpace(e, gotch.CPU, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +62,7 @@ func TestPlanMatchesLookups(t *testing.T) {
 			t.Errorf("analysis %s has no case here", name)
 			continue
 		}
-		env := Env{Space: s, Counts: counts, Seed: 3, Mech: lap, Source: mech.Source{Seed: 3, Cell: "plan"}}
+		env := Env{Space: s, Counts: counts, Labels: labels, Seed: 3, Mech: lap, Source: mech.Source{Seed: 3, Cell: "plan"}}
 		w, err := Plan(name, raw, env)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -82,6 +87,21 @@ func TestPlanMatchesLookups(t *testing.T) {
 		}
 		if a.Lookups != w.Units(true) || a.Lookups == 0 {
 			t.Errorf("%s: %d lookups, planned %+v = %d", name, a.Lookups, w, w.Units(true))
+		}
+		d, _ := spec.Lookup(spec.Analysis, name)
+		drawn := slices.Clone(d.Figures)
+		for _, xy := range d.Tradeoffs {
+			drawn = append(drawn, xy[0], xy[1])
+		}
+		for _, stat := range drawn {
+			if !slices.ContainsFunc(a.Stats, func(st metrics.Stat) bool { return st.Name == stat }) {
+				t.Errorf("%s: its figures draw %q, which it does not compute", name, stat)
+			}
+		}
+		for _, series := range d.Histograms {
+			if _, ok := a.Series[series]; !ok {
+				t.Errorf("%s: its histograms draw the series %q, which it does not compute", name, series)
+			}
 		}
 	}
 }

@@ -353,32 +353,29 @@ func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 	return paths, nil
 }
 
-// analysisFigures are the statistics plotted against ε per analysis, one
-// panel each (the papers' figures).
-var analysisFigures = map[string][]string{
-	"plausible-deniability": {"N_w mean", "S_w mean"},        // Feyisetan Fig. 3–4
-	"bayes-adversary":       {"E_M", "L_M flip", "L_M loss"}, // Xu Fig. 2
-	"utility-loss":          {"L_M train", "L_M test", "L_M both"},
+// figures is the descriptor of analysis or stage a, which names the
+// statistics its figures draw (spec.Descriptor.Figures, Tradeoffs,
+// Histograms); an empty one for a name spec does not know.
+func figures(a string) *spec.Descriptor {
+	for _, k := range []spec.Kind{spec.Analysis, spec.Stage} {
+		if d, err := spec.Lookup(k, a); err == nil {
+			return d
+		}
+	}
+	return &spec.Descriptor{}
 }
 
-// tradeoffs are the figures of one statistic against another (x, y), one
-// line per setting through its ε values: Xu et al.'s Fig. 2 panels of E_M
-// against the utility loss.
 // drawn reports whether PlotAnalysis draws a figure for analysis a: the
 // neighbour percentiles, statistics versus ε, or trade-offs.
 func drawn(a string) bool {
-	return a == "neighbours" || len(analysisFigures[a]) > 0 || len(tradeoffs[a]) > 0
+	d := figures(a)
+	return a == "neighbours" || len(d.Figures) > 0 || len(d.Tradeoffs) > 0
 }
 
 // Undrawn lists the analyses of rows that PlotAnalysis draws no figure
 // for (their numbers are in the tables only).
 func Undrawn(rows []StatRow) []string {
 	return slices.DeleteFunc(analysisKinds(rows), drawn)
-}
-
-var tradeoffs = map[string][][2]string{
-	"bayes-adversary": {{"L_M flip", "E_M"}},
-	"utility-loss":    {{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},
 }
 
 // PlotAnalysis draws each analysis's figure under dir/plots (PNG, SVG and
@@ -424,7 +421,7 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 		if a == "neighbours" {
 			f.Panels, err = neighbourPanels(title, mine, &f.hovers)
 		}
-		for _, stat := range analysisFigures[a] {
+		for _, stat := range figures(a).Figures {
 			var p *plot.Plot
 			if p, err = statPanel(title, stat, mine, &f.hovers); err != nil {
 				break
@@ -433,7 +430,7 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 				f.Panels = append(f.Panels, p)
 			}
 		}
-		for _, xy := range tradeoffs[a] {
+		for _, xy := range figures(a).Tradeoffs {
 			var p *plot.Plot
 			if p, err = tradeoffPanel(title, xy[0], xy[1], mine, &f.hovers); err != nil {
 				break
@@ -449,7 +446,7 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 			continue
 		}
 		out = append(out, f)
-		for _, stat := range histograms[a] {
+		for _, stat := range figures(a).Histograms {
 			hs, err := histogramFigures(a+"-"+stat+"-hist", title, stat, mine)
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s histograms: %w", a, err)
@@ -459,10 +456,6 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 	}
 	return out, nil
 }
-
-// histograms are the per-word series drawn as histograms per analysis
-// (Feyisetan Fig. 2).
-var histograms = map[string][]string{"plausible-deniability": {"N_w", "S_w"}}
 
 // histogramBins is the number of bars of a histogram.
 const histogramBins = 20

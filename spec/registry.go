@@ -116,14 +116,16 @@ var analyses = []Descriptor{
 			{Name: "words", Type: Int, Min: Incl(0), Default: 0,
 				Doc: "words sampled uniformly (by the seed) from the candidates (0: every candidate)"},
 		}},
-	{Kind: Analysis, Name: "plausible-deniability", Doc: "N_w = draws returning w unchanged and S_w = distinct outputs among m draws, per sampled word (Feyisetan et al. 2020, §3–4, Fig. 2–4)",
+	{Kind: Analysis, Name: "plausible-deniability", Figures: []string{"N_w mean", "S_w mean"}, Histograms: []string{"N_w", "S_w"}, // Feyisetan Fig. 2–4
+		Doc:     "N_w = draws returning w unchanged and S_w = distinct outputs among m draws, per sampled word (Feyisetan et al. 2020, §3–4, Fig. 2–4)",
 		Epsilon: true, Params: append(wordSample(), []Param{
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 1000,
 				Doc: "draws m per word (the paper: 1,000)"},
 			{Name: "exact", Type: Bool, Default: true,
 				Doc: "compute the expected N_w and S_w from the output distribution where it is known (SanText, CusText) instead of drawing"},
 		}...)},
-	{Kind: Analysis, Name: "bayes-adversary", Doc: "a Bayesian adversary's expected inference error E_M under the dataset's word prior, and the lexicon's utility loss L_M (Xu et al. 2021, §3)",
+	{Kind: Analysis, Name: "bayes-adversary", Figures: []string{"E_M", "L_M flip", "L_M loss"}, Tradeoffs: [][2]string{{"L_M flip", "E_M"}}, // Xu Fig. 2
+		Doc:     "a Bayesian adversary's expected inference error E_M under the dataset's word prior, and the lexicon's utility loss L_M (Xu et al. 2021, §3)",
 		Epsilon: true, Dataset: true, Revision: 1, // 1: sampled f_M reports the recovery resting on single draws (E_M's bias)
 		Params: []Param{
 			{Name: "samples", Type: Int, Min: Incl(1), Default: 1000,
@@ -171,7 +173,8 @@ var analyses = []Descriptor{
 // stages run after the cells of an analysis config, reading their
 // records (and those of the stages before them).
 var stages = []Descriptor{
-	{Kind: Stage, Name: "utility-loss", Doc: "L_M of a sentence dataset: the clean baseline's accuracy minus the accuracy with the mechanism applied, per mechanism setting, ε and seed, beside the analysis's statistics; the run gains the utility cells it reads (Xu et al. 2021, Fig. 2)",
+	{Kind: Stage, Name: "utility-loss", Figures: []string{"L_M train", "L_M test", "L_M both"}, Tradeoffs: [][2]string{{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},
+		Doc: "L_M of a sentence dataset: the clean baseline's accuracy minus the accuracy with the mechanism applied, per mechanism setting, ε and seed, beside the analysis's statistics; the run gains the utility cells it reads (Xu et al. 2021, Fig. 2)",
 		Params: []Param{
 			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"},
 				Doc: "where the mechanism applies in the utility cells (each gives its own L_M)"},

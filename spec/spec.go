@@ -112,6 +112,15 @@ type Descriptor struct {
 	// Reads, for a stage, is the analysis whose records it needs ("":
 	// any analysis with ε), and ReadsWhy says why ("maximizes E_M").
 	Reads, ReadsWhy string
+	// Figures, for an analysis or stage, are the statistics results plots
+	// against ε (one panel each, one line per mechanism setting);
+	// Tradeoffs the (x, y) pairs of statistics plotted one against the
+	// other; Histograms the per-word series drawn as histograms over the
+	// words at each ε. An analysis with none of them is in tables only
+	// (results.Undrawn), but for neighbours, whose figure is its own.
+	Figures    []string
+	Tradeoffs  [][2]string
+	Histograms []string
 	// Revision counts changes to how an analysis computes its numbers; it
 	// is part of the analysis cells' keys, so a change made after records
 	// exist is not answered from them (bump it with such a change).
