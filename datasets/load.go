@@ -52,8 +52,13 @@ type Spec struct {
 	Labels []string
 	Pair   bool
 	// WordLevel: each example is one word, taken whole (never split by
-	// the sentence tokenizer), as the opinion lexicon's entries are.
+	// the sentence tokenizer), as the opinion lexicon's entries are; such
+	// a dataset is a word list with labels (a polarity lexicon), not a
+	// classification task.
 	WordLevel bool
+	// Train and Test are the splits a config reads when it names none
+	// ("": train and test).
+	Train, Test string
 	// Attacker names the private attribute the label is, when a
 	// classifier of it is an attacker (Enron: authorship): tables then
 	// report attacker accuracy, lower being more private.
@@ -72,14 +77,14 @@ func Specs() []Spec {
 			Default: []string{"imdb/aclImdb", "imdb/aclImdb_v1.tar.gz", "imdb/aclImdb_v1_train_test.tar.gz", "aclImdb", "aclImdb_v1.tar.gz"},
 			load:    loadIMDb},
 		{Name: "sst2", Title: "GLUE SST-2", Labels: sentiment,
-			Splits: "train / dev / test (unlabelled)", Default: []string{"sst2", "SST-2"}, load: loadSST2},
+			Splits: "train / dev / test (unlabelled)", Test: "dev", Default: []string{"sst2", "SST-2"}, load: loadSST2},
 		{Name: "qnli", Title: "GLUE QNLI", Labels: []string{"entailment", "not_entailment"}, Pair: true,
-			Splits: "train / dev / test (unlabelled)", Default: []string{"qnli", "QNLI"}, load: loadQNLI},
+			Splits: "train / dev / test (unlabelled)", Test: "dev", Default: []string{"qnli", "QNLI"}, load: loadQNLI},
 		{Name: "twitter", Title: "NLP with Disaster Tweets (Kaggle)", Labels: []string{"not_disaster", "disaster"},
 			Splits: "train.csv (labelled), test.csv as split unlabelled; 10% of train carved as test (9:1)",
 			Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter},
 		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"}, WordLevel: true,
-			Splits: "all (word-level)", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
+			Splits: "all (word-level)", Train: "all", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
 		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Attacker: "authorship", Splits: "train; 10% of each author's mail carved as test",
 			Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
 		{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",

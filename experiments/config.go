@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/internal/srcerr"
 	"github.com/xp-nlp/xp/metrics"
 )
@@ -236,14 +238,12 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 // complete fills the defaults that depend on other keys and resolves the
 // data root.
 func (c *Config) complete(opt Options) {
-	if c.IsAnalysis() && c.Dataset.Name == "opinion" && !c.has("dataset", "train") {
-		c.Dataset.Train = "all" // the lexicon's one split
+	sp, _ := datasets.SpecOf(c.Dataset.Name) // an unknown name is refused by validation
+	if sp.Train != "" && !c.has("dataset", "train") {
+		c.Dataset.Train = sp.Train // the opinion lexicon's one split
 	}
 	if !c.has("dataset", "test") {
-		c.Dataset.Test = "test"
-		if c.Dataset.Name == "sst2" || c.Dataset.Name == "qnli" {
-			c.Dataset.Test = "dev"
-		}
+		c.Dataset.Test = cmp.Or(sp.Test, "test")
 	}
 	if !c.has("output") {
 		name := c.Name

@@ -112,7 +112,7 @@ func (c *Config) validateStages() error {
 		case "select":
 			loss, _ := strings.CutPrefix(v.String("loss"), "L_M ")
 			switch {
-			case (loss == "flip" || loss == "loss") && c.Dataset.Name != "opinion":
+			case (loss == "flip" || loss == "loss") && !wordLevel(c.Dataset.Name):
 				return c.errAt(fmt.Sprintf("loss L_M %s is the opinion lexicon's; for dataset %s add a utility-loss stage before and use L_M both, train or test", loss, c.Dataset.Name), "stages", i, "loss")
 			case loss != "flip" && loss != "loss" && !slices.Contains(modes, loss):
 				return c.errAt(fmt.Sprintf("loss L_M %s needs a utility-loss stage before this one with %s in its apply", loss, loss), "stages", i, "loss")
@@ -189,8 +189,8 @@ func (c *Config) validateTask() error {
 	if _, err := datasets.SpecOf(d.Name); err != nil {
 		return c.errAt(err.Error(), "dataset", "name")
 	}
-	if d.Name == "opinion" {
-		return c.errAt("dataset opinion is word-level: it has no train/test classification task for xp run", "dataset", "name")
+	if wordLevel(d.Name) {
+		return c.errAt(fmt.Sprintf("dataset %s is word-level: it has no train/test classification task for xp run", d.Name), "dataset", "name")
 	}
 	if err := c.validateSource(); err != nil {
 		return err
@@ -443,4 +443,11 @@ func (c *Config) withoutStart() int {
 func IsStart(cell Cell) bool {
 	v := cell.Resolved()
 	return !v.Has("t") || (v.Float("t") == 0 && !v.Has("t_r") && !v.Has("rank"))
+}
+
+// wordLevel reports whether the named dataset is a labelled word list (a
+// polarity lexicon) rather than a classification task.
+func wordLevel(name string) bool {
+	sp, err := datasets.SpecOf(name)
+	return err == nil && sp.WordLevel
 }
