@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/xp-nlp/xp/metrics"
 )
 
 // Point is one mechanism setting's statistics at one ε: what the select
@@ -183,4 +185,26 @@ func SearchEpsilon(ctx context.Context, target, lo, hi, tol float64, probes int,
 	}
 	e, v := closest()
 	return e, v, trace, within(v), nil
+}
+
+// UtilityLoss is the utility-loss stage's statistics for one analysis
+// cell (Xu et al. 2021: the utility loss of a sentence dataset): the
+// analysis's E_M (left out when NaN: it has none), and per apply mode
+// L_M = the baseline's test accuracy minus the accuracy with the
+// mechanism applied in that mode (accuracy[k] for modes[k]), then the
+// accuracies themselves.
+func UtilityLoss(em, baseline float64, modes []string, accuracy []float64) metrics.Analysis {
+	var a metrics.Analysis
+	a.Method = "baseline accuracy − accuracy with the mechanism applied (test split)"
+	if !math.IsNaN(em) {
+		a.Add("E_M", em)
+	}
+	for k, m := range modes {
+		a.Add("L_M "+m, baseline-accuracy[k])
+	}
+	for k, m := range modes {
+		a.Add("accuracy "+m, accuracy[k])
+	}
+	a.Add("baseline accuracy", baseline)
+	return a
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -87,4 +88,18 @@ func TestSelectPaper(t *testing.T) {
 	if s := SelectPaper(pts[1:3], "E", "L", 0.5); s.Best != -1 || s.Why == "" {
 		t.Errorf("without a start setting: %+v", s)
 	}
+}
+
+func ExampleUtilityLoss() {
+	a := UtilityLoss(0.4, 0.82, []string{"train", "test"}, []float64{0.79, 0.7})
+	for _, s := range a.Stats {
+		fmt.Printf("%s %.2f\n", s.Name, float64(s.Value))
+	}
+	// Output:
+	// E_M 0.40
+	// L_M train 0.03
+	// L_M test 0.12
+	// accuracy train 0.79
+	// accuracy test 0.70
+	// baseline accuracy 0.82
 }

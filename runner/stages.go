@@ -152,20 +152,15 @@ func utilityLossJobs(c *experiments.Config, i int, cells []results.Record) []sta
 		cell := r.Cell
 		cell.Analysis = "utility-loss"
 		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(context.Context) (metrics.Analysis, error) {
-			var a metrics.Analysis
-			a.Method = "baseline accuracy − accuracy with the mechanism applied (test split)"
-			if x := inputs[0].Analysis; x != nil && !math.IsNaN(x.Stat("E_M")) {
-				a.Add("E_M", x.Stat("E_M"))
+			em := math.NaN()
+			if x := inputs[0].Analysis; x != nil {
+				em = x.Stat("E_M")
 			}
-			base := inputs[1].Test.Accuracy
-			for k, m := range modes {
-				a.Add("L_M "+m, base-inputs[2+k].Test.Accuracy)
+			acc := make([]float64, len(modes))
+			for k := range modes {
+				acc[k] = inputs[2+k].Test.Accuracy
 			}
-			for k, m := range modes {
-				a.Add("accuracy "+m, inputs[2+k].Test.Accuracy)
-			}
-			a.Add("baseline accuracy", base)
-			return a, nil
+			return analysis.UtilityLoss(em, inputs[1].Test.Accuracy, modes, acc), nil
 		}})
 	}
 	return jobs
