@@ -26,4 +26,5 @@ print(len(rs), round(sum(r['provenance']['wall_seconds'] for r in rs),1))")
 }
 check pd300 configs/paper/feyisetan_fig2_histograms.yaml --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz --set analysis.words=50 --set analysis.draws=500 --set 'mechanisms.0.epsilon=[5]' -- --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz --set analysis.words=200 --set analysis.draws=500 --set 'mechanisms.0.epsilon=[1,10,40]'
 check table7 configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' --set 'mechanisms.0.grid.k=[5,20]' -- --set 'mechanisms.0.epsilon=[3,8,16]' --set 'mechanisms.0.grid.k=[10,50,100]'
+check table7eps configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' -- --set 'mechanisms.0.epsilon=[3,8,16]'
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'

@@ -78,11 +78,18 @@ func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train
 	return privatize, train
 }
 
-// analysisRateKey names the speed of an analysis's cells with the cell's
-// mechanism (whole cells: the mechanism's construction included) over
-// these candidates with this search.
-func (s *Session) analysisRateKey(cell experiments.Cell) string {
-	return strings.TrimSpace("analysis "+cell.Analysis+" "+cell.Mechanism) + s.searchShape()
+// analysisRateKeys name the speed of an analysis's cells (whole cells:
+// the mechanism's construction included) over these candidates with this
+// search: with the cell's mechanism setting (its parameters: what an
+// exact mechanism's construction grows with, CusText's K), and with the
+// mechanism alone, which prices settings not measured yet.
+func (s *Session) analysisRateKeys(cell experiments.Cell) (setting, mechanism string) {
+	shape := s.searchShape()
+	mechanism = strings.TrimSpace("analysis "+cell.Analysis+" "+cell.Mechanism) + shape
+	if cell.Mechanism == "" {
+		return mechanism, mechanism
+	}
+	return "analysis " + cell.Analysis + " " + cell.Setting() + shape, mechanism
 }
 
 // searchShape names what a lookup costs: the candidate matrix and the
@@ -117,7 +124,9 @@ func (s *Session) noteRates(r results.Record) {
 	switch p, t := s.rateKeys(r.Cell, r.Provenance.Threads); {
 	case r.Analysis != nil:
 		if r.Provenance.WorkUnits > 0 && r.Provenance.WallSeconds > 0 {
-			all[host][s.analysisRateKey(r.Cell)] = rate{float64(r.Provenance.WorkUnits) / r.Provenance.WallSeconds, now, r.Analysis.Method != "exact"}
+			setting, mechanism := s.analysisRateKeys(r.Cell)
+			rt := rate{float64(r.Provenance.WorkUnits) / r.Provenance.WallSeconds, now, r.Analysis.Method != "exact"}
+			all[host][setting], all[host][mechanism] = rt, rt
 		}
 	default:
 		if p != "" && r.Provenance.TokensPerSec > 0 {
@@ -215,10 +224,12 @@ func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[st
 	if sampled {
 		e.AnalysisLookups += w.Units(true)
 	}
-	key := s.analysisRateKey(cell)
-	if r, ok := rates[key]; ok && r.PerSec > 0 {
-		e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
-		return
+	setting, key := s.analysisRateKeys(cell)
+	for _, k := range []string{setting, key} {
+		if r, ok := rates[k]; ok && r.PerSec > 0 {
+			e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
+			return
+		}
 	}
 	if priv, _ := s.rateKeys(cell, 0); sampled {
 		price(priv, w.Units(true)) // batched draws run at about the privatization rate
