@@ -77,20 +77,10 @@ func (m *Mapping) ZeroAt(si int32, j int) bool {
 // NewCusText builds the mapping for the task words counts (X: the words
 // of the task data that have a vector) over space at ε.
 func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]int64) (*CusText, error) {
-	name := "custext"
-	if p.KeepStopwords {
-		name = "custext+"
-	}
-	v, err := check(name, eps, p.raw())
+	name := p.name()
+	p, err := p.resolve(eps)
 	if err != nil {
 		return nil, err
-	}
-	p.Mapping, p.Score, p.Strategy, p.Removed = v.String("mapping"), v.String("score"), v.String("strategy"), v.String("removed")
-	if p.Removed == "" { // the authors': zeroed with cosine, 1e9 (dropped) with Euclidean
-		p.Removed = "drop"
-		if p.Score == "cosine" {
-			p.Removed = "zero"
-		}
 	}
 	if p.K > space.Emb.Len() {
 		return nil, fmt.Errorf("%s: K = %d, but the vocabulary has %d words", name, p.K, space.Emb.Len())
@@ -98,25 +88,8 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	if len(counts) == 0 {
 		return nil, fmt.Errorf("%s: needs the task's word counts (its input vocabulary)", name)
 	}
-	m := &CusText{eps: eps, p: p, space: space, stop: map[string]bool{}}
-	if p.KeepStopwords {
-		for _, w := range Stopwords {
-			m.stop[w] = true
-		}
-	}
-	// X in decreasing task frequency, ties by row.
-	var xs []int32
-	for w, c := range counts {
-		if i, ok := space.Emb.Index(w); ok && c > 0 && !m.stop[w] {
-			xs = append(xs, int32(i))
-		}
-	}
-	slices.SortFunc(xs, func(a, b int32) int {
-		if c := cmp.Compare(counts[space.Emb.Words[b]], counts[space.Emb.Words[a]]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	m := &CusText{eps: eps, p: p, space: space, stop: p.stopwords()}
+	xs := custextInputs(space, counts, m.stop)
 	m.mapping = &Mapping{}
 	err = space.cached(mappingKey(space, xs, p), m.mapping, func() error {
 		mp, err := BuildMapping(space, xs, p)
@@ -133,6 +106,59 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 		m.probs[x] = m.scoreProbs(x, m.mapping.Of[x])
 	}
 	return m, nil
+}
+
+func (p CusTextParams) name() string {
+	if p.KeepStopwords {
+		return "custext+"
+	}
+	return "custext"
+}
+
+// resolve completes p by the descriptor's defaults (and the authors'
+// treatment of removed words) or refuses it.
+func (p CusTextParams) resolve(eps float64) (CusTextParams, error) {
+	v, err := check(p.name(), eps, p.raw())
+	if err != nil {
+		return p, err
+	}
+	p.Mapping, p.Score, p.Strategy, p.Removed = v.String("mapping"), v.String("score"), v.String("strategy"), v.String("removed")
+	if p.Removed == "" { // the authors': zeroed with cosine, 1e9 (dropped) with Euclidean
+		p.Removed = "drop"
+		if p.Score == "cosine" {
+			p.Removed = "zero"
+		}
+	}
+	return p, nil
+}
+
+// stopwords are the words CusText+ keeps as they are (none for CusText).
+func (p CusTextParams) stopwords() map[string]bool {
+	stop := map[string]bool{}
+	if p.KeepStopwords {
+		for _, w := range Stopwords {
+			stop[w] = true
+		}
+	}
+	return stop
+}
+
+// custextInputs is X, the task's words with a vector (less the kept
+// stopwords), in decreasing task frequency, ties by row.
+func custextInputs(space *Space, counts map[string]int64, stop map[string]bool) []int32 {
+	var xs []int32
+	for w, c := range counts {
+		if i, ok := space.Emb.Index(w); ok && c > 0 && !stop[w] {
+			xs = append(xs, int32(i))
+		}
+	}
+	slices.SortFunc(xs, func(a, b int32) int {
+		if c := cmp.Compare(counts[space.Emb.Words[b]], counts[space.Emb.Words[a]]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return xs
 }
 
 // mappingKey names a mapping in the space's cache: the inputs in order

@@ -411,3 +411,28 @@ func TestConservativeZeroKnownAnswer(t *testing.T) {
 		t.Errorf("removed: zero with the Euclidean score: %v", err)
 	}
 }
+
+// TestPrebuilt: a CusText mapping reads as prebuilt exactly when the
+// space's cache holds it (after a build with the same K and mapping, not
+// another);
+// mechanisms without such a structure are always prebuilt.
+func TestPrebuilt(t *testing.T) {
+	s := tinySpace(t, 60, 3, 2, 1)
+	s.CacheDir, s.Emb.SourceSHA256 = t.TempDir(), "tiny" // structures are cached only for a checksummed source
+	counts := map[string]int64{}
+	for i, w := range s.Emb.Words[:30] {
+		counts[w] = int64(1 + i%7)
+	}
+	if !Prebuilt(s, "laplace", nil, counts) || Prebuilt(s, "custext", Params{"k": 5}, counts) {
+		t.Fatal("before any build")
+	}
+	if _, err := New("custext", s, 2, Params{"k": 5}, Options{Counts: counts}); err != nil {
+		t.Fatal(err)
+	}
+	if !Prebuilt(s, "custext", Params{"k": 5}, counts) {
+		t.Error("K = 5 built, not read as prebuilt")
+	}
+	if Prebuilt(s, "custext", Params{"k": 6}, counts) || Prebuilt(s, "custext", Params{"k": 5, "mapping": "aggressive"}, counts) {
+		t.Error("another K or mapping read as prebuilt")
+	}
+}

@@ -3,6 +3,8 @@ package mech
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/xp-nlp/xp/spec"
 )
@@ -71,9 +73,33 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 
 func custextBuilder(plus bool) func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
 	return func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		p := CusTextParams{K: v.Int("k"), Mapping: v.String("mapping"), Score: v.String("score"), Strategy: v.String("strategy"), Removed: v.String("removed"), KeepStopwords: plus}
-		return NewCusText(s, eps, p, o.Counts)
+		return NewCusText(s, eps, custextParams(v, plus), o.Counts)
 	}
+}
+
+func custextParams(v spec.Values, plus bool) CusTextParams {
+	return CusTextParams{K: v.Int("k"), Mapping: v.String("mapping"), Score: v.String("score"), Strategy: v.String("strategy"), Removed: v.String("removed"), KeepStopwords: plus}
+}
+
+// Prebuilt reports whether building the named mechanism with these
+// parameters over space (its Emb and CacheDir; no index needed) for a
+// task of these word counts would read its costly precomputed structure
+// from the space's cache — CusText's mapping — rather than compute it:
+// for estimates. Mechanisms without such a structure are prebuilt.
+func Prebuilt(space *Space, name string, p Params, counts map[string]int64) bool {
+	if name != "custext" && name != "custext+" {
+		return true
+	}
+	_, v, err := spec.Resolve(spec.Mechanism, name, 1, p)
+	if err != nil {
+		return false
+	}
+	cp, err := custextParams(v, name == "custext+").resolve(1)
+	if err != nil || space.CacheDir == "" {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(space.CacheDir, mappingKey(space, custextInputs(space, counts, cp.stopwords()), cp)))
+	return err == nil
 }
 
 // exactNames are the mechanisms whose output distribution is known in

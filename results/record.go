@@ -90,6 +90,10 @@ type Provenance struct {
 	// by (analysis.Work): draws where its outputs were sampled, rows where
 	// exact.
 	WorkUnits int64 `json:"work_units,omitempty"`
+	// ConstructSeconds is the time an analysis cell spent building its
+	// mechanism's costly structure (CusText's mapping) where the cache did
+	// not hold it: part of WallSeconds.
+	ConstructSeconds float64 `json:"construct_seconds,omitempty"`
 	// ModelReused says the cell evaluated a model already in the cache
 	// (trained by an earlier cell, run or process) instead of training it.
 	ModelReused  bool   `json:"model_reused,omitempty"`

@@ -60,9 +60,18 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 // analyze computes an analysis cell: its mechanism (if it takes one)
 // over the session's candidates, the dataset's word counts when read.
 func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
+	space, err := s.candidates()
+	if err != nil {
+		return err
+	}
+	built := cell.Mechanism != "" && !mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts)
+	t0 := time.Now()
 	env, err := s.analysisEnv(cell)
 	if err != nil {
 		return err
+	}
+	if built {
+		rec.Provenance.ConstructSeconds = time.Since(t0).Seconds()
 	}
 	start := time.Now()
 	a, err := analysis.Run(ctx, cell.Analysis, s.c.Analysis.Params, env)

@@ -123,9 +123,9 @@ func (s *Session) noteRates(r results.Record) {
 	now := time.Now().UTC().Format(time.RFC3339)
 	switch p, t := s.rateKeys(r.Cell, r.Provenance.Threads); {
 	case r.Analysis != nil:
-		if r.Provenance.WorkUnits > 0 && r.Provenance.WallSeconds > 0 {
+		if secs := r.Provenance.WallSeconds - r.Provenance.ConstructSeconds; r.Provenance.WorkUnits > 0 && secs > 0 {
 			setting, mechanism := s.analysisRateKeys(r.Cell)
-			rt := rate{float64(r.Provenance.WorkUnits) / r.Provenance.WallSeconds, now, r.Analysis.Method != "exact"}
+			rt := rate{float64(r.Provenance.WorkUnits) / secs, now, r.Analysis.Method != "exact"}
 			all[host][setting], all[host][mechanism] = rt, rt
 		}
 	default:
@@ -136,10 +136,51 @@ func (s *Session) noteRates(r results.Record) {
 			all[host][t] = rate{PerSec: r.Provenance.ExamplesPerSec, When: now}
 		}
 	}
+	s.writeRates(all)
+}
+
+// noteRate records one speed measured on this host (see noteRates).
+func (s *Session) noteRate(key string, r rate) {
+	host, _ := os.Hostname()
+	all := readRates(s.c.Cache)
+	if all[host] == nil {
+		all[host] = map[string]rate{}
+	}
+	r.When = time.Now().UTC().Format(time.RFC3339)
+	all[host][key] = r
+	s.writeRates(all)
+}
+
+func (s *Session) writeRates(all map[string]map[string]rate) {
 	if b, err := json.MarshalIndent(all, "", "  "); err == nil {
 		if err := xio.WriteFileAtomic(filepath.Join(s.c.Cache, ratesFile), b); err != nil {
 			s.logf("warning: rates for estimates: %v", err)
 		}
+	}
+}
+
+// constructRateKey names the speed of building the cell's mechanism
+// setting's costly structure (CusText's mapping): builds per second.
+func (s *Session) constructRateKey(cell experiments.Cell) string {
+	return "construct " + cell.Setting() + s.searchShape()
+}
+
+// priceConstruction adds building the cell's mechanism's costly
+// structure to e, once per setting, unless the cache holds it.
+func (s *Session) priceConstruction(e *Estimate, cell experiments.Cell, rates map[string]rate, built map[string]bool) {
+	key := s.constructRateKey(cell)
+	if cell.Mechanism == "" || built[key] {
+		return
+	}
+	built[key] = true
+	space := &mech.Space{Emb: s.in.mech, CacheDir: filepath.Join(s.c.Cache, "mech")}
+	if mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
+		return
+	}
+	if r, ok := rates[key]; ok && r.PerSec > 0 {
+		e.Seconds += 1 / r.PerSec
+	} else if !slices.Contains(e.Unknown, key) {
+		e.Unknown = append(e.Unknown, key)
 	}
 }
 
@@ -150,7 +191,7 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 	host, _ := os.Hostname()
 	rates := readRates(s.c.Cache)[host]
 	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
-	seen := map[string]bool{}
+	seen, built := map[string]bool{}, map[string]bool{}
 	price := func(key string, n int64) {
 		if r, ok := rates[key]; ok && r.PerSec > 0 {
 			e.Seconds += float64(n) / r.PerSec
@@ -164,6 +205,7 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 		cell := sum.Cells[i].Cell
 		if cell.Analysis != "" {
 			e.Analyses++
+			s.priceConstruction(e, cell, rates, built)
 			s.priceAnalysis(e, cell, rates, price)
 			continue
 		}
@@ -194,6 +236,7 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 				continue
 			}
 			seen[key] = true
+			s.priceConstruction(e, cell, rates, built)
 			n := s.in.splits[split].tokens()
 			e.Privatizations++
 			e.Tokens += n

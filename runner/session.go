@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sugarme/gotch"
 
@@ -132,10 +133,20 @@ func (s *Session) candidates() (*mech.Space, error) {
 // sensitive words) is the run's task's, for analysis cells too: in a run
 // with utility cells that is every split they read, so that an analysis
 // measures the mechanism the utility cells apply; in an analysis-only run,
-// the analysis's view of the data.
+// the analysis's view of the data. A costly structure it computes rather
+// than reads from the cache (CusText's mapping) has its time noted for
+// estimates.
 func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mechanism, error) {
 	if _, err := s.candidates(); err != nil {
 		return nil, err
 	}
-	return mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
+	prebuilt := mech.Prebuilt(s.space, cell.Mechanism, cell.Params, s.in.counts)
+	start := time.Now()
+	m, err := mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
+	if err == nil && !prebuilt {
+		if secs := time.Since(start).Seconds(); secs > 0 {
+			s.noteRate(s.constructRateKey(cell), rate{PerSec: 1 / secs})
+		}
+	}
+	return m, err
 }

@@ -303,3 +303,51 @@ cache: %s
 		t.Errorf("dry run after one analysis cell:\n%s", out)
 	}
 }
+
+// TestDryRunPricesConstruction: a dry run prices building CusText's
+// mapping once per setting the cache does not hold, and not at all for
+// one an earlier run built.
+func TestDryRunPricesConstruction(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "map.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`name: map
+data: %s
+dataset:
+  name: folder
+  path: corpus
+embedding:
+  path: vectors.txt
+analysis:
+  kind: mapping
+mechanisms:
+  - name: custext
+    epsilon: [1]
+    grid:
+      k: [2, 3]
+seeds: [1]
+output: %s
+cache: %s
+`, filepath.Join(dir, "data"), filepath.Join(dir, "out"), filepath.Join(dir, "cache"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dry := func() string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"run", "--dry-run", cfg}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if out := dry(); !strings.Contains(out, "construct custext k=2 on ") || !strings.Contains(out, "construct custext k=3 on ") {
+		t.Errorf("dry run before any mapping is built:\n%s", out)
+	}
+	if err := run(context.Background(), []string{"run", "-q", cfg, "--set", "mechanisms.0.grid.k=[2]"}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := dry(); strings.Contains(out, "construct custext k=2 on ") || !strings.Contains(out, "construct custext k=3 on ") {
+		t.Errorf("dry run after K = 2 was built (its mapping cached, K = 3's not):\n%s", out)
+	}
+}
