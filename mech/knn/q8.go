@@ -52,8 +52,11 @@ import (
 // fail; a query whose kept set outgrows its buffer is scanned exactly.
 // (TestInt8BoundIsTight builds the worst case of each bound.)
 
-// q8Cap is the most rows kept per query before an exact scan answers it.
+// q8Cap is the most rows kept per query before an exact scan answers it,
+// for k up to a quarter of it (q8CapFor: larger k keep 4k).
 const q8Cap = 1024
+
+func q8CapFor(k int) int { return max(q8Cap, 4*k) }
 
 // q8MaxDim keeps |ΣE·Q| ≤ dim·127² exact in float32 (below 2²⁴).
 const q8MaxDim = 1024
@@ -171,18 +174,19 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 	parallel((nq+chunk-1)/chunk, func(c int) {
 		lo, hi := c*chunk, min(nq, (c+1)*chunk)
 		cn := hi - lo
-		idx := make([]int32, cn*q8Cap)
+		cp := q8CapFor(k)
+		idx := make([]int32, cn*cp)
 		count := make([]int32, cn)
 		top := make([]float32, cn*k)
-		los := make([]float32, cn*q8Cap)
+		los := make([]float32, cn*cp)
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
 			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
 			(*C.float)(&ql1[lo]), (*C.float)(&ql2[lo]), (*C.float)(&qs[lo]), (*C.float)(&qres[lo]), (*C.float)(&qf[lo]), C.int(cn),
-			C.int(k), C.int(q8Cap), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
+			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
 		for r := 0; r < cn && lo+r < b; r++ {
 			if count[r] >= 0 {
-				out[lo+r] = append([]int32(nil), idx[r*q8Cap:r*q8Cap+int(count[r])]...)
+				out[lo+r] = append([]int32(nil), idx[r*cp:r*cp+int(count[r])]...)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package knn
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -94,5 +95,34 @@ func TestInt8BoundIsTight(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInt8LargeK: a search for many neighbours (the neighbours analysis
+// asks for 1,001) keeps them all within the int8 path's buffer instead of
+// rescanning every query exactly, and still equals Naive.
+func TestInt8LargeK(t *testing.T) {
+	if ok, why := Int8Available(); !ok {
+		t.Skipf("SKIP: %s", why)
+	}
+	r := rand.New(rand.NewPCG(8, 8))
+	n, dim, k := 3000, 16, 1001
+	data := randMatrix(r, n, dim, 1)
+	q := randMatrix(r, 9, dim, 1)
+	ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: ScoringInt8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ids, dist, err := ix.Search(q, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs, wantDist := Naive(data, n, dim, q, k)
+	if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+		t.Fatal("differs from Naive")
+	}
+	if st := ix.Stats(); st.Fallbacks != 0 {
+		t.Errorf("%d of %d queries rescanned exactly at k = %d", st.Fallbacks, st.Queries, k)
 	}
 }
