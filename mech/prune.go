@@ -2,6 +2,7 @@ package mech
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/xp-nlp/xp/mech/knn"
@@ -38,7 +39,7 @@ func (s *Space) neighbours(rows []int) ([]neighbourList, error) {
 	}
 	var missing []int
 	for _, w := range rows {
-		if _, ok := s.lists[w]; !ok && !containsInt(missing, w) {
+		if _, ok := s.lists[w]; !ok && !slices.Contains(missing, w) {
 			missing = append(missing, w)
 		}
 	}
@@ -67,15 +68,6 @@ func (s *Space) neighbours(rows []int) ([]neighbourList, error) {
 	return out, nil
 }
 
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // pruned answers the search of q (the draw of row w) from w's list, or
 // says it cannot (false): the ball of the bound above reaches the list's
 // end, or the list does not start with w.
@@ -90,25 +82,9 @@ func pruned(s *Space, l neighbourList, w int, q []float32, k int, ids []int32, d
 		return false
 	}
 	m := sort.SearchFloat64s(l.dist, math.Nextafter(radius, math.Inf(1))) // the rows within radius
-	type cd struct {
-		i int32
-		d float64
-	}
-	c := make([]cd, m)
-	for j := 0; j < m; j++ {
-		c[j] = cd{l.ids[j], knn.SquaredDistance(q, s.Emb.Vector(int(l.ids[j])))}
-	}
-	sort.Slice(c, func(a, b int) bool {
-		if c[a].d != c[b].d {
-			return c[a].d < c[b].d
-		}
-		return c[a].i < c[b].i
-	})
-	if len(c) < k {
+	if m < k {
 		return false
 	}
-	for j := 0; j < k; j++ {
-		ids[j], dist[j] = c[j].i, math.Sqrt(c[j].d)
-	}
+	s.Index.Rank(q, l.ids[:m], k, ids, dist)
 	return true
 }

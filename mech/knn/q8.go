@@ -215,7 +215,7 @@ func (ix *Index) searchQ8(q []float32, k int, except []bool, ids []int32, dist [
 			return
 		}
 		kept.Add(int64(len(rows[i])))
-		ix.rank(qv, rows[i], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+		ix.Rank(qv, rows[i], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
 	})
 	ix.mu.Lock()
 	ix.stats.Queries += int64(b)
@@ -224,9 +224,10 @@ func (ix *Index) searchQ8(q []float32, k int, except []bool, ids []int32, dist [
 	ix.mu.Unlock()
 }
 
-// rank writes the k nearest of the rows cand to q, by exact distance then
-// index.
-func (ix *Index) rank(q []float32, cand []int32, k int, ids []int32, dist []float64) {
+// Rank writes to ids and dist the k nearest to q of the rows cand (at
+// least k), by exact distance then index, as every search ranks: the
+// answer of a search whose candidates are known to include them.
+func (ix *Index) Rank(q []float32, cand []int32, k int, ids []int32, dist []float64) {
 	d := make([]float64, len(cand))
 	for j, i := range cand {
 		d[j] = SquaredDistance(q, ix.Row(int(i)))
