@@ -60,19 +60,11 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 // analyze computes an analysis cell: its mechanism (if it takes one)
 // over the session's candidates, the dataset's word counts when read.
 func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
-	space, err := s.candidates()
+	env, built, err := s.analysisEnv(cell)
 	if err != nil {
 		return err
 	}
-	built := cell.Mechanism != "" && !mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts)
-	t0 := time.Now()
-	env, err := s.analysisEnv(cell)
-	if err != nil {
-		return err
-	}
-	if built {
-		rec.Provenance.ConstructSeconds = time.Since(t0).Seconds()
-	}
+	rec.Provenance.ConstructSeconds = built
 	start := time.Now()
 	a, err := analysis.Run(ctx, cell.Analysis, s.c.Analysis.Params, env)
 	if err != nil {
@@ -94,22 +86,23 @@ func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *resul
 
 // analysisEnv is what an analysis at cell's coordinates reads: the
 // session's candidates, the cell's mechanism (if any) and streams, the
-// dataset's word counts and labels.
-func (s *Session) analysisEnv(cell experiments.Cell) (analysis.Env, error) {
+// dataset's word counts and labels; built is the time spent building the
+// mechanism's costly structure (see mechanism).
+func (s *Session) analysisEnv(cell experiments.Cell) (env analysis.Env, built float64, err error) {
 	space, err := s.candidates()
 	if err != nil {
-		return analysis.Env{}, err
+		return analysis.Env{}, 0, err
 	}
 	in := s.in.view(cell)
-	env := analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels, Texts: in.splits["train"].Docs,
+	env = analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels, Texts: in.splits["train"].Docs,
 		Source: mech.Source{Seed: cell.Seed, Cell: cell.Stream()}}
 	if cell.Mechanism != "" {
-		if env.Mech, err = s.mechanism(cell, nil); err != nil {
-			return analysis.Env{}, err
+		if env.Mech, built, err = s.mechanism(cell, nil); err != nil {
+			return analysis.Env{}, 0, err
 		}
 		env.Memo = &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, s.sums(cell)), logf: s.logf}
 	}
-	return env, nil
+	return env, built, nil
 }
 
 // drawsDir holds the words' sampled outputs (see drawMemo).
@@ -122,7 +115,7 @@ func (s *Session) measure(ctx context.Context, cell experiments.Cell, rec *resul
 	if s.c.Privacy == nil || rec.Privacy == nil {
 		return nil
 	}
-	env, err := s.analysisEnv(cell)
+	env, _, err := s.analysisEnv(cell)
 	if err != nil {
 		return err
 	}

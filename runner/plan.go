@@ -180,7 +180,7 @@ func prepare(ctx context.Context, s *Session, sum *Summary, todo []int) error {
 		}
 		if k := cell.Stream(); !built[k] {
 			built[k] = true
-			if _, err := s.mechanism(cell, s.progress); err != nil {
+			if _, _, err := s.mechanism(cell, s.progress); err != nil {
 				return fmt.Errorf("prepare %s: %w", cell, err)
 			}
 		}

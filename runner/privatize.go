@@ -53,7 +53,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	case !errors.Is(err, fs.ErrNotExist):
 		s.logf("corpus cache %s: %v: privatizing %s again", path, err, split)
 	}
-	m, err := s.mechanism(cell, progress)
+	m, _, err := s.mechanism(cell, progress)
 	if err != nil {
 		return Privatized{}, err
 	}

@@ -134,19 +134,19 @@ func (s *Session) candidates() (*mech.Space, error) {
 // with utility cells that is every split they read, so that an analysis
 // measures the mechanism the utility cells apply; in an analysis-only run,
 // the analysis's view of the data. A costly structure it computes rather
-// than reads from the cache (CusText's mapping) has its time noted for
-// estimates.
-func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (mech.Mechanism, error) {
+// than reads from the cache (CusText's mapping) has its time returned
+// (built; 0 otherwise) and noted for estimates.
+func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (m mech.Mechanism, built float64, err error) {
 	if _, err := s.candidates(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	prebuilt := mech.Prebuilt(s.space, cell.Mechanism, cell.Params, s.in.counts)
 	start := time.Now()
-	m, err := mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
+	m, err = mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
 	if err == nil && !prebuilt {
-		if secs := time.Since(start).Seconds(); secs > 0 {
-			s.noteRate(s.constructRateKey(cell), rate{PerSec: 1 / secs})
+		if built = time.Since(start).Seconds(); built > 0 {
+			s.noteRate(s.constructRateKey(cell), rate{PerSec: 1 / built})
 		}
 	}
-	return m, err
+	return m, built, err
 }

@@ -283,7 +283,7 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 				nw := func(eps float64) (float64, error) {
 					probe := cell
 					probe.Analysis, probe.Epsilon = "plausible-deniability", eps
-					env, err := s.analysisEnv(probe)
+					env, _, err := s.analysisEnv(probe)
 					if err != nil {
 						return 0, err
 					}
@@ -304,7 +304,7 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 				}
 				at := cell
 				at.Analysis, at.Epsilon = "examples", eps
-				env, err := s.analysisEnv(at)
+				env, _, err := s.analysisEnv(at)
 				if err != nil {
 					return a, err
 				}
