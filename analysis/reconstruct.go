@@ -9,6 +9,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
+	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/internal/rng"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/models"
@@ -31,7 +32,8 @@ const (
 // seed into the evaluated ones (`test`) and a disjoint set the attacker
 // learns from (`sentences`), both privatized by the cell's mechanism at
 // its ε (streams of their own). The attacker is a biLSTM tagger over the
-// privatized tokens' vectors (the space's vectors, frozen), tagging each
+// privatized tokens' vectors (the space's vectors, trained further
+// unless fine_tune is false), tagging each
 // token with its original: copy (the observed word is the original), one
 // of the `vocab` most frequent original words of its training text, or
 // other. Beside it, the context-free attacker on the same pairs: each
@@ -43,10 +45,73 @@ const (
 // the attacker's training text), each text cut to max_len tokens.
 func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
-	if len(env.Texts) == 0 {
-		return a, fmt.Errorf("needs the dataset's texts")
+	p, err := newAttackPairs(ctx, v, env)
+	if err != nil {
+		return a, err
 	}
-	emb := env.Space.Emb
+	a.Lookups = p.lookups
+	pred, err := trainTagger(ctx, v, env, p.ids(p.trainPriv), p.trainTags, p.ids(p.testPriv), int64(firstWord+len(p.words)))
+	if err != nil {
+		return a, err
+	}
+	sc := p.score(v.Int("rare"), func(i, j int) int64 { return pred[i][j] })
+	a.Method = fmt.Sprintf("attacker trained on %d privatized sentences (%d tokens), %d epochs", len(p.trainDocs), tokens(p.trainDocs), v.Int("epochs"))
+	a.Add("tokens", float64(sc.all))
+	a.Add("unchanged %", sc.pct(sc.same, sc.all))
+	a.Add("recovery %", sc.pct(sc.ctxAll, sc.all))
+	a.Add("context-free recovery %", sc.pct(sc.freeAll, sc.all))
+	a.Add("rare tokens", float64(sc.rare))
+	a.Add("recovery % rare", sc.pct(sc.ctxRare, sc.rare))
+	a.Add("context-free recovery % rare", sc.pct(sc.freeRare, sc.rare))
+	a.Add("reachable %", sc.pct(sc.reachable, sc.all))
+	return a, nil
+}
+
+// ContextFreeRecovery is the reconstruction analysis's context-free
+// attacker alone (params are the analysis's, defaults completed): the
+// share in percent of the evaluated tokens with a vector whose original
+// it names, on the very pairs the analysis draws for env's mechanism, ε
+// and seed. It costs the privatization of the attacker's and the
+// evaluated texts, no training: what the matched-privacy stage searches ε
+// on before it runs the whole attack at the ε found.
+func ContextFreeRecovery(ctx context.Context, params map[string]any, env Env) (pct float64, lookups int64, err error) {
+	_, v, err := spec.Resolve(spec.Analysis, "reconstruction", 1, params)
+	if err != nil {
+		return 0, 0, err
+	}
+	p, err := newAttackPairs(ctx, v, env)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reconstruction: %w", err)
+	}
+	sc := p.score(v.Int("rare"), nil)
+	return sc.pct(sc.freeAll, sc.all), p.lookups, nil
+}
+
+// attackPairs are the reconstruction attack's data: the attacker's
+// training texts and the evaluated ones, each original and privatized,
+// the attacker's vocabulary and tags, and the context-free attacker's
+// counts of tags per observed word.
+type attackPairs struct {
+	emb                 *embedding.Embedding
+	trainDocs, testDocs [][]string
+	trainPriv, testPriv [][]string
+	freq                map[string]int // original words with a vector in the training texts
+	words               []string       // the attacker's vocabulary, most frequent first
+	class               map[string]int64
+	trainTags           [][]int64
+	mapCounts           map[string]map[int64]int // observed word → tags seen with it
+	lookups             int64
+}
+
+// newAttackPairs samples the dataset's texts by the seed into the
+// evaluated ones (`test`) and a disjoint set the attacker learns from
+// (`sentences`), each cut to max_len tokens, and privatizes both with
+// env's mechanism (streams of their own).
+func newAttackPairs(ctx context.Context, v spec.Values, env Env) (*attackPairs, error) {
+	if len(env.Texts) == 0 {
+		return nil, fmt.Errorf("needs the dataset's texts")
+	}
+	p := &attackPairs{emb: env.Space.Emb}
 	maxLen := v.Int("max_len")
 	var pool []int
 	for i, d := range env.Texts {
@@ -56,7 +121,7 @@ func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 	}
 	nTest, nTrain := v.Int("test"), v.Int("sentences")
 	if len(pool) < nTest+nTrain {
-		return a, fmt.Errorf("%d texts for %d evaluated and %d training sentences", len(pool), nTest, nTrain)
+		return nil, fmt.Errorf("%d texts for %d evaluated and %d training sentences", len(pool), nTest, nTrain)
 	}
 	picked := sample(pool, nTest+nTrain, env.Seed)
 	cut := func(idx []int) [][]string {
@@ -66,145 +131,150 @@ func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 		}
 		return docs
 	}
-	testDocs, trainDocs := cut(picked[:nTest]), cut(picked[nTest:])
+	p.testDocs, p.trainDocs = cut(picked[:nTest]), cut(picked[nTest:])
 	privatize := func(docs [][]string, split string) ([][]string, error) {
 		src := env.Source
 		src.Split = split
 		out, _, err := env.Mech.Privatize(ctx, docs, src)
 		return out, err
 	}
-	trainPriv, err := privatize(trainDocs, "attack-train")
-	if err != nil {
-		return a, err
+	var err error
+	if p.trainPriv, err = privatize(p.trainDocs, "attack-train"); err != nil {
+		return nil, err
 	}
-	testPriv, err := privatize(testDocs, "attack-test")
-	if err != nil {
-		return a, err
+	if p.testPriv, err = privatize(p.testDocs, "attack-test"); err != nil {
+		return nil, err
 	}
-	a.Lookups = int64(tokens(trainDocs) + tokens(testDocs))
+	p.lookups = int64(tokens(p.trainDocs) + tokens(p.testDocs))
 
 	// The attacker's vocabulary: its training text's most frequent
 	// original words with a vector (ties by the word).
-	freq := map[string]int{}
-	for _, d := range trainDocs {
+	p.freq = map[string]int{}
+	for _, d := range p.trainDocs {
 		for _, w := range d {
-			if _, ok := emb.Index(w); ok {
-				freq[w]++
+			if _, ok := p.emb.Index(w); ok {
+				p.freq[w]++
 			}
 		}
 	}
-	words := make([]string, 0, len(freq))
-	for w := range freq {
-		words = append(words, w)
+	p.words = make([]string, 0, len(p.freq))
+	for w := range p.freq {
+		p.words = append(p.words, w)
 	}
-	slices.SortFunc(words, func(x, y string) int { return cmp.Or(cmp.Compare(freq[y], freq[x]), cmp.Compare(x, y)) })
-	words = words[:min(len(words), v.Int("vocab"))]
-	class := make(map[string]int64, len(words))
-	for i, w := range words {
-		class[w] = int64(firstWord + i)
+	slices.SortFunc(p.words, func(x, y string) int { return cmp.Or(cmp.Compare(p.freq[y], p.freq[x]), cmp.Compare(x, y)) })
+	p.words = p.words[:min(len(p.words), v.Int("vocab"))]
+	p.class = make(map[string]int64, len(p.words))
+	for i, w := range p.words {
+		p.class[w] = int64(firstWord + i)
 	}
-	tag := func(orig, priv string) int64 {
-		switch c, ok := class[orig]; {
-		case orig == priv:
-			return tagCopy
-		case ok:
-			return c
-		}
-		return tagOther
-	}
-	right := func(t int64, orig, priv string) bool {
-		if t == tagCopy {
-			return orig == priv
-		}
-		return t >= firstWord && words[t-firstWord] == orig
-	}
-
-	// Inputs: row+1 for a word with a vector, n+1 for one without, 0 pad.
-	n := emb.Len()
-	ids := func(docs [][]string) [][]int64 {
-		out := make([][]int64, len(docs))
-		for i, d := range docs {
-			out[i] = make([]int64, len(d))
-			for j, w := range d {
-				out[i][j] = int64(n + 1)
-				if r, ok := emb.Index(w); ok {
-					out[i][j] = int64(r + 1)
-				}
-			}
-		}
-		return out
-	}
-	trainIDs, testIDs := ids(trainPriv), ids(testPriv)
-	trainTags := make([][]int64, len(trainDocs))
-	mapCounts := map[string]map[int64]int{} // observed word → tags seen with it
-	for i, d := range trainDocs {
-		trainTags[i] = make([]int64, len(d))
+	p.trainTags = make([][]int64, len(p.trainDocs))
+	p.mapCounts = map[string]map[int64]int{}
+	for i, d := range p.trainDocs {
+		p.trainTags[i] = make([]int64, len(d))
 		for j, w := range d {
-			t := tag(w, trainPriv[i][j])
-			trainTags[i][j] = t
-			if mapCounts[trainPriv[i][j]] == nil {
-				mapCounts[trainPriv[i][j]] = map[int64]int{}
+			t := p.tag(w, p.trainPriv[i][j])
+			p.trainTags[i][j] = t
+			if p.mapCounts[p.trainPriv[i][j]] == nil {
+				p.mapCounts[p.trainPriv[i][j]] = map[int64]int{}
 			}
-			mapCounts[trainPriv[i][j]][t]++
+			p.mapCounts[p.trainPriv[i][j]][t]++
 		}
 	}
-	pred, err := trainTagger(ctx, v, env, trainIDs, trainTags, testIDs, int64(firstWord+len(words)))
-	if err != nil {
-		return a, err
-	}
+	return p, nil
+}
 
-	var all, rare, same, ctxAll, ctxRare, freeAll, freeRare, reachable int
-	for i, d := range testDocs {
+// tag is the attacker's label of an original word observed as priv.
+func (p *attackPairs) tag(orig, priv string) int64 {
+	switch c, ok := p.class[orig]; {
+	case orig == priv:
+		return tagCopy
+	case ok:
+		return c
+	}
+	return tagOther
+}
+
+// right reports whether tag t names orig, observed as priv.
+func (p *attackPairs) right(t int64, orig, priv string) bool {
+	if t == tagCopy {
+		return orig == priv
+	}
+	return t >= firstWord && p.words[t-firstWord] == orig
+}
+
+// ids are the attacker's inputs: row+1 for a word with a vector, n+1 for
+// one without, 0 pad.
+func (p *attackPairs) ids(docs [][]string) [][]int64 {
+	n := p.emb.Len()
+	out := make([][]int64, len(docs))
+	for i, d := range docs {
+		out[i] = make([]int64, len(d))
 		for j, w := range d {
-			if _, ok := emb.Index(w); !ok {
+			out[i][j] = int64(n + 1)
+			if r, ok := p.emb.Index(w); ok {
+				out[i][j] = int64(r + 1)
+			}
+		}
+	}
+	return out
+}
+
+// counts are a reconstruction's tallies over the evaluated tokens with
+// a vector.
+type counts struct {
+	all, rare, same, ctxAll, ctxRare, freeAll, freeRare, reachable int
+}
+
+func (counts) pct(x, of int) float64 { return 100 * float64(x) / float64(max(of, 1)) }
+
+// score tallies the evaluated tokens with a vector: the context-free
+// attacker's tag of each (the observed word's most frequent tag in the
+// training pairs, copy for a word never observed; ties to the smaller
+// tag) and, when pred is not nil, the context-aware attacker's tag of
+// token j of text i.
+func (p *attackPairs) score(rareAt int, pred func(i, j int) int64) counts {
+	var c counts
+	for i, d := range p.testDocs {
+		for j, w := range d {
+			if _, ok := p.emb.Index(w); !ok {
 				continue
 			}
-			p := testPriv[i][j]
-			isRare := freq[w] <= v.Int("rare")
-			all++
+			o := p.testPriv[i][j]
+			isRare := p.freq[w] <= rareAt
+			c.all++
 			if isRare {
-				rare++
+				c.rare++
 			}
-			if w == p {
-				same++
+			if w == o {
+				c.same++
 			}
-			if _, ok := class[w]; ok || w == p {
-				reachable++
+			if _, ok := p.class[w]; ok || w == o {
+				c.reachable++
 			}
 			free := int64(tagCopy)
-			if c := mapCounts[p]; c != nil {
+			if m := p.mapCounts[o]; m != nil {
 				best := -1
-				for t, k := range c {
+				for t, k := range m {
 					if k > best || k == best && t < free {
 						free, best = t, k
 					}
 				}
 			}
-			if right(pred[i][j], w, p) {
-				ctxAll++
+			if pred != nil && p.right(pred(i, j), w, o) {
+				c.ctxAll++
 				if isRare {
-					ctxRare++
+					c.ctxRare++
 				}
 			}
-			if right(free, w, p) {
-				freeAll++
+			if p.right(free, w, o) {
+				c.freeAll++
 				if isRare {
-					freeRare++
+					c.freeRare++
 				}
 			}
 		}
 	}
-	pct := func(x, of int) float64 { return 100 * float64(x) / float64(max(of, 1)) }
-	a.Method = fmt.Sprintf("attacker trained on %d privatized sentences (%d tokens), %d epochs", len(trainDocs), tokens(trainDocs), v.Int("epochs"))
-	a.Add("tokens", float64(all))
-	a.Add("unchanged %", pct(same, all))
-	a.Add("recovery %", pct(ctxAll, all))
-	a.Add("context-free recovery %", pct(freeAll, all))
-	a.Add("rare tokens", float64(rare))
-	a.Add("recovery % rare", pct(ctxRare, rare))
-	a.Add("context-free recovery % rare", pct(freeRare, rare))
-	a.Add("reachable %", pct(reachable, all))
-	return a, nil
+	return c
 }
 
 func tokens(docs [][]string) int {

@@ -63,6 +63,13 @@ func TestReconstructionUsesContext(t *testing.T) {
 	if tokens != 600 || rec < 95 || free > 80 {
 		t.Errorf("%v tokens: recovery %.1f%% with context, %.1f%% without (want ≥ 95 and ≤ 80); %v", tokens, rec, free, a.Stats)
 	}
+	// The context-free attacker alone, as the matched-privacy stage
+	// searches on it: the same pairs, the same share.
+	alone, _, err := ContextFreeRecovery(context.Background(), map[string]any{"sentences": 600, "test": 100},
+		Env{Space: s, Mech: m, Source: mech.Source{Seed: 1, Cell: "rec"}, Texts: texts, Counts: counts, Seed: 1})
+	if err != nil || alone != free {
+		t.Errorf("context-free recovery alone %v (%v), in the analysis %v", alone, err, free)
+	}
 	// Half the tokens are kept stopwords, which both recover.
 	if u := a.Stat("unchanged %"); u < 50 || free < 50 {
 		t.Errorf("unchanged %.1f%%, context-free %.1f%%: the stopwords alone are half", u, free)
