@@ -435,12 +435,20 @@ func (m *CusText) scoreProbs(x, si int32) []float64 {
 	lo, hi := slices.Min(s), slices.Max(s)
 	p := make([]float64, len(s))
 	var sum float64
+	// exp(ε·u/2) overflows once ε/2 passes ln(MaxFloat64) ≈ 709.8: beyond
+	// that the scores are shifted by the largest u (1), which leaves the
+	// distribution unchanged; below it they are not, so every distribution
+	// xp ever drew from is bit for bit the same.
+	shift := 0.0
+	if m.eps/2 > 700 {
+		shift = 1
+	}
 	for i, v := range s {
 		u := 1.0
 		if hi > lo {
 			u = (v - lo) / (hi - lo)
 		}
-		p[i] = math.Exp(m.eps * u / 2)
+		p[i] = math.Exp(m.eps * (u - shift) / 2)
 		sum += p[i]
 	}
 	for i := range p {

@@ -436,3 +436,40 @@ func TestPrebuilt(t *testing.T) {
 		t.Error("another K or mapping read as prebuilt")
 	}
 }
+
+// TestCusTextLargeEpsilon: exp(ε·u/2) overflows past ε ≈ 1,418; the
+// output distribution must stay one (the top score's mass → 1), not NaN,
+// and agree with the closed form computed in log space.
+func TestCusTextLargeEpsilon(t *testing.T) {
+	s := tinySpace(t, 80, 3, 9, 1)
+	for _, eps := range []float64{1, 1000, 2000, 1e5} {
+		m, err := NewCusText(s, eps, CusTextParams{K: 8, Mapping: "balanced", Score: "euclidean"}, allCounts(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for x, p := range m.probs {
+			set := m.mapping.Sets[m.mapping.Of[x]]
+			xv := s.Emb.Vector(int(x))
+			d := make([]float64, len(set))
+			for i, y := range set {
+				d[i] = dist(xv, s.Emb.Vector(int(y)))
+			}
+			lo, hi := slices.Min(d), slices.Max(d)
+			var z float64 // Σ exp(ε(u_i − 1)/2), u = 1 − (d − lo)/(hi − lo)
+			for i := range d {
+				z += math.Exp(-eps * (d[i] - lo) / (hi - lo) / 2)
+			}
+			var sum float64
+			for i, pi := range p {
+				want := math.Exp(-eps*(d[i]-lo)/(hi-lo)/2) / z
+				if math.IsNaN(pi) || math.Abs(pi-want) > 1e-12 {
+					t.Fatalf("ε %g: Pr[%d → %d] = %v, want %v", eps, x, set[i], pi, want)
+				}
+				sum += pi
+			}
+			if math.Abs(sum-1) > 1e-12 {
+				t.Fatalf("ε %g: probabilities of %d sum to %v", eps, x, sum)
+			}
+		}
+	}
+}
