@@ -129,15 +129,20 @@ func (c *Config) Cells() []Cell {
 }
 
 // stageApply is the apply modes the utility-loss stages read, with the
-// baseline first (nil when there is no such stage).
+// baseline first, which a matched-privacy stage reads too (nil when
+// there is no such stage; the matched-privacy stage runs its utility
+// cells at the ε it finds itself).
 func (c *Config) stageApply() []string {
 	var apply []string
 	for i, st := range c.Stages {
-		if st.Kind != "utility-loss" {
+		if st.Kind != "utility-loss" && st.Kind != "matched-privacy" {
 			continue
 		}
 		if apply == nil {
 			apply = []string{"none"}
+		}
+		if st.Kind != "utility-loss" {
+			continue
 		}
 		for _, m := range c.StageParams(i).Strings("apply") {
 			if !slices.Contains(apply, m) {
@@ -149,7 +154,8 @@ func (c *Config) stageApply() []string {
 }
 
 // HasUtilityCells reports whether the config has classifier cells: every
-// utility config, and an analysis config with a utility-loss stage.
+// utility config, and an analysis config with a utility-loss or
+// matched-privacy stage.
 func (c *Config) HasUtilityCells() bool { return !c.IsAnalysis() || c.stageApply() != nil }
 
 // StageParams are stage i's parameters completed with defaults (nil when

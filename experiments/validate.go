@@ -122,9 +122,14 @@ func (c *Config) validateStages() error {
 					return c.errAt(fmt.Sprintf("select procedure paper starts from t = 0 (Laplace) and doubles ε: mechanism %s has no setting with t = 0 (add 0 to its grid's t, or give procedure: grid)", c.Mechanisms[m].Name), "mechanisms", m)
 				}
 			}
-		case "epsilon-search":
+		case "epsilon-search", "matched-privacy":
 			if v.Float("lo") >= v.Float("hi") {
-				return c.errAt(fmt.Sprintf("epsilon-search: lo %v must be below hi %v", v.Float("lo"), v.Float("hi")), "stages", i, "lo")
+				return c.errAt(fmt.Sprintf("%s: lo %v must be below hi %v", st.Kind, v.Float("lo"), v.Float("hi")), "stages", i, "lo")
+			}
+			if st.Kind == "matched-privacy" {
+				if err := c.validateTask(); err != nil {
+					return err
+				}
 			}
 		}
 	}

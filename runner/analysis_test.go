@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
@@ -637,5 +638,104 @@ seeds: [1, 2, 3]
 	}
 	if want := []string{results.Holds, results.Fails, results.NotRun}; !slices.Equal(got, want) {
 		t.Errorf("verdicts %v, want %v", got, want)
+	}
+}
+
+// TestMatchedPrivacy: per mechanism the stage finds the ε at which the
+// context-free attacker recovers the target, runs the attack and a
+// utility cell there (recorded under its own key, reused by a second
+// run), and reads the accuracy against the seed's baseline.
+func TestMatchedPrivacy(t *testing.T) {
+	path, out := analysisConfig(t, `analysis:
+  kind: reconstruction
+  sentences: 20
+  test: 10
+  epochs: 1
+  hidden: 8
+  vocab: 50
+mechanisms:
+  - name: laplace
+    epsilon: [1]
+  - name: santext
+    epsilon: [1]
+seeds: [1]
+model:
+  kind: baseline
+train:
+  epochs: 1
+stages:
+  - kind: matched-privacy
+    target: 50
+    tolerance: 0.1
+    apply: train
+`)
+	sum := runConfig(t, path)
+	// Two reconstruction cells and the baseline; the utility cells at the
+	// ε found are the stage's.
+	if sum.Ran != 3 || len(sum.Stages) != 2 {
+		t.Fatalf("ran %d cells, %d stage results", sum.Ran, len(sum.Stages))
+	}
+	c, err := experiments.Load(path, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), c, SessionOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	store, err := results.OpenStore(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := math.NaN()
+	for _, cs := range sum.Cells {
+		if cs.Cell.Mode == "none" {
+			r, _, _ := store.Get(cs.Key)
+			base = r.Test.Accuracy
+		}
+	}
+	for _, st := range sum.Stages {
+		r, _, _ := store.Get(st.Key)
+		if st.Status != "ok" || r.Analysis == nil {
+			t.Fatalf("%s: %s %s", st.Cell, st.Status, st.Error)
+		}
+		a := r.Analysis
+		eps, free := a.Stat("ε"), a.Stat("context-free recovery %")
+		if math.Abs(free-50) > 5 {
+			t.Errorf("%s: recovery %v at ε %v, want 50 ± 5 (notes %v)", st.Cell, free, eps, a.Notes)
+		}
+		// The search's objective is the attack's own context-free
+		// attacker at the ε found.
+		at := st.Cell
+		at.Analysis, at.Epsilon = "reconstruction", eps
+		env, _, err := s.analysisEnv(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pct, _, err := analysis.ContextFreeRecovery(context.Background(), c.Analysis.Params, env); err != nil || pct != free {
+			t.Errorf("%s: context-free recovery %v (%v) at ε %v, the stage says %v", st.Cell, pct, err, eps, free)
+		}
+		u := experiments.Cell{Mechanism: st.Cell.Mechanism, Params: st.Cell.Params, Epsilon: eps, Mode: "train", Seed: 1}
+		ur, ok, _ := store.Get(s.Key(u))
+		if !ok || ur.Status != "ok" {
+			t.Fatalf("%s: no utility cell recorded at ε %v", st.Cell, eps)
+		}
+		if a.Stat("accuracy") != ur.Test.Accuracy || a.Stat("baseline accuracy") != base || a.Stat("Δ accuracy") != ur.Test.Accuracy-base {
+			t.Errorf("%s: accuracy %v, baseline %v, Δ %v; utility cell %v, baseline cell %v", st.Cell, a.Stat("accuracy"), a.Stat("baseline accuracy"), a.Stat("Δ accuracy"), ur.Test.Accuracy, base)
+		}
+	}
+	again := runConfig(t, path)
+	for _, st := range again.Stages {
+		if again.Ran != 0 || st.Status != "cached" {
+			t.Errorf("second run: %d cells ran, %s %s", again.Ran, st.Cell, st.Status)
+		}
+	}
+	// A changed target searches again; the attack cells stay.
+	third := runConfig(t, path, "stages.0.target=70")
+	for _, st := range third.Stages {
+		if third.Ran != 0 || st.Status != "ok" {
+			t.Errorf("target changed: %d cells ran, %s %s", third.Ran, st.Cell, st.Status)
+		}
 	}
 }

@@ -50,6 +50,8 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 			jobs = selectJobs(c, i, append(slices.Clone(cells), done...))
 		case "epsilon-search":
 			jobs = s.searchJobs(c, i, cells)
+		case "matched-privacy":
+			jobs = s.matchedJobs(c, i, cells, store, prov)
 		default:
 			return fmt.Errorf("stage %s is described in spec but not run by the runner", st.Kind)
 		}
@@ -321,6 +323,121 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 		}})
 	}
 	return jobs
+}
+
+// matchedJobs compare the mechanisms at matched privacy: per mechanism
+// setting and seed of the reconstruction cells, the ε at which the
+// context-free attacker recovers the target share of tokens, and at that
+// ε the whole attack and the utility cell of the stage's apply mode,
+// beside the seed's baseline. The utility cell at the ε found is run and
+// recorded like any cell (under its own key, so a killed stage keeps it
+// and a rerun reuses it); it is not one of the run's planned cells.
+func (s *Session) matchedJobs(c *experiments.Config, i int, cells []results.Record, store *results.Store, prov results.Provenance) []stageJob {
+	v := c.StageParams(i)
+	target, mode := v.Float("target"), v.String("apply")
+	baseline := map[uint64]results.Record{}
+	groups := map[string][]results.Record{}
+	var order []string
+	for _, r := range cells {
+		switch {
+		case r.Cell.Analysis == "" && r.Cell.Mode == "none":
+			baseline[r.Cell.Seed] = r
+		case r.Cell.Analysis == "reconstruction":
+			g := r.Cell.Setting() + " seed=" + strconv.FormatUint(r.Cell.Seed, 10)
+			if _, ok := groups[g]; !ok {
+				order = append(order, g)
+			}
+			groups[g] = append(groups[g], r)
+		}
+	}
+	var jobs []stageJob
+	for _, g := range order {
+		cell := groups[g][0].Cell
+		b, ok := baseline[cell.Seed]
+		if !ok {
+			continue
+		}
+		inputs := append(slices.Clone(groups[g]), b)
+		cell.Analysis, cell.Epsilon = "matched-privacy", 0
+		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {
+			var a metrics.Analysis
+			at := func(eps float64) experiments.Cell {
+				x := cell
+				x.Analysis, x.Epsilon = "reconstruction", eps
+				return x
+			}
+			recovery := func(eps float64) (float64, error) {
+				env, _, err := s.analysisEnv(at(eps))
+				if err != nil {
+					return 0, err
+				}
+				pct, n, err := analysis.ContextFreeRecovery(ctx, c.Analysis.Params, env)
+				a.Lookups += n
+				s.logf("%s: ε %.4g: context-free recovery %.2f%% (target %g%%)", cell, eps, pct, target)
+				return pct, err
+			}
+			eps, got, trace, found, err := analysis.SearchEpsilon(ctx, target, v.Float("lo"), v.Float("hi"), v.Float("tolerance"), v.Int("probes"), recovery)
+			if err != nil {
+				return a, err
+			}
+			a.Method = fmt.Sprintf("bisection on log ε over [%g, %g] for the context-free attacker's recovery %g%% (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
+			if !found {
+				a.Notes = append(a.Notes, fmt.Sprintf("target recovery %g%% not reached within tolerance in [%g, %g] after %d probes: closest %.4g%% at ε %.4g (the results below are at that ε)", target, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
+			}
+			env, _, err := s.analysisEnv(at(eps))
+			if err != nil {
+				return a, err
+			}
+			attack, err := analysis.Run(ctx, "reconstruction", c.Analysis.Params, env)
+			if err != nil {
+				return a, err
+			}
+			a.Lookups += attack.Lookups
+			a.Add("ε", eps)
+			a.Add("probes", float64(len(trace)))
+			for _, st := range []string{"context-free recovery %", "recovery %", "context-free recovery % rare", "recovery % rare", "unchanged %", "tokens"} {
+				a.Add(st, attack.Stat(st))
+			}
+			u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: eps, Mode: mode, Seed: cell.Seed}
+			rec, err := s.runRecorded(ctx, store, u, prov)
+			if err != nil {
+				return a, err
+			}
+			base := inputs[len(inputs)-1].Test.Accuracy
+			a.Add("accuracy", rec.Test.Accuracy)
+			a.Add("baseline accuracy", base)
+			a.Add("Δ accuracy", rec.Test.Accuracy-base)
+			a.Notes = append(a.Notes, fmt.Sprintf("seed %d: ε %.4g; utility cell %s (key %.12s)", cell.Seed, eps, u, rec.Key))
+			return a, nil
+		}})
+	}
+	return jobs
+}
+
+// runRecorded returns cell's record from the store, running and
+// recording it first when the store has no finished one: a cell that a
+// stage decides on, outside the run's plan. A failed cell is an error.
+func (s *Session) runRecorded(ctx context.Context, store *results.Store, cell experiments.Cell, prov results.Provenance) (results.Record, error) {
+	key := s.Key(cell)
+	rec, ok, err := store.Get(key)
+	if err != nil {
+		return rec, err
+	}
+	if !ok || rec.Status != "ok" {
+		rec = s.run(ctx, key, cell, prov, s.progress)
+		if ctx.Err() != nil {
+			return rec, ctx.Err()
+		}
+		if err := store.Put(rec); err != nil {
+			return rec, err
+		}
+		s.noteRates(rec)
+		s.logf("%s: %s", cell, outcome(rec))
+	}
+	if rec.Status != "ok" {
+		return rec, fmt.Errorf("%s: %s", cell, rec.Error)
+	}
+	return rec, nil
 }
 
 // doubling reports whether each ε is twice the one before (Algorithm 2's

@@ -198,6 +198,19 @@ var stages = []Descriptor{
 			{Name: "tolerance", Type: Float, Min: Excl(0), Default: 0.1, Doc: "stop when the mean N_w is within this share of the target"},
 			{Name: "probes", Type: Int, Min: Incl(1), Default: 30, Doc: "the most ε probed per target"},
 		}},
+	{Kind: Stage, Name: "matched-privacy", Reads: "reconstruction", ReadsWhy: "matches on its context-free attacker and runs the whole attack at the ε found",
+		Tradeoffs: [][2]string{{"Δ accuracy", "recovery %"}, {"Δ accuracy", "context-free recovery %"}},
+		Doc: "mechanisms compared at matched privacy: per mechanism setting and seed, the ε at which the reconstruction analysis's context-free attacker recovers the target share of tokens (bisection on log ε over the same pairs), then at that ε the context-aware attacker's recovery and the accuracy of the classifier with the mechanism applied, beside the baseline's; the run gains the baselines",
+		Params: []Param{
+			{Name: "target", Type: Float, Min: Excl(0), Max: Excl(100), Required: true,
+				Doc: "the context-free attacker's token recovery sought, in percent of the evaluated tokens with a vector"},
+			{Name: "apply", Type: String, Enum: []string{"train", "test", "both"}, Default: "both",
+				Doc: "where the mechanism applies in the utility cell at the ε found"},
+			{Name: "lo", Type: Float, Min: Excl(0), Default: 0.01, Doc: "lower end of the ε searched"},
+			{Name: "hi", Type: Float, Min: Excl(0), Default: 10000.0, Doc: "upper end of the ε searched"},
+			{Name: "tolerance", Type: Float, Min: Excl(0), Default: 0.05, Doc: "stop when the recovery is within this share of the target"},
+			{Name: "probes", Type: Int, Min: Incl(1), Default: 30, Doc: "the most ε probed"},
+		}},
 }
 
 // measures are computed beside a utility cell's numbers when its config
