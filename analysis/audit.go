@@ -27,6 +27,14 @@ type logProber interface {
 	LogProb(x, y int) float64
 }
 
+// ceilinged is implemented by mechanisms that know an exact upper bound
+// on ln Pr[M(x) = y] without knowing the probability (mech.Gumbel: y is
+// reachable only through the input's k nearest words, k Poisson); the
+// sampled audit takes the smaller of it and the draws' upper bound.
+type ceilinged interface {
+	LogProbCeiling(x, y int) float64
+}
+
 // peered is implemented by mechanisms whose guarantee relates each input
 // to a few others only (mech.CusText: the inputs sharing its output
 // set): the audit then adds each sampled word's peers, so that sampled
@@ -53,8 +61,9 @@ const auditLevel = 0.95
 // Clopper–Pearson bound at level 0.05/(2K) for K comparisons
 // (Bonferroni), so that every comparison's lower bound on L − B holds
 // together with probability ≥ 95%, and a violation is a lower bound
-// above 0. The largest lower bound is recorded beside the point
-// estimate.
+// above 0. Where the mechanism knows an exact upper bound on a
+// probability (ceilinged) the smaller of the two bounds is taken. The
+// largest lower bound is recorded beside the point estimate.
 func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	b, ok := env.Mech.(bounder)
@@ -114,6 +123,7 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 		logProb = nil // draws estimate probabilities: no closed form to read
 	}
 	cp := newClopperPearson(m, (1-auditLevel)/float64(2*max(1, comparisons)))
+	ceiling, _ := env.Mech.(ceilinged)
 	pairs, violations := 0, 0
 	worst, worstRatio, worstLow := math.Inf(-1), math.Inf(-1), math.Inf(-1)
 	for i := range rows {
@@ -149,7 +159,11 @@ func audit(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error
 					violated = violated || loss-B > 1e-9*math.Max(1, B)
 					continue
 				}
-				low := math.Log(cp.lower(p)) - math.Log(cp.upper(q)) - B
+				upper := math.Log(cp.upper(q))
+				if ceiling != nil {
+					upper = math.Min(upper, ceiling.LogProbCeiling(rows[j], int(y)))
+				}
+				low := math.Log(cp.lower(p)) - upper - B
 				worstLow = math.Max(worstLow, low)
 				violated = violated || low > 0
 			}

@@ -53,6 +53,7 @@ func TestAuditEveryMechanism(t *testing.T) {
 		{"santext", nil, false},
 		{"santext+", mech.Params{"sensitive": 0.5}, true},
 		{"tem", mech.Params{"gamma": 0.5}, false},
+		{"truncated-gumbel", mech.Params{"min_dist": 6.0, "max_dist": 12.0}, true},
 		{"diffractor", nil, false},
 		{"diffractor", mech.Params{"method": "tem", "gamma": 2}, false},
 		{"custext", mech.Params{"k": 3}, false},

@@ -67,6 +67,9 @@ var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) 
 	"diffractor": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
 		return NewDiffractor(s, eps, DiffractorParams{Method: v.String("method"), Gamma: v.Int("gamma"), ReplaceStopwords: v.Bool("replace_stopwords")}, o.Progress)
 	},
+	"truncated-gumbel": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		return NewGumbel(s, eps, GumbelParams{MinDist: v.Float("min_dist"), MaxDist: v.Float("max_dist")})
+	},
 	"custext":  custextBuilder(false),
 	"custext+": custextBuilder(true),
 }
@@ -142,6 +145,7 @@ type progressor interface {
 
 func (m *SanText) setProgress(w io.Writer)    { m.progress = w }
 func (m *Diffractor) setProgress(w io.Writer) { m.progress = w }
+func (m *Gumbel) setProgress(w io.Writer)     { m.progress = w }
 
 // check validates a typed constructor's arguments by the descriptor of
 // the named mechanism (the one place each rule lives) and returns them

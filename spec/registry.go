@@ -62,6 +62,14 @@ var mechanisms = []Descriptor{
 			{Name: "gamma", Type: Int, Default: 5, Min: Incl(1), Grid: true, Doc: "method tem: the window half-width γ in positions (the authors' default 5)"},
 			{Name: "replace_stopwords", Type: Bool, Default: false, Grid: true, Doc: "privatize NLTK's 179 English stopwords too (default: kept, as the authors' code; a kept stopword has no guarantee)"},
 		}},
+	{Kind: Mechanism, Name: "truncated-gumbel", Doc: "truncated Gumbel: Gumbel noise, truncated to ±Δmax, on the distances of the input's k nearest words (k Poisson of mean ln(|W| − 1)), the smallest noisy one output (Carvalho et al. 2021, as sjmeis/MLDP implements it); offered as metric DP, which it does not keep (a word's farthest word is never its output): no guarantee",
+		Notion: NoDP, Epsilon: true,
+		Params: []Param{
+			{Name: "min_dist", Type: Float, Min: Excl(0), Grid: true,
+				Doc: "Δmin of the calibration, the smallest distance between words (absent: the smallest distance from the vectors' first word to another vector)"},
+			{Name: "max_dist", Type: Float, Min: Excl(0), Grid: true,
+				Doc: "Δmax, the largest distance between words and the noise's truncation (absent: the largest distance from the vectors' first word)"},
+		}},
 	custext("custext", "CusText: each input word samples from its own output set of K words (Chen et al. 2023)"),
 	custext("custext+", "CusText+: CusText keeping NLTK's 179 English stopwords unchanged (Chen et al. 2023)"),
 }

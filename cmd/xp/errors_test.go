@@ -72,7 +72,7 @@ var errorCases = []errorCase{
 	{"ε = 0 given by --set", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "mechanisms.0.epsilon=[0]", "x.yaml"},
 		"x.yaml: --set mechanisms.0.epsilon=[0]: vickrey: ε = 0, want a finite value > 0"},
 	{"an unknown mechanism", edit("name: vickrey", "name: gauss"), []string{"run", "x.yaml"},
-		`x.yaml:8: unknown mechanism "gauss" (known: custext, custext+, diffractor, laplace, mahalanobis, santext, santext+, tem, vickrey)`},
+		`x.yaml:8: unknown mechanism "gauss" (known: custext, custext+, diffractor, laplace, mahalanobis, santext, santext+, tem, truncated-gumbel, vickrey)`},
 	{"a parameter out of range", edit("t: 0.5", "t: 1.5"), []string{"run", "x.yaml"},
 		"x.yaml:11: vickrey: parameter t = 1.5, want a number in [0, 1]"},
 	{"rank 0", edit("t: 0.5", "rank: 0"), []string{"run", "x.yaml"},
