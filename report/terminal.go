@@ -54,8 +54,15 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 			}
 			fmt.Fprintln(out)
 		}
+		if e.Stages > 0 {
+			fmt.Fprintf(out, "%d stage results to search", e.Stages)
+			if e.StageLookups > 0 {
+				fmt.Fprintf(out, ": about %d lookups (their bisections' probes estimated, privatized words or tokens each)", e.StageLookups)
+			}
+			fmt.Fprintln(out)
+		}
 		switch {
-		case e.Privatizations+e.Trainings+e.Measured+e.Analyses == 0:
+		case e.Privatizations+e.Trainings+e.Measured+e.Analyses+e.Stages == 0:
 		case e.Seconds == 0:
 			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
 		case len(e.Unknown) == 0:

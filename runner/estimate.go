@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,6 +46,14 @@ type Estimate struct {
 	// its draws at the mechanism's privatization rate.
 	Analyses        int
 	AnalysisLookups int64
+	// Stages counts the stage results to compute that search (the
+	// epsilon-search and matched-privacy stages; the others combine
+	// records), and StageLookups the draws and privatized tokens their
+	// probes take, with the bisection's probes estimated (searchProbes).
+	// A matched-privacy result also prices its attack and utility cell at
+	// the ε found.
+	Stages       int
+	StageLookups int64
 	// Seconds is the sum over the work with a recorded rate; Unknown
 	// lists the work without one (no earlier run on this host measured
 	// it), which Seconds leaves out.
@@ -187,7 +197,7 @@ func (s *Session) priceConstruction(e *Estimate, cell experiments.Cell, rates ma
 // estimate counts the privatizations and trainings the todo cells need
 // (what the caches lack; each once however many cells share it) and
 // prices them at the rates recorded on this host.
-func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
+func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threads int) *Estimate {
 	host, _ := os.Hostname()
 	rates := readRates(s.c.Cache)[host]
 	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
@@ -242,17 +252,151 @@ func (s *Session) estimate(sum *Summary, todo []int, threads int) *Estimate {
 			e.Tokens += n
 			price(priv, n)
 		}
-		key := s.c.ModelKey(cell, s.in.sums)
-		if seen[key] || exists(filepath.Join(s.c.Cache, modelsDir, key, modelMetaFile)) {
+		s.priceTraining(e, cell, train, seen, price)
+	}
+	s.priceStages(e, store, sum, seen, threads, rates, price)
+	return e
+}
+
+// priceTraining adds the training of cell's model to e unless the model
+// cache holds it or another cell already priced it.
+func (s *Session) priceTraining(e *Estimate, cell experiments.Cell, train string, seen map[string]bool, price func(string, int64)) {
+	key := s.c.ModelKey(cell, s.in.sums)
+	if seen[key] || exists(filepath.Join(s.c.Cache, modelsDir, key, modelMetaFile)) {
+		return
+	}
+	seen[key] = true
+	n := int64(s.c.Train.Epochs) * int64(len(s.in.splits["train"].Docs))
+	e.Trainings++
+	e.Examples += n
+	price(train, n)
+}
+
+// searchProbes is the number of ε a stage's bisection on log ε over
+// [lo, hi] is expected to probe: both ends, then halvings until the
+// bracket is 1% wide in ε — at most max. The search stops earlier when a
+// probe lands within the tolerance of the target.
+func searchProbes(lo, hi float64, max int) int {
+	return min(max, 2+int(math.Ceil(math.Log2(math.Log(hi/lo)/math.Log(1.01)))))
+}
+
+// priceStages adds the searching stages' work to e: each result the
+// store lacks (keyed as runStages keys it, from its inputs' keys),
+// grouped by mechanism setting and seed as the stages group.
+func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, seen map[string]bool, threads int, rates map[string]rate, price func(string, int64)) {
+	for i, st := range s.c.Stages {
+		if st.Kind != "epsilon-search" && st.Kind != "matched-privacy" {
 			continue
 		}
-		seen[key] = true
-		n := int64(s.c.Train.Epochs) * int64(len(s.in.splits["train"].Docs))
-		e.Trainings++
-		e.Examples += n
-		price(train, n)
+		v := s.c.StageParams(i)
+		probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
+		baseline := map[uint64]string{}
+		groups := map[string][]CellStatus{}
+		var order []string
+		for _, cs := range sum.Cells {
+			switch {
+			case cs.Cell.Analysis == "" && cs.Cell.Mode == "none":
+				baseline[cs.Cell.Seed] = cs.Key
+			case cs.Cell.Analysis == s.c.Analysis.Kind && cs.Cell.Mechanism != "":
+				g := cs.Cell.Setting() + " seed=" + strconv.FormatUint(cs.Cell.Seed, 10)
+				if _, ok := groups[g]; !ok {
+					order = append(order, g)
+				}
+				groups[g] = append(groups[g], cs)
+			}
+		}
+		for _, g := range order {
+			cells := groups[g]
+			cell := cells[0].Cell
+			keys := keysOf(cells)
+			if st.Kind == "matched-privacy" {
+				b, ok := baseline[cell.Seed]
+				if !ok {
+					continue
+				}
+				keys = append(keys, b)
+			}
+			stage := cell
+			stage.Analysis, stage.Epsilon = st.Kind, 0
+			if done, err := store.Done(s.c.StageKey(i, stage, keys)); err == nil && done {
+				continue
+			}
+			e.Stages++
+			priv, train := s.rateKeys(cell, threads)
+			key, units := s.stageWork(i, cell)
+			if st.Kind == "epsilon-search" {
+				e.StageLookups += units
+			}
+			if r, ok := rates[key]; ok && r.PerSec > 0 {
+				e.Seconds += float64(units) / r.PerSec // measured by an earlier result of this stage
+				continue
+			}
+			switch st.Kind {
+			case "epsilon-search":
+				if !mech.Exact(cell.Mechanism) { // exact N_w: a distribution per word, no draws
+					price(priv, units)
+				}
+			case "matched-privacy":
+				// The probes privatize the attack's texts; then the attack
+				// and the utility cell at the ε found.
+				ap := s.c.AnalysisParams()
+				n := probes * s.attackTokens(cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
+				e.StageLookups += n
+				price(priv, n)
+				at := cell
+				at.Epsilon = cells[len(cells)-1].Cell.Epsilon
+				s.priceAnalysis(e, at, rates, price)
+				u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: math.Pi, Mode: v.String("apply"), Seed: cell.Seed} // an ε no cell has: nothing cached
+				for _, split := range Splits {
+					if u.Privatizes(role(split)) {
+						n := s.in.splits[split].tokens()
+						e.Privatizations++
+						e.Tokens += n
+						price(priv, n)
+					}
+				}
+				if u.Privatizes("train") {
+					s.priceTraining(e, u, train, seen, price)
+				}
+			}
+		}
 	}
-	return e
+}
+
+// stageWork is what one result of stage i for cell's mechanism setting
+// costs, in the units its rate is measured in, and the rate's name: for
+// epsilon-search the draws its probes make (targets × words × (probes ×
+// draws + the examples' draws), probes estimated by searchProbes), for
+// matched-privacy one result (its attack and utility cell dominate). A
+// finished result records the rate (runStages), so the next estimate of
+// the same stage prices what it measured.
+func (s *Session) stageWork(i int, cell experiments.Cell) (key string, units int64) {
+	v := s.c.StageParams(i)
+	key = "stage " + s.c.Stages[i].Kind + " " + cell.Mechanism + s.searchShape()
+	switch s.c.Stages[i].Kind {
+	case "epsilon-search":
+		probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
+		words := int64(len(s.c.AnalysisParams().Strings("list")))
+		return key, int64(len(v.Floats("targets"))) * words * (probes*int64(v.Int("draws")) + int64(s.c.AnalysisParams().Int("draws")))
+	case "matched-privacy":
+		return key, 1
+	}
+	return "", 0
+}
+
+// attackTokens is the tokens of n of the analysis's texts, each cut to
+// maxLen, at their mean length: what one privatization of the
+// reconstruction attack's texts costs.
+func (s *Session) attackTokens(cell experiments.Cell, n, maxLen int) int64 {
+	docs := s.in.view(cell).splits["train"].Docs
+	var total int64
+	for _, d := range docs {
+		total += int64(min(len(d), maxLen))
+	}
+	if len(docs) == 0 {
+		return 0
+	}
+	return total * int64(n) / int64(len(docs))
 }
 
 // priceAnalysis adds an analysis cell's planned work to e.

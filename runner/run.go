@@ -159,7 +159,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		logf("warning: %s", p)
 	}
 	if opt.DryRun {
-		sum.Estimate = s.estimate(&sum, todo, torchrt.Threads())
+		sum.Estimate = s.estimate(store, &sum, todo, torchrt.Threads())
 		return sum, nil
 	}
 	if err := sameSource(c, opt); err != nil {

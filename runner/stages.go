@@ -78,6 +78,9 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 				if err := store.Put(rec); err != nil {
 					return err
 				}
+				if key, units := s.stageWork(i, j.cell); units > 0 && rec.Status == "ok" && rec.Provenance.WallSeconds > 0 {
+					s.noteRate(key, rate{PerSec: float64(units) / rec.Provenance.WallSeconds})
+				}
 				cs.Status, cs.Error = rec.Status, rec.Error
 				s.logf("%s: %s", j.cell, outcome(rec))
 			}

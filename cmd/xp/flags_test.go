@@ -351,3 +351,62 @@ cache: %s
 		t.Errorf("dry run after K = 2 was built (its mapping cached, K = 3's not):\n%s", out)
 	}
 }
+
+// TestDryRunPricesStages: a dry run prices an epsilon-search stage's
+// probes (2 targets × 2 words × (13 probes × 200 draws + the examples' 5),
+// 13 = both ends and halvings of [0.01, 10⁴] on log ε to 1%) until a run
+// has recorded the stage's result.
+func TestDryRunPricesStages(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{1}, Seeds: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`name: es
+data: %s
+embedding:
+  path: vectors.txt
+analysis:
+  kind: examples
+  list: [good1, bad2]
+  draws: 5
+mechanisms:
+  - name: laplace
+    epsilon: [1]
+stages:
+  - kind: epsilon-search
+    targets: [0.2, 0.6]
+    draws: 200
+seeds: [1]
+output: %s
+cache: %s
+`, filepath.Join(dir, "data"), filepath.Join(dir, "out"), filepath.Join(dir, "cache"))
+	path := filepath.Join(dir, "es.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dry := func() string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"run", "--dry-run", path}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if out := dry(); !strings.Contains(out, "1 stage results to search: about 10420 lookups") {
+		t.Errorf("dry run before: no stage priced in\n%s", out)
+	}
+	if err := run(context.Background(), []string{"run", "-q", path}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := dry(); strings.Contains(out, "stage results") {
+		t.Errorf("dry run after the stage ran prices it again:\n%s", out)
+	}
+	// The finished result recorded its rate: a new output is priced from it.
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"run", "--dry-run", path, "--set", "output=" + filepath.Join(dir, "other")}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "1 stage results to search") || !strings.Contains(s, "estimated time: ") || strings.Contains(s, "no rate") {
+		t.Errorf("dry run into a new output:\n%s", s)
+	}
+}
