@@ -186,7 +186,7 @@ func AnalysisGrids(rows []StatRow) []Grid {
 	kinds := analysisKinds(rows)
 	for _, kind := range kinds {
 		mine := slices.DeleteFunc(slices.Clone(rows), func(r StatRow) bool { return r.Analysis != kind })
-		if kind == "neighbours" {
+		if figures(kind).ByRank {
 			out = append(out, neighbourGrids(mine)...)
 			continue
 		}
@@ -369,7 +369,7 @@ func figures(a string) *spec.Descriptor {
 // neighbour percentiles, statistics versus ε, or trade-offs.
 func drawn(a string) bool {
 	d := figures(a)
-	return a == "neighbours" || len(d.Figures) > 0 || len(d.Tradeoffs) > 0
+	return d.ByRank || len(d.Figures) > 0 || len(d.Tradeoffs) > 0
 }
 
 // Undrawn lists the analyses of rows that PlotAnalysis draws no figure
@@ -418,7 +418,7 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 		}
 		f := Figure{Name: a, Width: 4 * vg.Inch, Height: 3.6 * vg.Inch}
 		var err error
-		if a == "neighbours" {
+		if figures(a).ByRank {
 			f.Panels, err = neighbourPanels(title, mine, &f.hovers)
 		}
 		for _, stat := range figures(a).Figures {

@@ -226,7 +226,7 @@ func ExampleMarkdown() {
 	//
 	// Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both.
 	//
-	// Privacy unit: ε is per token. Under metric DP, ε·d_χ (laplace, vickrey, mahalanobis, santext, tem, diffractor), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; pure ε-DP within an output set (custext, custext+) composes to n·ε over a text; vickrey with exclude_input, santext+ give no guarantee. In mode both, training and test text are privatized independently: a text in both is exposed twice.
+	// Privacy unit: ε is per token. Under metric DP, ε·d_χ (laplace, vickrey, mahalanobis, santext, tem, diffractor), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; pure ε-DP within an output set (custext, custext+) composes to n·ε over a text; vickrey with exclude_input, santext+, truncated-gumbel give no guarantee. In mode both, training and test text are privatized independently: a text in both is exposed twice.
 }
 
 // TestTableThreshold: the table judges with the threshold it is given —

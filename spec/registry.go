@@ -115,7 +115,7 @@ var models = []Descriptor{
 // definitions). Epsilon: the analysis runs a mechanism at each ε of the
 // config's mechanisms; without it the config has no mechanisms.
 var analyses = []Descriptor{
-	{Kind: Analysis, Name: "neighbours", Doc: "distance from each sampled word to its k-th nearest candidate, percentiles over the words (Feyisetan et al. 2020, Fig. 1)",
+	{Kind: Analysis, Name: "neighbours", ByRank: true, Doc: "distance from each sampled word to its k-th nearest candidate, percentiles over the words (Feyisetan et al. 2020, Fig. 1)",
 		Params: []Param{
 			{Name: "k", Type: Ints, MinLen: 1, Min: Incl(1), Default: []int{1, 5, 10, 20, 50, 100, 200, 500, 1000},
 				Doc: "neighbour ranks (the word itself is rank 0)"},

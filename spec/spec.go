@@ -116,11 +116,14 @@ type Descriptor struct {
 	// against ε (one panel each, one line per mechanism setting);
 	// Tradeoffs the (x, y) pairs of statistics plotted one against the
 	// other; Histograms the per-word series drawn as histograms over the
-	// words at each ε. An analysis with none of them is in tables only
-	// (results.Undrawn), but for neighbours, whose figure is its own.
+	// words at each ε; ByRank, statistics named "d<k> p<q>" (the k-th
+	// neighbour's distance, percentile q over the words) drawn against
+	// k, one line per percentile, and tabled k by percentile. An analysis
+	// with none of them is in tables only (results.Undrawn).
 	Figures    []string
 	Tradeoffs  [][2]string
 	Histograms []string
+	ByRank     bool
 	// Revision counts changes to how an analysis computes its numbers; it
 	// is part of the analysis cells' keys, so a change made after records
 	// exist is not answered from them (bump it with such a change).
