@@ -17,6 +17,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // analysisConfig writes an analysis config over the fixture's corpus and
@@ -737,5 +738,19 @@ stages:
 		if third.Ran != 0 || st.Status != "ok" {
 			t.Errorf("target changed: %d cells ran, %s %s", third.Ran, st.Cell, st.Status)
 		}
+	}
+}
+
+// TestEveryStageRun: each stage spec describes has its planner here, and
+// nothing is planned that spec does not describe.
+func TestEveryStageRun(t *testing.T) {
+	names := spec.Names(spec.Stage)
+	for _, n := range names {
+		if stageJobs[n] == nil {
+			t.Errorf("spec describes stage %s; the runner does not run it", n)
+		}
+	}
+	if len(stageJobs) != len(names) {
+		t.Errorf("%d stage planners for %d descriptors", len(stageJobs), len(names))
 	}
 }

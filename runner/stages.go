@@ -42,19 +42,11 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 	}
 	var done []results.Record
 	for i, st := range c.Stages {
-		var jobs []stageJob
-		switch st.Kind {
-		case "utility-loss":
-			jobs = utilityLossJobs(c, i, cells)
-		case "select":
-			jobs = selectJobs(c, i, append(slices.Clone(cells), done...))
-		case "epsilon-search":
-			jobs = s.searchJobs(c, i, cells)
-		case "matched-privacy":
-			jobs = s.matchedJobs(c, i, cells, store, prov)
-		default:
+		plan, ok := stageJobs[st.Kind]
+		if !ok {
 			return fmt.Errorf("stage %s is described in spec but not run by the runner", st.Kind)
 		}
+		jobs := plan(s, stageInputs{c: c, i: i, cells: cells, done: done, store: store, prov: prov})
 		for _, j := range jobs {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -89,6 +81,32 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 		}
 	}
 	return nil
+}
+
+// stageInputs is what a stage's jobs are planned from: the config and
+// the stage's index, the run's cell records, the results of the stages
+// before it, and the store and provenance for the cells a stage runs
+// itself.
+type stageInputs struct {
+	c     *experiments.Config
+	i     int
+	cells []results.Record
+	done  []results.Record
+	store *results.Store
+	prov  results.Provenance
+}
+
+// stageJobs plan each stage kind's results (spec describes the kinds;
+// TestEveryStageRun checks each has its entry).
+var stageJobs = map[string]func(s *Session, in stageInputs) []stageJob{
+	"utility-loss": func(_ *Session, in stageInputs) []stageJob { return utilityLossJobs(in.c, in.i, in.cells) },
+	"select": func(_ *Session, in stageInputs) []stageJob {
+		return selectJobs(in.c, in.i, append(slices.Clone(in.cells), in.done...))
+	},
+	"epsilon-search": func(s *Session, in stageInputs) []stageJob { return s.searchJobs(in.c, in.i, in.cells) },
+	"matched-privacy": func(s *Session, in stageInputs) []stageJob {
+		return s.matchedJobs(in.c, in.i, in.cells, in.store, in.prov)
+	},
 }
 
 // runStage computes one stage result, failing it when an input failed.
