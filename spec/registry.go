@@ -208,7 +208,7 @@ var stages = []Descriptor{
 		}},
 	{Kind: Stage, Name: "matched-privacy", Reads: "reconstruction", ReadsWhy: "matches on its context-free attacker and runs the whole attack at the ε found",
 		Tradeoffs: [][2]string{{"Δ accuracy", "recovery %"}, {"Δ accuracy", "context-free recovery %"}},
-		Doc: "mechanisms compared at matched privacy: per mechanism setting and seed, the ε at which the reconstruction analysis's context-free attacker recovers the target share of tokens (bisection on log ε over the same pairs), then at that ε the context-aware attacker's recovery and the accuracy of the classifier with the mechanism applied, beside the baseline's; the run gains the baselines",
+		Doc:       "mechanisms compared at matched privacy: per mechanism setting and seed, the ε at which the reconstruction analysis's context-free attacker recovers the target share of tokens (bisection on log ε over the same pairs), then at that ε the context-aware attacker's recovery and the accuracy of the classifier with the mechanism applied, beside the baseline's; the run gains the baselines",
 		Params: []Param{
 			{Name: "target", Type: Float, Min: Excl(0), Max: Excl(100), Required: true,
 				Doc: "the context-free attacker's token recovery sought, in percent of the evaluated tokens with a vector"},
