@@ -414,6 +414,22 @@ func SquaredDistance(a, b []float32) float64 {
 	return s
 }
 
+// squaredDistances4 is SquaredDistance of q to four rows at once, each
+// summed in the same order as SquaredDistance sums it (so bit for bit
+// its value): the four chains of dependent additions overlap.
+func squaredDistances4(q, a, b, c, d []float32) (sa, sb, sc, sd float64) {
+	a, b, c, d = a[:len(q)], b[:len(q)], c[:len(q)], d[:len(q)]
+	for i, v := range q {
+		x := float64(v)
+		ta, tb, tc, td := x-float64(a[i]), x-float64(b[i]), x-float64(c[i]), x-float64(d[i])
+		sa += ta * ta
+		sb += tb * tb
+		sc += tc * tc
+		sd += td * td
+	}
+	return
+}
+
 // scan is the exact float64 search of one query over all candidates.
 func (ix *Index) scan(q []float32, k int, except []bool, ids []int32, dist []float64) {
 	type cd struct {

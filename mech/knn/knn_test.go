@@ -1,6 +1,7 @@
 package knn
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -226,5 +227,26 @@ func TestSearchFreesTensors(t *testing.T) {
 	}
 	if after := torchrt.LiveTensors(); after != before {
 		t.Errorf("%d live tensors before a search, %d after: the search leaks %d", before, after, after-before)
+	}
+}
+
+// TestSquaredDistances4: the four-row form equals SquaredDistance bit for
+// bit (the exact ranking, and so every search's answer, rests on it).
+func TestSquaredDistances4(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dim := range []int{1, 7, 300} {
+		v := make([][]float32, 5)
+		for i := range v {
+			v[i] = make([]float32, dim)
+			for j := range v[i] {
+				v[i][j] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(7)-3)))
+			}
+		}
+		a, b, c, d := squaredDistances4(v[0], v[1], v[2], v[3], v[4])
+		for i, got := range []float64{a, b, c, d} {
+			if want := SquaredDistance(v[0], v[i+1]); got != want {
+				t.Errorf("dim %d row %d: %v, SquaredDistance %v", dim, i, got, want)
+			}
+		}
 	}
 }

@@ -141,8 +141,11 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		row := q[i*dim : (i+1)*dim]
 		var mx, l1 float64
 		for _, v := range row {
-			mx = math.Max(mx, math.Abs(float64(v)))
-			l1 += math.Abs(float64(v))
+			a := math.Abs(float64(v))
+			if a > mx { // math.Max's NaN and signed-zero cases cannot arise: a ≥ +0
+				mx = a
+			}
+			l1 += a
 		}
 		t := float32(mx / 127)
 		var sum int32
@@ -150,7 +153,7 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		for j, v := range row {
 			var x float64
 			if t > 0 {
-				x = math.Max(-127, math.Min(127, math.RoundToEven(float64(v)/float64(t))))
+				x = clamp127(math.RoundToEven(float64(v) / float64(t)))
 			}
 			qq[i*stride+j] = int8(x)
 			sum += int32(x)
@@ -229,8 +232,12 @@ func (ix *Index) searchQ8(q []float32, k int, except []bool, ids []int32, dist [
 // answer of a search whose candidates are known to include them.
 func (ix *Index) Rank(q []float32, cand []int32, k int, ids []int32, dist []float64) {
 	d := make([]float64, len(cand))
-	for j, i := range cand {
-		d[j] = SquaredDistance(q, ix.Row(int(i)))
+	j := 0
+	for ; j+4 <= len(cand); j += 4 {
+		d[j], d[j+1], d[j+2], d[j+3] = squaredDistances4(q, ix.Row(int(cand[j])), ix.Row(int(cand[j+1])), ix.Row(int(cand[j+2])), ix.Row(int(cand[j+3])))
+	}
+	for ; j < len(cand); j++ {
+		d[j] = SquaredDistance(q, ix.Row(int(cand[j])))
 	}
 	o := make([]int, len(cand))
 	for j := range o {
@@ -245,4 +252,16 @@ func (ix *Index) Rank(q []float32, cand []int32, k int, ids []int32, dist []floa
 	for j := 0; j < k; j++ {
 		ids[j], dist[j] = cand[o[j]], math.Sqrt(d[o[j]])
 	}
+}
+
+// clamp127 is math.Max(-127, math.Min(127, x)) for x not NaN, without
+// their special cases (a query's hot loop; the same value, −0 included).
+func clamp127(x float64) float64 {
+	if x > 127 {
+		return 127
+	}
+	if x < -127 {
+		return -127
+	}
+	return x
 }
