@@ -659,6 +659,9 @@ mechanisms:
     epsilon: [1]
   - name: santext
     epsilon: [1]
+  - name: custext
+    epsilon: [1]
+    params: {k: 3}
 seeds: [1]
 model:
   kind: baseline
@@ -671,9 +674,10 @@ stages:
     apply: train
 `)
 	sum := runConfig(t, path)
-	// Two reconstruction cells and the baseline; the utility cells at the
-	// ε found are the stage's.
-	if sum.Ran != 3 || len(sum.Stages) != 2 {
+	// Three reconstruction cells and the baseline; the utility cells at
+	// the ε found are the stage's. CusText's integer k comes back from the
+	// records as a float: the stage must build the mechanism all the same.
+	if sum.Ran != 4 || len(sum.Stages) != 3 {
 		t.Fatalf("ran %d cells, %d stage results", sum.Ran, len(sum.Stages))
 	}
 	c, err := experiments.Load(path, experiments.Options{})

@@ -40,6 +40,19 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 	if err != nil {
 		return err
 	}
+	// A record's cell comes back from JSON with its parameters as float64
+	// (k: 50.0), which the mechanism's descriptor refuses for an integer;
+	// stages build mechanisms from cells, so they take the planned cell
+	// (the config's types; the same JSON, so the same keys).
+	planned := make(map[string]experiments.Cell, len(sum.Cells))
+	for _, cs := range sum.Cells {
+		planned[cs.Key] = cs.Cell
+	}
+	for k := range cells {
+		if c, ok := planned[cells[k].Key]; ok {
+			cells[k].Cell = c
+		}
+	}
 	var done []results.Record
 	for i, st := range c.Stages {
 		plan, ok := stageJobs[st.Kind]
