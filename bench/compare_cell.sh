@@ -5,13 +5,16 @@
 # cache (no draws kept; the embedding's binary cache copied in), printing
 # each record's wall seconds, lookups and statistics. Needs XP_DATA. Build
 # OLD from an earlier commit, e.g.:
+#   MECH='{name: mahalanobis, epsilon: [25], params: {lambda: 0.2}}' compares
+#   another mechanism's cell (default: Laplace at ε = 25).
 #   git worktree add /tmp/old COMMIT && (cd /tmp/old && go build -o /tmp/xp-old ./cmd/xp)
 set -euo pipefail
 old=$1 new=$2
 : "${XP_DATA:?set XP_DATA to the data root}"
 work=$(mktemp -d)
 cfg=configs/paper/xu_fig2_product_reviews.yaml
-sets=(--set analysis.samples=30 --set 'seeds=[1]' --set 'mechanisms=[{name: laplace, epsilon: [25]}]')
+mech=${MECH:-'{name: laplace, epsilon: [25]}'}
+sets=(--set analysis.samples=30 --set 'seeds=[1]' --set "mechanisms=[$mech]")
 "$new" run -q --dry-run "$cfg" "${sets[@]}" --set cache="$work/seed" > /dev/null 2>&1 # loads the vectors once
 "$new" run -q "$cfg" "${sets[@]}" --set output="$work/warm" --set cache="$work/seed" > /dev/null 2>&1
 for i in 1 2 3; do
