@@ -267,11 +267,16 @@ func BenchmarkVersusLaplace(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		eps  float64
-		p    Params
-	}{{"tem", 3, nil}, {"diffractor", 3, nil}, {"truncated-gumbel", 25, nil}} { // the truncated Gumbel's calibration starts near ε = 15.2 on these vectors
-		b.Run(c.name, func(b *testing.B) {
+		label, name string
+		eps         float64
+		p           Params
+	}{
+		{"tem", "tem", 3, nil},
+		{"diffractor", "diffractor", 3, nil},
+		{"truncated-gumbel", "truncated-gumbel", 25, nil}, // the truncated Gumbel's calibration starts near ε = 15.2 on these vectors
+		{"vickrey-mahalanobis", "vickrey", 3, Params{"t": 0.5, "lambda": 0.2}},
+	} {
+		b.Run(c.label, func(b *testing.B) {
 			m, err := New(c.name, s, c.eps, c.p, Options{Batch: 1024})
 			if err != nil {
 				b.Fatal(err)
