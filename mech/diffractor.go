@@ -183,38 +183,22 @@ func (m *Diffractor) kept(row int) bool { return m.stop[m.space.Emb.Words[row]] 
 func (m *Diffractor) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
 	base := src.base()
-	out := make([][]string, len(docs))
 	total := 0
 	for _, d := range docs {
 		total += len(d)
 	}
 	bar := progress.New(m.progress, int64(total), "privatize", false)
 	defer bar.Finish()
-	for di, d := range docs {
-		if di&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, rep, err
-			}
+	out := cloneDocs(docs)
+	err := eachWord(ctx, docs, m.stop, m.space, &rep, bar, func(di, pi, w int) {
+		y := m.line[m.shift(tokenRand(base, di, pi), int(m.pos[w]))]
+		if int(y) == w {
+			rep.Unchanged++
 		}
-		out[di] = append([]string(nil), d...)
-		for pi, tok := range d {
-			rep.Tokens++
-			if m.stop[tok] {
-				rep.Stopwords++
-				continue
-			}
-			w, ok := m.space.Emb.Index(tok)
-			if !ok {
-				rep.OOV++
-				continue
-			}
-			y := m.line[m.shift(tokenRand(base, di, pi), int(m.pos[w]))]
-			if int(y) == w {
-				rep.Unchanged++
-			}
-			out[di][pi] = m.space.Emb.Words[y]
-		}
-		bar.Add(int64(len(d)))
+		out[di][pi] = m.space.Emb.Words[y]
+	})
+	if err != nil {
+		return nil, rep, err
 	}
 	return out, rep, nil
 }

@@ -169,27 +169,15 @@ type gumbelToken struct {
 func (m *Gumbel) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
 	base := src.base()
-	out := make([][]string, len(docs))
+	out := cloneDocs(docs)
 	var toks []gumbelToken
 	most := map[int]int{} // row → the largest k any of its tokens drew
-	for di, d := range docs {
-		if di&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, rep, err
-			}
-		}
-		out[di] = append([]string(nil), d...)
-		for pi, tok := range d {
-			rep.Tokens++
-			w, ok := m.space.Emb.Index(tok)
-			if !ok {
-				rep.OOV++
-				continue
-			}
-			k := m.poisson(tokenRand(base, di, pi))
-			toks = append(toks, gumbelToken{di, pi, w, k})
-			most[w] = max(most[w], k)
-		}
+	if err := eachWord(ctx, docs, nil, m.space, &rep, nil, func(di, pi, w int) {
+		k := m.poisson(tokenRand(base, di, pi))
+		toks = append(toks, gumbelToken{di, pi, w, k})
+		most[w] = max(most[w], k)
+	}); err != nil {
+		return nil, rep, err
 	}
 	nbrs, err := m.neighbours(ctx, most)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
@@ -84,4 +85,45 @@ func short(s string) string {
 		return s[:16]
 	}
 	return s
+}
+
+// cloneDocs copies a text for a mechanism to overwrite token by token.
+func cloneDocs(docs [][]string) [][]string {
+	out := make([][]string, len(docs))
+	for i, d := range docs {
+		out[i] = append([]string(nil), d...)
+	}
+	return out
+}
+
+// eachWord is the walk over running text that the per-token mechanisms
+// share (1-Diffractor, the truncated Gumbel, SanText): it counts every
+// token in rep, passes over a token of stop (a stopword rule; nil for
+// none) and one without a vector, counted, and calls visit with every
+// other token's document, position and row, in text order. ctx is checked
+// every 256 documents; bar (nil for none) advances by each document's
+// tokens.
+func eachWord(ctx context.Context, docs [][]string, stop map[string]bool, space *Space, rep *metrics.Privatization, bar *progress.Bar, visit func(di, pi, row int)) error {
+	for di, d := range docs {
+		if di&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for pi, tok := range d {
+			rep.Tokens++
+			if stop[tok] {
+				rep.Stopwords++
+				continue
+			}
+			w, ok := space.Emb.Index(tok)
+			if !ok {
+				rep.OOV++
+				continue
+			}
+			visit(di, pi, w)
+		}
+		bar.Add(int64(len(d)))
+	}
+	return nil
 }

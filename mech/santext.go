@@ -302,23 +302,16 @@ type occurrence struct{ doc, pos int }
 func (m *SanText) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
 	rep.CandidateCount = len(m.outputs)
-	out := make([][]string, len(docs))
+	out := cloneDocs(docs)
 	byWord := map[int][]occurrence{}
 	var order []int
-	for di, d := range docs {
-		out[di] = append([]string(nil), d...)
-		for pi, tok := range d {
-			rep.Tokens++
-			w, ok := m.space.Emb.Index(tok)
-			if !ok {
-				rep.OOV++
-				continue
-			}
-			if byWord[w] == nil {
-				order = append(order, w)
-			}
-			byWord[w] = append(byWord[w], occurrence{di, pi})
+	if err := eachWord(ctx, docs, nil, m.space, &rep, nil, func(di, pi, w int) {
+		if byWord[w] == nil {
+			order = append(order, w)
 		}
+		byWord[w] = append(byWord[w], occurrence{di, pi})
+	}); err != nil {
+		return nil, rep, err
 	}
 	sort.Ints(order)
 	base := src.base()
