@@ -498,52 +498,46 @@ func (m *CusText) Privatize(ctx context.Context, docs [][]string, src Source) ([
 	rep.Candidates += fmt.Sprintf("; %d output sets for %d input words", len(m.mapping.Sets), len(m.mapping.Of))
 	base := src.base()
 	datasetChoice := map[int32]int32{}
-	out := make([][]string, len(docs))
-	for di, d := range docs {
-		if di&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, rep, err
-			}
+	var recordChoice map[int32]int32 // the current record's draws (strategy record)
+	record := -1
+	out := cloneDocs(docs)
+	err := eachWord(ctx, docs, m.stop, m.space, &rep, nil, func(di, pi, i int) {
+		p, mapped := m.probs[int32(i)]
+		if !mapped {
+			rep.OOV++ // a word with a vector but outside the mapping's inputs
+			return
 		}
-		out[di] = append([]string(nil), d...)
-		recordChoice := map[int32]int32{}
-		for pi, tok := range d {
-			rep.Tokens++
-			if m.stop[tok] {
-				rep.Stopwords++ // CusText+: kept by rule, whether or not it has a vector
-				continue
-			}
-			i, ok := m.space.Emb.Index(tok)
-			p, mapped := m.probs[int32(i)]
-			if !ok || !mapped {
-				rep.OOV++
-				continue
-			}
-			x := int32(i)
-			var y int32
-			switch m.p.Strategy {
-			case "record":
-				if c, seen := recordChoice[x]; seen {
-					y = c
-				} else {
-					y = m.draw(tokenRand(base, di, pi), x, p)
-					recordChoice[x] = y
-				}
-			case "dataset":
-				if c, seen := datasetChoice[x]; seen {
-					y = c
-				} else {
-					y = m.draw(src.Word("dataset", tok), x, p)
-					datasetChoice[x] = y
-				}
-			default:
+		if di != record {
+			record, recordChoice = di, map[int32]int32{}
+		}
+		x := int32(i)
+		var y int32
+		switch m.p.Strategy {
+		case "record":
+			if c, seen := recordChoice[x]; seen {
+				y = c
+			} else {
 				y = m.draw(tokenRand(base, di, pi), x, p)
+				recordChoice[x] = y
 			}
-			if y == x {
-				rep.Unchanged++
+		case "dataset":
+			tok := docs[di][pi]
+			if c, seen := datasetChoice[x]; seen {
+				y = c
+			} else {
+				y = m.draw(src.Word("dataset", tok), x, p)
+				datasetChoice[x] = y
 			}
-			out[di][pi] = m.space.Emb.Words[y]
+		default:
+			y = m.draw(tokenRand(base, di, pi), x, p)
 		}
+		if y == x {
+			rep.Unchanged++
+		}
+		out[di][pi] = m.space.Emb.Words[y]
+	})
+	if err != nil {
+		return nil, rep, err
 	}
 	return out, rep, nil
 }

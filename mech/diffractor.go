@@ -183,11 +183,7 @@ func (m *Diffractor) kept(row int) bool { return m.stop[m.space.Emb.Words[row]] 
 func (m *Diffractor) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
 	rep := newReport(m, m.space)
 	base := src.base()
-	total := 0
-	for _, d := range docs {
-		total += len(d)
-	}
-	bar := progress.New(m.progress, int64(total), "privatize", false)
+	bar := progress.New(m.progress, tokenCount(docs), "privatize", false)
 	defer bar.Finish()
 	out := cloneDocs(docs)
 	err := eachWord(ctx, docs, m.stop, m.space, &rep, bar, func(di, pi, w int) {

@@ -87,6 +87,15 @@ func short(s string) string {
 	return s
 }
 
+// tokenCount is the number of tokens of a text (a progress bar's total).
+func tokenCount(docs [][]string) int64 {
+	var n int64
+	for _, d := range docs {
+		n += int64(len(d))
+	}
+	return n
+}
+
 // cloneDocs copies a text for a mechanism to overwrite token by token.
 func cloneDocs(docs [][]string) [][]string {
 	out := make([][]string, len(docs))
@@ -97,7 +106,7 @@ func cloneDocs(docs [][]string) [][]string {
 }
 
 // eachWord is the walk over running text that the per-token mechanisms
-// share (1-Diffractor, the truncated Gumbel, SanText): it counts every
+// share (1-Diffractor, the truncated Gumbel, SanText, CusText): it counts every
 // token in rep, passes over a token of stop (a stopword rule; nil for
 // none) and one without a vector, counted, and calls visit with every
 // other token's document, position and row, in text order. ctx is checked

@@ -157,11 +157,7 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 		out[i] = append([]string(nil), d...)
 	}
 	base := src.base()
-	total := 0
-	for _, d := range docs {
-		total += len(d)
-	}
-	bar := progress.New(m.progress, int64(total), "privatize", false)
+	bar := progress.New(m.progress, tokenCount(docs), "privatize", false)
 	defer bar.Finish()
 	// where[seq] is the (document, position) of the seq-th token searched.
 	type at struct{ doc, pos int }
