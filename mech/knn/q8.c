@@ -4,6 +4,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "q8.h"
@@ -56,33 +57,49 @@ static void keep(int32_t *idx, float *los, int32_t *n, float *top, int k, int ca
 	}
 }
 
-/* epilogue: 16 rows of block b against query i. */
-XP_Q8_TARGET static inline void consider(const xp_q8_matrix *m, const xp_q8_queries *q, int i, int b, __m512i acc,
-                                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
+/* the row values of the bound, for one block of 16 rows */
+typedef struct {
+	__m512 norm, scale, l1, l2, res;
+} rows16;
+
+XP_Q8_TARGET static inline rows16 rows_of(const xp_q8_matrix *m, int b) {
+	int base = b * 16;
+	rows16 r = {_mm512_loadu_ps(m->norm + base), _mm512_loadu_ps(m->scale + base), _mm512_loadu_ps(m->l1 + base),
+	            _mm512_loadu_ps(m->l2 + base), _mm512_loadu_ps(m->res + base)};
+	return r;
+}
+
+/* epilogue: 16 rows of block b (row values r) against query i, whose
+ * product acc already holds Σ(E+128)q − 128Σq = ΣEq (exact in int32;
+ * exact in float32 below 2^24). dmax is the query's bound at the
+ * matrix's largest row values, at least every row's delta: a row whose
+ * a − dmax exceeds the threshold has a − delta above it too, and is
+ * passed over without computing its own bound. */
+XP_Q8_TARGET static inline void consider(const xp_q8_queries *q, int i, int b, const rows16 *rv, float dmax,
+                                         __m512i dot, int k, int cap, int32_t *out, int32_t *count, float *top,
+                                         float *lo) {
 	int32_t *n = &count[i];
 	if (*n < 0) {
 		return;
 	}
 	float *tp = top + (size_t)i * k;
-	int base = b * 16;
-	/* Σ(E+128)q − 128Σq = ΣEq, exact in int32; exact in float32 below 2^24 */
-	__m512i dot = _mm512_sub_epi32(acc, _mm512_set1_epi32(128 * q->qsum[i]));
-	__m512 scale = _mm512_loadu_ps(m->scale + base);
-	__m512 norm = _mm512_loadu_ps(m->norm + base);
-	__m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(scale, _mm512_set1_ps(q->qscale[i])));
-	__m512 a = _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), d, norm); /* ‖e‖² − 2ê·q̂ */
+	__m512 thr = _mm512_set1_ps(tp[k - 1]);
+	__m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(rv->scale, _mm512_set1_ps(q->qscale[i])));
+	__m512 a = _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), d, rv->norm); /* ‖e‖² − 2ê·q̂ */
+	if (!_mm512_cmp_ps_mask(_mm512_sub_ps(a, _mm512_set1_ps(dmax)), thr, _CMP_LE_OQ)) {
+		return;
+	}
 	/* the rounding bound: each of the two roundings by the smaller of
 	 * Hölder's and Cauchy–Schwarz's bound, then float32's */
-	__m512 e1 = _mm512_min_ps(_mm512_mul_ps(scale, _mm512_set1_ps(q->ql1[i])),
-	                          _mm512_mul_ps(_mm512_loadu_ps(m->res + base), _mm512_set1_ps(q->ql2[i])));
-	__m512 l2 = _mm512_loadu_ps(m->l2 + base);
-	__m512 e2 = _mm512_min_ps(_mm512_mul_ps(_mm512_loadu_ps(m->l1 + base), _mm512_set1_ps(q->qs[i])),
-	                          _mm512_mul_ps(l2, _mm512_set1_ps(q->qres[i])));
+	__m512 e1 = _mm512_min_ps(_mm512_mul_ps(rv->scale, _mm512_set1_ps(q->ql1[i])),
+	                          _mm512_mul_ps(rv->res, _mm512_set1_ps(q->ql2[i])));
+	__m512 e2 = _mm512_min_ps(_mm512_mul_ps(rv->l1, _mm512_set1_ps(q->qs[i])),
+	                          _mm512_mul_ps(rv->l2, _mm512_set1_ps(q->qres[i])));
 	__m512 delta = _mm512_add_ps(e1, e2);
-	delta = _mm512_fmadd_ps(norm, _mm512_set1_ps(8.0f / 16777216.0f), delta);
-	delta = _mm512_fmadd_ps(l2, _mm512_set1_ps(q->qf[i]), delta);
+	delta = _mm512_fmadd_ps(rv->norm, _mm512_set1_ps(8.0f / 16777216.0f), delta);
+	delta = _mm512_fmadd_ps(rv->l2, _mm512_set1_ps(q->qf[i]), delta);
 	__m512 low = _mm512_sub_ps(a, delta);
-	__mmask16 pass = _mm512_cmp_ps_mask(low, _mm512_set1_ps(tp[k - 1]), _CMP_LE_OQ);
+	__mmask16 pass = _mm512_cmp_ps_mask(low, thr, _CMP_LE_OQ);
 	if (!pass) {
 		return;
 	}
@@ -91,6 +108,7 @@ XP_Q8_TARGET static inline void consider(const xp_q8_matrix *m, const xp_q8_quer
 	_mm512_storeu_ps(dv, delta);
 	int32_t *idx = out + (size_t)i * cap;
 	float *los = lo + (size_t)i * cap;
+	int base = b * 16;
 	while (pass) {
 		int r = __builtin_ctz(pass);
 		pass &= pass - 1;
@@ -101,15 +119,19 @@ XP_Q8_TARGET static inline void consider(const xp_q8_matrix *m, const xp_q8_quer
 /* tile: queries i0..i0+7 against blocks b0, b0+1 and b0+2 (24
  * accumulators, three rows of the candidate matrix and a query's
  * broadcast in 28 of the 32 vector registers). */
-XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, int i0, int b0, int k, int cap,
-                              int32_t *out, int32_t *count, float *top, float *lo) {
+XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, const float *dmax, int i0, int b0,
+                              const rows16 *rv, int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
 	const int G = m->groups, stride = G * 4;
 	const uint8_t *e0 = m->e + (size_t)b0 * G * 64, *e1 = e0 + (size_t)G * 64, *e2 = e1 + (size_t)G * 64;
 	const int8_t *qq = q->q + (size_t)i0 * stride;
-	__m512i z = _mm512_setzero_si512();
-	__m512i a00 = z, a01 = z, a02 = z, a10 = z, a11 = z, a12 = z, a20 = z, a21 = z, a22 = z, a30 = z, a31 = z,
-	        a32 = z, a40 = z, a41 = z, a42 = z, a50 = z, a51 = z, a52 = z, a60 = z, a61 = z, a62 = z, a70 = z,
-	        a71 = z, a72 = z;
+	/* each accumulator starts at −128Σq: the offset of the rows' bytes */
+	__m512i z0 = _mm512_set1_epi32(-128 * q->qsum[i0]), z1 = _mm512_set1_epi32(-128 * q->qsum[i0 + 1]),
+	        z2 = _mm512_set1_epi32(-128 * q->qsum[i0 + 2]), z3 = _mm512_set1_epi32(-128 * q->qsum[i0 + 3]),
+	        z4 = _mm512_set1_epi32(-128 * q->qsum[i0 + 4]), z5 = _mm512_set1_epi32(-128 * q->qsum[i0 + 5]),
+	        z6 = _mm512_set1_epi32(-128 * q->qsum[i0 + 6]), z7 = _mm512_set1_epi32(-128 * q->qsum[i0 + 7]);
+	__m512i a00 = z0, a01 = z0, a02 = z0, a10 = z1, a11 = z1, a12 = z1, a20 = z2, a21 = z2, a22 = z2, a30 = z3,
+	        a31 = z3, a32 = z3, a40 = z4, a41 = z4, a42 = z4, a50 = z5, a51 = z5, a52 = z5, a60 = z6, a61 = z6,
+	        a62 = z6, a70 = z7, a71 = z7, a72 = z7;
 	for (int g = 0; g < G; g++) {
 		__m512i x0 = _mm512_loadu_si512(e0 + g * 64), x1 = _mm512_loadu_si512(e1 + g * 64),
 		        x2 = _mm512_loadu_si512(e2 + g * 64);
@@ -136,7 +158,7 @@ XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, int
 	                     {a40, a41, a42}, {a50, a51, a52}, {a60, a61, a62}, {a70, a71, a72}};
 	for (int r = 0; r < 8; r++) {
 		for (int j = 0; j < 3; j++) {
-			consider(m, q, i0 + r, b0 + j, acc[r][j], k, cap, out, count, top, lo);
+			consider(q, i0 + r, b0 + j, &rv[j], dmax[i0 + r], acc[r][j], k, cap, out, count, top, lo);
 		}
 	}
 }
@@ -149,15 +171,35 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
 			top[(size_t)i * k + j] = FLT_MAX; /* +∞ rows (norm) never pass */
 		}
 	}
-	/* 32 queries share each three blocks while they are in L1 */
-	for (int i0 = 0; i0 < q->nq; i0 += 32) {
-		int i1 = i0 + 32 < q->nq ? i0 + 32 : q->nq;
+	/* every row's bound is at most the bound at the matrix's largest row
+	 * values (each operation rounds monotonically); rows without a
+	 * finite norm never pass either way */
+	const float nmax = m->max[0], smax = m->max[1], l1max = m->max[2], l2max = m->max[3], rmax = m->max[4];
+	float *dmax = malloc(sizeof(float) * (size_t)q->nq);
+	if (dmax == NULL) {
+		for (int i = 0; i < q->nq; i++) {
+			count[i] = -1; /* the exact scan answers */
+		}
+		return;
+	}
+	for (int i = 0; i < q->nq; i++) {
+		float d = fminf(smax * q->ql1[i], rmax * q->ql2[i]) + fminf(l1max * q->qs[i], l2max * q->qres[i]);
+		d = fmaf(nmax, 8.0f / 16777216.0f, d);
+		d = fmaf(l2max, q->qf[i], d);
+		dmax[i] = d + d * 0x1p-20f; /* a margin for good measure */
+	}
+	/* 256 queries share each three blocks: the blocks stay in L1, the
+	 * queries in L2 */
+	for (int i0 = 0; i0 < q->nq; i0 += 256) {
+		int i1 = i0 + 256 < q->nq ? i0 + 256 : q->nq;
 		for (int b = 0; b < m->nb; b += 3) {
+			rows16 rv[3] = {rows_of(m, b), rows_of(m, b + 1), rows_of(m, b + 2)};
 			for (int i = i0; i < i1; i += 8) {
-				tile(m, q, i, b, k, cap, out, count, top, lo);
+				tile(m, q, dmax, i, b, rv, k, cap, out, count, top, lo);
 			}
 		}
 	}
+	free(dmax);
 	for (int i = 0; i < q->nq; i++) { /* the final threshold */
 		if (count[i] < 0) {
 			continue;

@@ -1,16 +1,17 @@
 package knn
 
 // #cgo CFLAGS: -O3
+// #cgo LDFLAGS: -lm
 // #include "q8.h"
 //
 // // select_flat passes every array as its own argument: cgo lets C see
 // // Go memory only through pointers that are arguments themselves.
 // static void select_flat(const uint8_t *e, const float *norm, const float *scale, const float *l1,
-//                         const float *l2, const float *res, int nb, int groups, const int8_t *q,
+//                         const float *l2, const float *res, int nb, int groups, const float *max, const int8_t *q,
 //                         const int32_t *qsum, const float *qscale, const float *ql1, const float *ql2,
 //                         const float *qs, const float *qres, const float *qf, int nq,
 //                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
-// 	xp_q8_matrix m = {e, norm, scale, l1, l2, res, nb, groups};
+// 	xp_q8_matrix m = {e, norm, scale, l1, l2, res, nb, groups, {max[0], max[1], max[2], max[3], max[4]}};
 // 	xp_q8_queries x = {q, qsum, qscale, ql1, ql2, qs, qres, qf, nq};
 // 	xp_q8_select(&m, &x, k, cap, out, count, top, lo);
 // }
@@ -46,11 +47,16 @@ import (
 // exact distances. The kernel keeps every row whose lower bound a − δ is
 // at most the k-th smallest upper bound a + δ: any row among the true k
 // nearest has a lower bound at most its true score, at most the k-th
-// smallest true score, at most the k-th smallest upper bound. The kept
+// smallest true score, at most the k-th smallest upper bound. (It first
+// tests a − δ_max, δ_max being δ at the matrix's largest row values —
+// every term of δ, and float32's rounding of it, grows with them — and
+// computes a row's own δ only where that passes: most rows fail the
+// cheaper test, and none that fails it could pass the other.) The kept
 // rows are ranked exactly in float64 as the float32 path's candidates
 // are, so the answer is Naive's to the last bit, with no certificate to
 // fail; a query whose kept set outgrows its buffer is scanned exactly.
-// (TestInt8BoundIsTight builds the worst case of each bound.)
+// (TestInt8BoundIsTight builds the worst case of each bound, before and
+// after a threshold is set.)
 
 // q8Cap is the most rows kept per query before an exact scan answers it,
 // for k up to a quarter of it (q8CapFor: larger k keep 4k).
@@ -68,6 +74,9 @@ type q8 struct {
 	scale      []float32
 	l1, l2     []float32 // ‖ê‖₁, ‖ê‖₂
 	res        []float32 // ‖e − ê‖₂
+	// max is the largest of norm (finite), scale, l1, l2 and res over
+	// the rows, in that order: the kernel's first, cheaper test.
+	max [5]float32
 }
 
 // q8Supported says whether this CPU runs the int8 kernel.
@@ -113,6 +122,13 @@ func newQ8(data []float32, n, dim int) *q8 {
 			m.res[i] = up32(math.Sqrt(res))
 		}
 	})
+	for i := 0; i < n; i++ {
+		for j, a := range [][]float32{m.norm, m.scale, m.l1, m.l2, m.res} {
+			if a[i] <= math.MaxFloat32 {
+				m.max[j] = max(m.max[j], a[i])
+			}
+		}
+	}
 	return m
 }
 
@@ -137,7 +153,7 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 	qq := make([]int8, nq*stride)
 	qsum := make([]int32, nq)
 	qscale, ql1, ql2, qs, qres, qf := make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq)
-	for i := 0; i < b; i++ {
+	quantize := func(i int) {
 		row := q[i*dim : (i+1)*dim]
 		var mx, l1 float64
 		for _, v := range row {
@@ -168,6 +184,11 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		qres[i] = up32(2.02 * math.Sqrt(res))
 		qf[i] = up32(16.0 / (1 << 24) * math.Sqrt(l2) * float64(t))
 	}
+	parallel((b+63)/64, func(c int) { // each query on its own
+		for i := c * 64; i < min(b, (c+1)*64); i++ {
+			quantize(i)
+		}
+	})
 	if norm == nil {
 		norm = m.norm
 	}
@@ -183,7 +204,7 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		top := make([]float32, cn*k)
 		los := make([]float32, cn*cp)
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
-			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups),
+			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups), (*C.float)(&m.max[0]),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
 			(*C.float)(&ql1[lo]), (*C.float)(&ql2[lo]), (*C.float)(&qs[lo]), (*C.float)(&qres[lo]), (*C.float)(&qf[lo]), C.int(cn),
 			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))

@@ -11,11 +11,14 @@ int xp_q8_supported(void);
  * (4 dimensions) at e[(b*groups + g)*64], row r of the block at byte 4r,
  * each value offset by 128 (unsigned). Per row (nb*16 entries):
  * norm ‖e‖² (+inf: never a candidate), scale s (ê = s·E), l1 ‖ê‖₁,
- * l2 ‖ê‖₂, res ‖e − ê‖₂. */
+ * l2 ‖ê‖₂, res ‖e − ê‖₂. max holds the largest finite value of each
+ * of norm, scale, l1, l2 and res over the rows (or larger values: the
+ * kernel passes over a row whose bound at these values rules it out). */
 typedef struct {
 	const uint8_t *e;
 	const float *norm, *scale, *l1, *l2, *res;
 	int nb, groups;
+	float max[5];
 } xp_q8_matrix;
 
 /* Queries: nq (a multiple of 8) rows of groups*4 signed values q (q̂ =

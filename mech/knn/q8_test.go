@@ -79,19 +79,40 @@ func TestInt8BoundIsTight(t *testing.T) {
 			if slices.Max(a) > 127*sa*(1+1e-6) {
 				t.Fatalf("row's max %g above its scale's %g", slices.Max(a), 127*sa)
 			}
-			data := append(append([]float32(nil), a...), make([]float32, dim)...) // rows: a, 0
-			for _, sc := range scorings(t) {
-				ix, err := New(data, 2, dim, gotch.CPU, Options{Scoring: sc})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids, _, err := ix.Search(q, 1)
-				ix.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ids[0] != 0 {
-					t.Errorf("%s: nearest row %d, want 0 (the row whose approximate score is overstated)", sc, ids[0])
+			// The row must be kept whether it comes first or after the
+			// zero row has set the threshold to 0 (a block later: the
+			// kernel's first test, at the matrix's largest row values,
+			// must not pass over it there).
+			far := make([]float32, dim)
+			for j := range far {
+				far[j] = -q[j] // score 3‖q‖²
+			}
+			after := make([]float32, dim) // the zero row
+			for range 15 {
+				after = append(after, far...)
+			}
+			for _, l := range []struct {
+				name string
+				data []float32
+				want int32
+			}{
+				{"first", append(append([]float32(nil), a...), make([]float32, dim)...), 0},
+				{"a block after the zero row", append(after, a...), 16},
+			} {
+				for _, sc := range scorings(t) {
+					n := len(l.data) / dim
+					ix, err := New(l.data, n, dim, gotch.CPU, Options{Scoring: sc})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ids, _, err := ix.Search(q, 1)
+					ix.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ids[0] != l.want {
+						t.Errorf("%s, %s: nearest row %d, want %d (the row whose approximate score is overstated)", l.name, sc, ids[0], l.want)
+					}
 				}
 			}
 		})
