@@ -3,9 +3,7 @@ package mech
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -39,30 +37,17 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 		return nil, err
 	}
 	m := &Mahalanobis{lambda: lambda, sqrt: s, metric: &mahalanobisMetric{sqrt: s}}
-	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
+	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s)}
 	return m, nil
 }
 
-// ellipticalMix multiplies a batch of noise rows (dim wide, row-major)
-// in place by Σ_p^{1/2} (sqrt, dim × dim, symmetric): the Mahalanobis
+// ellipticalMix multiplies one noise row in place by Σ_p^{1/2} (sqrt,
+// dim × dim, symmetric), using scratch (dim values): the Mahalanobis
 // mechanism's noise, and Vickrey's with lambda.
-func ellipticalMix(sqrt []float64, dim int) func(z []float64) {
-	return func(z []float64) {
-		rows := len(z) / dim
-		w := min(rows, runtime.GOMAXPROCS(0))
-		var wg sync.WaitGroup
-		for c := 0; c < w; c++ { // rows are independent: each is summed in the same order whatever the split
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
-				row := make([]float64, dim)
-				for off := lo * dim; off < hi*dim; off += dim {
-					copy(row, z[off:off+dim])
-					mixRow(z[off:off+dim], sqrt, row)
-				}
-			}(c*rows/w, (c+1)*rows/w)
-		}
-		wg.Wait()
+func ellipticalMix(sqrt []float64) func(z, scratch []float64) {
+	return func(z, scratch []float64) {
+		copy(scratch, z)
+		mixRow(z, sqrt, scratch)
 	}
 }
 

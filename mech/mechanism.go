@@ -3,6 +3,7 @@ package mech
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/sugarme/gotch"
@@ -85,6 +86,27 @@ func short(s string) string {
 		return s[:16]
 	}
 	return s
+}
+
+// split calls f on n items cut into one run [lo, hi) per core, at once,
+// and returns when every call has: for work whose items are independent
+// (each token's draw comes from its own stream), so the cut changes
+// nothing but the time.
+func split(n int, f func(lo, hi int)) {
+	w := min(n, runtime.GOMAXPROCS(0))
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < w; c++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(c*n/w, (c+1)*n/w)
+	}
+	wg.Wait()
 }
 
 // tokenCount is the number of tokens of a text (a progress bar's total).

@@ -20,9 +20,10 @@ type noisyNN struct {
 	k     int // neighbours searched
 	batch int // tokens per search
 	eps   float64
-	// mix, when set, multiplies a batch of noise rows (b × dim, row-major)
-	// in place before they are added to the words' vectors (Mahalanobis).
-	mix func(z []float64)
+	// mix, when set, multiplies a noise row in place (scratch: dim
+	// values of its own) before it is added to the word's vector
+	// (Mahalanobis).
+	mix func(z, scratch []float64)
 	// pick chooses the output row among the k nearest (ids, distances).
 	pick func(r *rand.Rand, w int, ids []int32, dist []float64) int32
 	// progress receives a bar over tokens when it is a terminal.
@@ -51,7 +52,7 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 	}
 	dim := m.space.Emb.Dim
 	todo := make([]token, 0, batch)
-	z := make([]float64, 0, batch*dim)
+	z := make([]float64, batch*dim)
 	q := make([]float32, batch*dim)
 	seq := 0
 	flush := func() error {
@@ -61,16 +62,27 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if m.mix != nil {
-			m.mix(z)
-		}
+		// Each token's noise comes from its own stream, so drawing the
+		// batch's on every core gives what drawing them in turn would.
+		z = z[:len(todo)*dim]
 		q = q[:len(z)]
-		for j, t := range todo {
-			v := m.space.Emb.Vector(t.w)
-			for i := range v {
-				q[j*dim+i] = float32(float64(v[i]) + z[j*dim+i])
+		split(len(todo), func(lo, hi int) {
+			var scratch []float64
+			if m.mix != nil {
+				scratch = make([]float64, dim)
 			}
-		}
+			for j := lo; j < hi; j++ {
+				zj := z[j*dim : (j+1)*dim]
+				LaplaceNoise(todo[j].r, m.eps, zj)
+				if m.mix != nil {
+					m.mix(zj, scratch)
+				}
+				v := m.space.Emb.Vector(todo[j].w)
+				for i := range v {
+					q[j*dim+i] = float32(float64(v[i]) + zj[i])
+				}
+			}
+		})
 		ids, dist := make([]int32, len(todo)*m.k), make([]float64, len(todo)*m.k)
 		var search []int // the tokens the lists cannot answer
 		if prune {
@@ -119,7 +131,7 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 			seq++
 		}
 		bar.Add(int64(len(todo)))
-		todo, z = todo[:0], z[:0]
+		todo = todo[:0]
 		return nil
 	}
 	for {
@@ -127,8 +139,6 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 		if !ok {
 			break
 		}
-		z = z[:len(z)+dim]
-		LaplaceNoise(t.r, m.eps, z[len(z)-dim:])
 		todo = append(todo, t)
 		if len(todo) == batch {
 			if err := flush(); err != nil {
