@@ -90,16 +90,34 @@ func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train
 
 // analysisRateKeys name the speed of an analysis's cells (whole cells:
 // the mechanism's construction included) over these candidates with this
-// search: with the cell's mechanism setting (its parameters: what an
-// exact mechanism's construction grows with, CusText's K), and with the
-// mechanism alone, which prices settings not measured yet.
-func (s *Session) analysisRateKeys(cell experiments.Cell) (setting, mechanism string) {
-	shape := s.searchShape()
-	mechanism = strings.TrimSpace("analysis "+cell.Analysis+" "+cell.Mechanism) + shape
+// search, most specific first: the cell's mechanism setting (its
+// parameters: what an exact mechanism's construction grows with,
+// CusText's K) at its ε, the setting at any ε, the mechanism at the
+// cell's ε, the mechanism at any ε. An estimate prices a cell at the
+// first one measured. ε counts because an analysis's cost can depend on
+// it: the query attack's vote needs more draws the closer the runner-up
+// is to the word, which it is at small ε (CusText K = 20: 106 s at
+// ε = 1, 2 s at ε = 2); a sampled analysis's cost per draw hardly does,
+// so a setting measured at another ε comes before another setting at
+// this one.
+func analysisRateKeys(cell experiments.Cell, shape string) []string {
+	mechanism := strings.TrimSpace("analysis "+cell.Analysis+" "+cell.Mechanism) + shape
 	if cell.Mechanism == "" {
-		return mechanism, mechanism
+		return []string{mechanism}
 	}
-	return "analysis " + cell.Analysis + " " + cell.Setting() + shape, mechanism
+	setting := "analysis " + cell.Analysis + " " + cell.Setting() + shape
+	at := " at eps=" + strconv.FormatFloat(cell.Epsilon, 'g', -1, 64)
+	return []string{setting + at, setting, mechanism + at, mechanism}
+}
+
+// firstRate is the rate of the first of keys measured.
+func firstRate(rates map[string]rate, keys []string) (rate, bool) {
+	for _, k := range keys {
+		if r, ok := rates[k]; ok && r.PerSec > 0 {
+			return r, true
+		}
+	}
+	return rate{}, false
 }
 
 // searchShape names what a lookup costs: the candidate matrix and the
@@ -134,9 +152,10 @@ func (s *Session) noteRates(r results.Record) {
 	switch p, t := s.rateKeys(r.Cell, r.Provenance.Threads); {
 	case r.Analysis != nil:
 		if secs := r.Provenance.WallSeconds - r.Provenance.ConstructSeconds; r.Provenance.WorkUnits > 0 && secs > 0 {
-			setting, mechanism := s.analysisRateKeys(r.Cell)
 			rt := rate{float64(r.Provenance.WorkUnits) / secs, now, r.Analysis.Method != "exact"}
-			all[host][setting], all[host][mechanism] = rt, rt
+			for _, k := range analysisRateKeys(r.Cell, s.searchShape()) {
+				all[host][k] = rt
+			}
 		}
 	default:
 		if p != "" && r.Provenance.TokensPerSec > 0 {
@@ -411,16 +430,14 @@ func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[st
 	if sampled {
 		e.AnalysisLookups += w.Units(true)
 	}
-	setting, key := s.analysisRateKeys(cell)
-	for _, k := range []string{setting, key} {
-		if r, ok := rates[k]; ok && r.PerSec > 0 {
-			e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
-			return
-		}
+	keys := analysisRateKeys(cell, s.searchShape())
+	if r, ok := firstRate(rates, keys); ok {
+		e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
+		return
 	}
 	if priv, _ := s.rateKeys(cell, 0); sampled {
 		price(priv, w.Units(true)) // batched draws run at about the privatization rate
-	} else if !slices.Contains(e.Unknown, key) {
+	} else if key := keys[len(keys)-1]; !slices.Contains(e.Unknown, key) {
 		e.Unknown = append(e.Unknown, key)
 	}
 }

@@ -1,0 +1,52 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/xp-nlp/xp/experiments"
+)
+
+// TestAnalysisRateAtEpsilon: an analysis cell is priced at the rate its
+// own setting measured at its ε when there is one, else at the setting's
+// at another ε, else at the mechanism's at its ε. Before rates were kept
+// per ε, a query-attack cell at ε = 1 was priced at whatever ε its setting
+// last ran (2 s where it takes 106 s).
+func TestAnalysisRateAtEpsilon(t *testing.T) {
+	const shape = " on 100×8 float32"
+	attack := func(k int, eps float64) experiments.Cell {
+		return experiments.Cell{Analysis: "query-attack", Mechanism: "custext", Params: map[string]any{"k": k}, Epsilon: eps, Seed: 1}
+	}
+	// A calibration run, recorded as noteRates records it, in its order:
+	// K = 20 at ε = 1 (slow), then at ε = 2 (fast).
+	rates := map[string]rate{}
+	for _, c := range []struct {
+		cell   experiments.Cell
+		perSec float64
+	}{
+		{attack(20, 1), 0.01},
+		{attack(20, 2), 0.5},
+	} {
+		for _, k := range analysisRateKeys(c.cell, shape) {
+			rates[k] = rate{PerSec: c.perSec}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		cell experiments.Cell
+		want float64
+	}{
+		{"the setting at its ε", attack(20, 1), 0.01},
+		{"the setting at its other ε", attack(20, 2), 0.5},
+		{"the setting at an ε not measured", attack(20, 3), 0.5},
+		{"another setting: the mechanism at the ε", attack(10, 1), 0.01},
+		{"another setting at an ε not measured: the mechanism", attack(10, 8), 0.5},
+	} {
+		r, ok := firstRate(rates, analysisRateKeys(c.cell, shape))
+		if !ok || r.PerSec != c.want {
+			t.Errorf("%s: rate %v (found %v), want %v", c.name, r.PerSec, ok, c.want)
+		}
+	}
+	if _, ok := firstRate(rates, analysisRateKeys(experiments.Cell{Analysis: "neighbours", Seed: 1}, shape)); ok {
+		t.Error("an analysis never measured is priced")
+	}
+}
