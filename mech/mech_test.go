@@ -657,6 +657,45 @@ func TestPrunedDrawsExact(t *testing.T) {
 	}
 }
 
+// TestMayPrune: the test that spares a draw its word's list never turns
+// away a draw the list answers, and does turn away the draws of noise far
+// larger than the vectors.
+func TestMayPrune(t *testing.T) {
+	s := tinySpace(t, 700, 5, 9, 1)
+	r := rand.New(rand.NewPCG(3, 4))
+	z := make([]float64, s.Emb.Dim)
+	q := make([]float32, s.Emb.Dim)
+	ids, dist := make([]int32, 2), make([]float64, 2)
+	for _, eps := range []float64{0.3, 3, 10, 30, 300, 3000} {
+		var may, answered int
+		for i := 0; i < 400; i++ {
+			w := r.IntN(s.Emb.Len())
+			LaplaceNoise(r, eps, z)
+			for j, x := range s.Emb.Vector(w) {
+				q[j] = float32(float64(x) + z[j])
+			}
+			lists, err := s.neighbours([]int{w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := s.mayPrune(w, q)
+			if pruned(s, lists[0], w, q, 2, ids, dist) {
+				answered++
+				if !ok {
+					t.Fatalf("ε = %v, word %d: the list answers a draw mayPrune turns away", eps, w)
+				}
+			}
+			if ok {
+				may++
+			}
+		}
+		t.Logf("ε = %v: %d of 400 draws may prune, %d answered by the list", eps, may, answered)
+		if eps == 0.3 && may > 20 {
+			t.Errorf("ε = 0.3: %d of 400 draws sent to the lists, want at most 20 (mean noise norm %.0f)", may, float64(s.Emb.Dim)/eps)
+		}
+	}
+}
+
 // drawsEqualPrivatize checks that m's n draws of each row equal n
 // single-token Privatize calls of the word under WordSource.
 func drawsEqualPrivatize(t *testing.T, m Mechanism, s *Space, rows []int, n int, src Source, what string) {

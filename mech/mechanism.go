@@ -36,10 +36,11 @@ type Space struct {
 	// "" keeps them in memory only.
 	CacheDir string
 
-	mu    sync.Mutex
-	sqrts map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
-	line  []int32               // 1-Diffractor's line of the words
-	lists map[int]neighbourList // each drawn word's nearest candidates (prune.go)
+	mu      sync.Mutex
+	sqrts   map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
+	line    []int32               // 1-Diffractor's line of the words
+	lists   map[int]neighbourList // each drawn word's nearest candidates (prune.go)
+	largest float64               // the largest candidate norm, once computed (prune.go)
 }
 
 // sigmaSqrt returns Σ_p^{1/2} for λ, computed once per space.

@@ -86,19 +86,25 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 		ids, dist := make([]int32, len(todo)*m.k), make([]float64, len(todo)*m.k)
 		var search []int // the tokens the lists cannot answer
 		if prune {
-			rows := make([]int, len(todo))
+			may := make([]bool, len(todo))
+			var rows []int
 			for j, t := range todo {
-				rows[j] = t.w
+				if may[j] = m.space.mayPrune(t.w, q[j*dim:(j+1)*dim]); may[j] {
+					rows = append(rows, t.w)
+				}
 			}
 			lists, err := m.space.neighbours(rows)
 			if err != nil {
 				return err
 			}
 			for j, t := range todo {
-				if pruned(m.space, lists[j], t.w, q[j*dim:(j+1)*dim], m.k, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k]) {
+				if may[j] && pruned(m.space, lists[0], t.w, q[j*dim:(j+1)*dim], m.k, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k]) {
 					m.pruned++
 				} else {
 					search = append(search, j)
+				}
+				if may[j] {
+					lists = lists[1:]
 				}
 			}
 		} else {

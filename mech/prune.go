@@ -68,6 +68,39 @@ func (s *Space) neighbours(rows []int) ([]neighbourList, error) {
 	return out, nil
 }
 
+// mayPrune says whether w's list could answer the draw q at all: the
+// radius of the bound is at least 2r, and the distance from φ(w) to the
+// list's last candidate is at most ‖φ(w)‖ plus the largest candidate
+// norm (the triangle inequality), so where 2r reaches past that, pruned
+// would say no whatever the list: the list need not be searched. At the
+// ε where the noise dwarfs the vectors (on 300-d fastText vectors, every
+// ε below about 100) no draw searches a list.
+func (s *Space) mayPrune(w int, q []float32) bool {
+	v := s.Emb.Vector(w)
+	r := math.Sqrt(knn.SquaredDistance(q, v))
+	var n2 float64
+	for _, x := range v {
+		n2 += float64(x) * float64(x)
+	}
+	return 2*r < (math.Sqrt(n2)+s.maxNorm())*(1+1e-6) // the margin covers float64's rounding of the distances
+}
+
+// maxNorm is the largest norm of a candidate, computed once per space.
+func (s *Space) maxNorm() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.largest == 0 {
+		for i := range s.Emb.Len() {
+			var n2 float64
+			for _, x := range s.Emb.Vector(i) {
+				n2 += float64(x) * float64(x)
+			}
+			s.largest = max(s.largest, math.Sqrt(n2))
+		}
+	}
+	return s.largest
+}
+
 // pruned answers the search of q (the draw of row w) from w's list, or
 // says it cannot (false): the ball of the bound above reaches the list's
 // end, or the list does not start with w.
