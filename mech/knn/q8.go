@@ -21,6 +21,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -77,6 +78,25 @@ type q8 struct {
 	// max is the largest of norm (finite), scale, l1, l2 and res over
 	// the rows, in that order: the kernel's first, cheaper test.
 	max [5]float32
+	// scratch keeps the kernel's answer buffers (q8Scratch) between
+	// searches: a batch's run megabytes, which allocating and clearing
+	// for every batch cost a few per cent of a word-level draw.
+	scratch sync.Pool
+}
+
+// q8Scratch is one worker's buffers for the kernel's answers; the kernel
+// sets every value it reads, so they are reused as they are.
+type q8Scratch struct {
+	idx, count []int32
+	top, los   []float32
+}
+
+// grow returns s with length n, reusing its array when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // q8Supported says whether this CPU runs the int8 kernel.
@@ -199,10 +219,13 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		lo, hi := c*chunk, min(nq, (c+1)*chunk)
 		cn := hi - lo
 		cp := q8CapFor(k)
-		idx := make([]int32, cn*cp)
-		count := make([]int32, cn)
-		top := make([]float32, cn*k)
-		los := make([]float32, cn*cp)
+		sc, _ := m.scratch.Get().(*q8Scratch)
+		if sc == nil {
+			sc = &q8Scratch{}
+		}
+		defer m.scratch.Put(sc)
+		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
+		idx, count, top, los := sc.idx, sc.count, sc.top, sc.los
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
 			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups), (*C.float)(&m.max[0]),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
