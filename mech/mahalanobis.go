@@ -37,47 +37,18 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 		return nil, err
 	}
 	m := &Mahalanobis{lambda: lambda, sqrt: s, metric: &mahalanobisMetric{sqrt: s}}
-	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s)}
+	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
 	return m, nil
 }
 
 // ellipticalMix multiplies one noise row in place by Σ_p^{1/2} (sqrt,
-// dim × dim, symmetric), using scratch (dim values): the Mahalanobis
-// mechanism's noise, and Vickrey's with lambda.
-func ellipticalMix(sqrt []float64) func(z, scratch []float64) {
+// dim × dim), using scratch (dim values): the Mahalanobis mechanism's
+// noise, and Vickrey's with lambda (mixer computes it).
+func ellipticalMix(sqrt []float64, dim int) func(z, scratch []float64) {
+	m := newMixer(sqrt, dim)
 	return func(z, scratch []float64) {
 		copy(scratch, z)
-		mixRow(z, sqrt, scratch)
-	}
-}
-
-// mixRow sets out[i] = Σ_j sqrt[i·dim + j]·row[j] for every i, each sum
-// taken in the order j = 0, 1, …: four outputs at a time, so that four
-// independent chains of additions overlap instead of one waiting on each
-// addition (bit for bit the one-at-a-time loop: TestMixRow).
-func mixRow(out, sqrt, row []float64) {
-	dim := len(row)
-	i := 0
-	for ; i+4 <= dim; i += 4 {
-		r0 := sqrt[i*dim : (i+1)*dim]
-		r1 := sqrt[(i+1)*dim : (i+2)*dim]
-		r2 := sqrt[(i+2)*dim : (i+3)*dim]
-		r3 := sqrt[(i+3)*dim : (i+4)*dim]
-		var s0, s1, s2, s3 float64
-		for j, v := range row {
-			s0 += r0[j] * v
-			s1 += r1[j] * v
-			s2 += r2[j] * v
-			s3 += r3[j] * v
-		}
-		out[i], out[i+1], out[i+2], out[i+3] = s0, s1, s2, s3
-	}
-	for ; i < dim; i++ {
-		var s float64
-		for j, v := range row {
-			s += sqrt[i*dim+j] * v
-		}
-		out[i] = s
+		m.row(z, scratch)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestMixRow(t *testing.T) {
 			row[i] = r.NormFloat64() * math.Exp(4*r.NormFloat64())
 		}
 		got := make([]float64, dim)
-		mixRow(got, sqrt, row)
+		newMixer(sqrt, dim).row(got, row)
 		for i := 0; i < dim; i++ {
 			var want float64
 			for j, v := range row {

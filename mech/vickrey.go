@@ -76,7 +76,7 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 		if err != nil {
 			return nil, err
 		}
-		v.mix = ellipticalMix(s)
+		v.mix = ellipticalMix(s, space.Emb.Dim)
 		v.metric = &mahalanobisMetric{sqrt: s}
 	}
 	return v, nil
