@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestMixRow pins mixRow, four outputs at a time, to the one-at-a-time
-// product bit for bit (the noise of every seed must not move), for
-// dimensions that are and are not multiples of four.
+// TestMixRow pins the mixer (C, outputs side by side in vector lanes) to
+// the one-at-a-time Go product bit for bit (the noise of every seed must
+// not move), for dimensions that are and are not multiples of the lanes.
 func TestMixRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, dim := range []int{1, 3, 4, 7, 50, 299, 300} {
