@@ -6,7 +6,9 @@
 # each record's wall seconds, lookups and statistics. Needs XP_DATA. Build
 # OLD from an earlier commit, e.g.:
 #   MECH='{name: mahalanobis, epsilon: [25], params: {lambda: 0.2}}' compares
-#   another mechanism's cell (default: Laplace at ε = 25).
+#   another mechanism's cell (default: Laplace at ε = 25); SAMPLES=300 draws
+#   more per word (default 30: fixed costs weigh more than in a full
+#   config's cells), REPEATS the pairs (default 3).
 #   git worktree add /tmp/old COMMIT && (cd /tmp/old && go build -o /tmp/xp-old ./cmd/xp)
 set -euo pipefail
 old=$1 new=$2
@@ -14,10 +16,10 @@ old=$1 new=$2
 work=$(mktemp -d)
 cfg=configs/paper/xu_fig2_product_reviews.yaml
 mech=${MECH:-'{name: laplace, epsilon: [25]}'}
-sets=(--set analysis.samples=30 --set 'seeds=[1]' --set "mechanisms=[$mech]")
+sets=(--set analysis.samples=${SAMPLES:-30} --set 'seeds=[1]' --set "mechanisms=[$mech]")
 "$new" run -q --dry-run "$cfg" "${sets[@]}" --set cache="$work/seed" > /dev/null 2>&1 # loads the vectors once
 "$new" run -q "$cfg" "${sets[@]}" --set output="$work/warm" --set cache="$work/seed" > /dev/null 2>&1
-for i in 1 2 3; do
+for i in $(seq "${REPEATS:-3}"); do
 	for v in old new; do
 		bin=$new
 		[ "$v" = old ] && bin=$old

@@ -4,11 +4,13 @@ set -uo pipefail
 # a calibration sweep (recording rates in a fresh cache), asks the dry run
 # for another sweep's time, runs that sweep and prints the estimate beside
 # the measured time (docs/performance.md). Needs XP_DATA and bin/xp.
+# CHECKS="table7quick xu" runs only the checks named.
 cd "$(dirname "$0")/.."
 : "${XP_DATA:?set XP_DATA to the data root}"
 export OMP_WAIT_POLICY=passive
 check() { # name config calibration-sets -- target-sets
   local name=$1 cfg=$2; shift 2
+  [ -z "${CHECKS:-}" ] || [[ " $CHECKS " == *" $name "* ]] || return 0
   local cal=() tgt=() side=cal
   for a in "$@"; do if [ "$a" = "--" ]; then side=tgt; continue; fi; [ $side = cal ] && cal+=("$a") || tgt+=("$a"); done
   local cache=/tmp/ec-$name-cache out=/tmp/ec-$name
@@ -27,4 +29,5 @@ print(len(rs), round(sum(r['provenance']['wall_seconds'] for r in rs),1))")
 check pd300 configs/paper/feyisetan_fig2_histograms.yaml --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz --set analysis.words=50 --set analysis.draws=500 --set 'mechanisms.0.epsilon=[5]' -- --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz --set analysis.words=200 --set analysis.draws=500 --set 'mechanisms.0.epsilon=[1,10,40]'
 check table7 configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' --set 'mechanisms.0.grid.k=[5,20]' -- --set 'mechanisms.0.epsilon=[3,8,16]' --set 'mechanisms.0.grid.k=[10,50,100]'
 check table7eps configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' -- --set 'mechanisms.0.epsilon=[3,8,16]'
+check table7quick configs/paper/custext_table7_query.yaml --set 'mechanisms.0.grid.k=[5,50]' --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'
