@@ -30,4 +30,7 @@ check pd300 configs/paper/feyisetan_fig2_histograms.yaml --set embedding.path=em
 check table7 configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' --set 'mechanisms.0.grid.k=[5,20]' -- --set 'mechanisms.0.epsilon=[3,8,16]' --set 'mechanisms.0.grid.k=[10,50,100]'
 check table7eps configs/paper/custext_table7_query.yaml --set 'mechanisms.0.epsilon=[1,2]' -- --set 'mechanisms.0.epsilon=[3,8,16]'
 check table7quick configs/paper/custext_table7_query.yaml --set 'mechanisms.0.grid.k=[5,50]' --
+check table4quick configs/paper/custext_table4_mapping.yaml --set 'mechanisms.0.grid.k=[20]' --set 'mechanisms.0.grid.mapping=[aggressive,balanced]' --
+check table6quick configs/paper/custext_table6_survival.yaml --set 'mechanisms.0.epsilon=[10]' --
+check lrecquick configs/paper/lrec2024_deniability.yaml --set 'seeds=[1]' --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'

@@ -188,16 +188,21 @@ func (s *Session) writeRates(all map[string]map[string]rate) {
 	}
 }
 
-// constructRateKey names the speed of building the cell's mechanism
-// setting's costly structure (CusText's mapping): builds per second.
-func (s *Session) constructRateKey(cell experiments.Cell) string {
-	return "construct " + cell.Setting() + s.searchShape()
+// constructRateKeys name the speed of building the cell's mechanism
+// setting's costly structure (CusText's mapping), in builds per second:
+// the setting's own, then the mechanism's (the last setting of it
+// built), which prices a setting never built at a sibling's time (CusText's
+// mappings: 1–5 s whatever K and mapping on the 44k vectors).
+func (s *Session) constructRateKeys(cell experiments.Cell) []string {
+	shape := s.searchShape()
+	return []string{"construct " + cell.Setting() + shape, "construct " + cell.Mechanism + shape}
 }
 
 // priceConstruction adds building the cell's mechanism's costly
 // structure to e, once per setting, unless the cache holds it.
 func (s *Session) priceConstruction(e *Estimate, cell experiments.Cell, rates map[string]rate, built map[string]bool) {
-	key := s.constructRateKey(cell)
+	keys := s.constructRateKeys(cell)
+	key := keys[0]
 	if cell.Mechanism == "" || built[key] {
 		return
 	}
@@ -206,7 +211,7 @@ func (s *Session) priceConstruction(e *Estimate, cell experiments.Cell, rates ma
 	if mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
 		return
 	}
-	if r, ok := rates[key]; ok && r.PerSec > 0 {
+	if r, ok := firstRate(rates, keys); ok {
 		e.Seconds += 1 / r.PerSec
 	} else if !slices.Contains(e.Unknown, key) {
 		e.Unknown = append(e.Unknown, key)

@@ -145,7 +145,9 @@ func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (m mech.M
 	m, err = mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
 	if err == nil && !prebuilt {
 		if built = time.Since(start).Seconds(); built > 0 {
-			s.noteRate(s.constructRateKey(cell), rate{PerSec: 1 / built})
+			for _, k := range s.constructRateKeys(cell) {
+				s.noteRate(k, rate{PerSec: 1 / built})
+			}
 		}
 	}
 	return m, built, err
