@@ -6,9 +6,10 @@
 # each record's wall seconds, lookups and statistics. Needs XP_DATA. Build
 # OLD from an earlier commit, e.g.:
 #   MECH='{name: mahalanobis, epsilon: [25], params: {lambda: 0.2}}' compares
-#   another mechanism's cell (default: Laplace at ε = 25); SAMPLES=300 draws
-#   more per word (default 30: fixed costs weigh more than in a full
-#   config's cells), REPEATS the pairs (default 3).
+#   another mechanism's cell (default: Laplace at ε = 25); SAMPLES sets the
+#   draws per word (default 30, where fixed costs weigh more than in a full
+#   config's cells: SAMPLES=300 weighs them less), REPEATS the pairs
+#   (default 3).
 #   git worktree add /tmp/old COMMIT && (cd /tmp/old && go build -o /tmp/xp-old ./cmd/xp)
 set -euo pipefail
 old=$1 new=$2

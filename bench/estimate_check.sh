@@ -4,7 +4,7 @@ set -uo pipefail
 # a calibration sweep (recording rates in a fresh cache), asks the dry run
 # for another sweep's time, runs that sweep and prints the estimate beside
 # the measured time (docs/performance.md). Needs XP_DATA and bin/xp.
-# CHECKS="table7quick xu" runs only the checks named.
+# CHECKS="table7quick lrecquick" runs only the checks named.
 cd "$(dirname "$0")/.."
 : "${XP_DATA:?set XP_DATA to the data root}"
 export OMP_WAIT_POLICY=passive
@@ -33,4 +33,6 @@ check table7quick configs/paper/custext_table7_query.yaml --set 'mechanisms.0.gr
 check table4quick configs/paper/custext_table4_mapping.yaml --set 'mechanisms.0.grid.k=[20]' --set 'mechanisms.0.grid.mapping=[aggressive,balanced]' --
 check table6quick configs/paper/custext_table6_survival.yaml --set 'mechanisms.0.epsilon=[10]' --
 check lrecquick configs/paper/lrec2024_deniability.yaml --set 'seeds=[1]' --
+check fig2quick configs/paper/feyisetan_fig2_histograms.yaml --set analysis.words=50 --set analysis.draws=200 --
+check fig34quick configs/paper/feyisetan_fig3_4_averages.yaml --set analysis.words=50 --set analysis.draws=200 --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'
