@@ -209,12 +209,7 @@ func doctor(args []string, out io.Writer) error {
 	if err := torchrt.Collect().Write(out); err != nil {
 		return err
 	}
-	ok, why := knn.Int8Available()
-	scoring := "float32 products (the int8 kernel is unavailable: " + why + ")"
-	if ok {
-		scoring = "int8 kernel (" + why + ") on CPU, float32 products on CUDA"
-	}
-	_, err := fmt.Fprintf(out, "%-18s%s; exact ranking in float64\n", "exact search:", scoring)
+	_, err := fmt.Fprintf(out, "%-18s%s; exact ranking in float64\n", "exact search:", knn.Describe(torchrt.CUDAAvailable()))
 	return err
 }
 

@@ -10,7 +10,7 @@
 // float64 over all candidates gives (Naive), ties broken by the lower
 // index, whichever path scored.
 //
-// Two paths score (Scoring; the index picks the fastest available):
+// Three paths score (Scoring; ScoringAuto picks by device, AutoScoring):
 //
 //   - int8 (CPU, x86-64 with AVX-512 VNNI; q8.go, q8.c): rows and queries
 //     quantized to int8 with per-row and per-query scales, scored by a
@@ -26,6 +26,13 @@
 //     no vector outside it can be nearer. A query whose certificate fails
 //     (near-ties at the boundary, duplicate vectors) is searched again by
 //     an exact float64 scan.
+//   - int8-torch (any device; the GPU's path; q8torch.go): the int8
+//     values, their products computed exactly through libtorch (_int_mm
+//     on CUDA where it exists, else float32 products of the int8 values,
+//     exact whether or not TF32 is on), the query's kc smallest scores
+//     taken on the device, and the int8 bound at the matrix's largest row
+//     values as the certificate; where it fails, more rows are taken,
+//     then the exact scan answers.
 package knn
 
 import (
@@ -52,7 +59,8 @@ type Index struct {
 	budget  int64
 	et2     *ts.Tensor // −2·Eᵀ, dim × n (float32)
 	enorm   *ts.Tensor // 1 × n float32 ‖e‖²
-	q8      *q8        // the int8 path's matrix (nil: the float32 path scores)
+	q8      *q8        // the int8 kernel's matrix (nil: another path scores)
+	q8t     *q8t       // the int8 path through libtorch's matrix
 
 	mu     sync.Mutex
 	stats  Stats
@@ -78,6 +86,10 @@ const (
 	// ScoringInt8 scores with the int8 kernel (CPU with AVX-512 VNNI, at
 	// most 1,024 dimensions).
 	ScoringInt8 Scoring = "int8"
+	// ScoringInt8Torch scores the same int8 values with exact products
+	// through libtorch (any device, at most 1,024 dimensions; q8torch.go):
+	// the GPU's path.
+	ScoringInt8Torch Scoring = "int8-torch"
 )
 
 // Int8Available says whether this CPU runs the int8 scoring kernel, and
@@ -90,10 +102,16 @@ func Int8Available() (bool, string) {
 }
 
 // AutoScoring is the path ScoringAuto takes for an index of dim
-// dimensions on device.
+// dimensions on device: the int8 kernel on a CPU that runs it, the int8
+// path through libtorch on a GPU, float32 products otherwise.
 func AutoScoring(device gotch.Device, dim int) Scoring {
-	if ok, _ := Int8Available(); ok && device == gotch.CPU && dim <= q8MaxDim {
+	switch ok, _ := Int8Available(); {
+	case dim > q8MaxDim:
+		return ScoringFloat32
+	case device == gotch.CPU && ok:
 		return ScoringInt8
+	case device != gotch.CPU:
+		return ScoringInt8Torch
 	}
 	return ScoringFloat32
 }
@@ -105,6 +123,31 @@ type Options struct {
 	Budget int64
 	// Scoring chooses the scoring path (ScoringAuto: the fastest here).
 	Scoring Scoring
+}
+
+// Describe says how an index scores on the CPU and, where cuda is set, on
+// the first GPU: there it builds a small index to see how the int8
+// path's products are computed (by _int_mm or float32 products).
+func Describe(cuda bool) string {
+	ok, why := Int8Available()
+	cpu := "int8 kernel (" + why + ") on CPU"
+	if !ok {
+		cpu = "float32 products on CPU (the int8 kernel is unavailable: " + why + ")"
+	}
+	if !cuda {
+		return cpu
+	}
+	const n, dim = 64, 8
+	data := make([]float32, n*dim)
+	for i := range data {
+		data[i] = float32(i%17) - 8
+	}
+	ix, err := New(data, n, dim, gotch.CudaBuilder(0), Options{})
+	if err != nil {
+		return cpu + "; CUDA: " + err.Error()
+	}
+	defer ix.Close()
+	return cpu + "; CUDA: " + string(ix.Scoring()) + " (" + ix.Products() + ")"
 }
 
 // New puts the n × dim row-major matrix data on device. data must not be
@@ -125,10 +168,17 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 		return nil, fmt.Errorf("knn: int8 scoring unavailable: %s", why)
 	case opt.Scoring == ScoringInt8 || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8:
 		ix.q8 = newQ8(data, n, dim)
+	case opt.Scoring == ScoringInt8Torch && dim > q8MaxDim:
+		return nil, fmt.Errorf("knn: int8 scoring unavailable: %d dimensions (at most %d)", dim, q8MaxDim)
+	case opt.Scoring == ScoringInt8Torch || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8Torch:
+		var err error
+		if ix.q8t, err = newQ8T(data, n, dim, device); err != nil {
+			return nil, err
+		}
 	case opt.Scoring != ScoringAuto && opt.Scoring != ScoringFloat32:
-		return nil, fmt.Errorf("knn: unknown scoring %q (want %q or %q)", opt.Scoring, ScoringFloat32, ScoringInt8)
+		return nil, fmt.Errorf("knn: unknown scoring %q (want %q, %q or %q)", opt.Scoring, ScoringFloat32, ScoringInt8, ScoringInt8Torch)
 	}
-	if ix.q8 != nil {
+	if ix.q8 != nil || ix.q8t != nil {
 		return ix, nil // the float32 path's tensors are not needed
 	}
 	ix.norm2 = make([]float64, n)
@@ -191,15 +241,34 @@ func (ix *Index) Close() {
 		}
 	}
 	ix.et2, ix.enorm = nil, nil
+	if ix.q8t != nil {
+		ix.q8t.close()
+	}
 	ix.closed = true
 }
 
 // Scoring is the path that scores this index's candidates.
 func (ix *Index) Scoring() Scoring {
-	if ix.q8 != nil {
+	switch {
+	case ix.q8 != nil:
 		return ScoringInt8
+	case ix.q8t != nil:
+		return ScoringInt8Torch
 	}
 	return ScoringFloat32
+}
+
+// Products says how the scoring path computes its products: for
+// ScoringInt8Torch, whether by _int_mm or by float32 products of the int8
+// values (and why not _int_mm).
+func (ix *Index) Products() string {
+	switch {
+	case ix.q8 != nil:
+		return "int8 kernel (AVX-512 VNNI)"
+	case ix.q8t != nil:
+		return ix.q8t.product
+	}
+	return "float32 products"
 }
 
 // Stats returns the counts so far.
@@ -250,6 +319,12 @@ func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, d
 	ids, dist = make([]int32, b*k), make([]float64, b*k)
 	if ix.q8 != nil {
 		ix.searchQ8(q, k, except, ids, dist)
+		return ids, dist, nil
+	}
+	if ix.q8t != nil {
+		if err := ix.searchQ8T(q, k, avail, except, ids, dist); err != nil {
+			return nil, nil, err
+		}
 		return ids, dist, nil
 	}
 	kc := min(avail, k+max(8, k)) // candidates taken from the float32 top-k

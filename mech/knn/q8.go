@@ -164,16 +164,24 @@ func up32(x float64) float32 {
 	return f
 }
 
-// selectRows returns, for each of the queries (rows of dim values), the
-// indices the certificate keeps (nil where the buffer overflowed: scan
-// it). norm, when not nil, replaces m.norm (+∞ for excepted rows).
-func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
+// q8Queries are queries quantized as the kernel reads them (q8.h's
+// xp_q8_queries): nq (a multiple of 8) rows of stride int8 values, and per
+// query Σq, the scale t and the weights of the bound.
+type q8Queries struct {
+	nq                       int
+	q                        []int8
+	sum                      []int32
+	scale, l1, l2, s, res, f []float32
+}
+
+// quantizeQueries quantizes the len(q)/dim queries into rows of stride
+// values (stride ≥ dim; the rest, and the rows past the last query, zero),
+// each on its own and on every core.
+func quantizeQueries(q []float32, dim, stride int) *q8Queries {
 	b := len(q) / dim
 	nq := (b + 7) / 8 * 8
-	stride := m.groups * 4
-	qq := make([]int8, nq*stride)
-	qsum := make([]int32, nq)
-	qscale, ql1, ql2, qs, qres, qf := make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq), make([]float32, nq)
+	x := &q8Queries{nq: nq, q: make([]int8, nq*stride), sum: make([]int32, nq), scale: make([]float32, nq),
+		l1: make([]float32, nq), l2: make([]float32, nq), s: make([]float32, nq), res: make([]float32, nq), f: make([]float32, nq)}
 	quantize := func(i int) {
 		row := q[i*dim : (i+1)*dim]
 		var mx, l1 float64
@@ -188,28 +196,38 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 		var sum int32
 		var n2, l2, res float64
 		for j, v := range row {
-			var x float64
+			var y float64
 			if t > 0 {
-				x = clamp127(math.RoundToEven(float64(v) / float64(t)))
+				y = clamp127(math.RoundToEven(float64(v) / float64(t)))
 			}
-			qq[i*stride+j] = int8(x)
-			sum += int32(x)
+			x.q[i*stride+j] = int8(y)
+			sum += int32(y)
 			n2 += float64(v) * float64(v)
-			l2 += x * x
-			res += (float64(v) - x*float64(t)) * (float64(v) - x*float64(t))
+			l2 += y * y
+			res += (float64(v) - y*float64(t)) * (float64(v) - y*float64(t))
 		}
-		qsum[i], qscale[i] = sum, t
-		ql1[i] = up32(1.01 * l1)
-		ql2[i] = up32(2.02 * math.Sqrt(n2))
-		qs[i] = up32(1.01 * float64(t))
-		qres[i] = up32(2.02 * math.Sqrt(res))
-		qf[i] = up32(16.0 / (1 << 24) * math.Sqrt(l2) * float64(t))
+		x.sum[i], x.scale[i] = sum, t
+		x.l1[i] = up32(1.01 * l1)
+		x.l2[i] = up32(2.02 * math.Sqrt(n2))
+		x.s[i] = up32(1.01 * float64(t))
+		x.res[i] = up32(2.02 * math.Sqrt(res))
+		x.f[i] = up32(16.0 / (1 << 24) * math.Sqrt(l2) * float64(t))
 	}
-	parallel((b+63)/64, func(c int) { // each query on its own
+	parallel((b+63)/64, func(c int) {
 		for i := c * 64; i < min(b, (c+1)*64); i++ {
 			quantize(i)
 		}
 	})
+	return x
+}
+
+// selectRows returns, for each of the queries (rows of dim values), the
+// indices the certificate keeps (nil where the buffer overflowed: scan
+// it). norm, when not nil, replaces m.norm (+∞ for excepted rows).
+func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
+	x := quantizeQueries(q, dim, m.groups*4)
+	b, nq, stride := len(q)/dim, x.nq, m.groups*4
+	qq, qsum, qscale, ql1, ql2, qs, qres, qf := x.q, x.sum, x.scale, x.l1, x.l2, x.s, x.res, x.f
 	if norm == nil {
 		norm = m.norm
 	}

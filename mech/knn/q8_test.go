@@ -27,9 +27,6 @@ import (
 // "cauchy-schwarz" each rounding is proportional to the other vector's
 // coordinate (Cauchy–Schwarz's is). Either fails for a bound 3% too small.
 func TestInt8BoundIsTight(t *testing.T) {
-	if ok, why := Int8Available(); !ok {
-		t.Skipf("SKIP: %s", why)
-	}
 	const dim = 256
 	const eta = 0.001                            // roundings of at most 0.5 − eta steps
 	ts, sa := float32(1.0/127), float32(1.9/127) // grids out of step: a(c) moves one coordinate at a time
@@ -130,28 +127,81 @@ func TestInt8BoundIsTight(t *testing.T) {
 // asks for 1,001) keeps them all within the int8 path's buffer instead of
 // rescanning every query exactly, and still equals Naive.
 func TestInt8LargeK(t *testing.T) {
-	if ok, why := Int8Available(); !ok {
-		t.Skipf("SKIP: %s", why)
-	}
 	r := rand.New(rand.NewPCG(8, 8))
 	n, dim, k := 3000, 16, 1001
 	data := randMatrix(r, n, dim, 1)
 	q := randMatrix(r, 9, dim, 1)
-	ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: ScoringInt8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	ids, dist, err := ix.Search(q, k)
-	if err != nil {
-		t.Fatal(err)
-	}
 	wantIDs, wantDist := Naive(data, n, dim, q, k)
-	if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
-		t.Fatal("differs from Naive")
+	for _, sc := range scorings(t) {
+		if sc == ScoringFloat32 {
+			continue
+		}
+		ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		ids, dist, err := ix.Search(q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+			t.Fatalf("%s: differs from Naive", sc)
+		}
+		if st := ix.Stats(); st.Fallbacks != 0 {
+			t.Errorf("%s: %d of %d queries rescanned exactly at k = %d", sc, st.Fallbacks, st.Queries, k)
+		}
 	}
-	if st := ix.Stats(); st.Fallbacks != 0 {
-		t.Errorf("%d of %d queries rescanned exactly at k = %d", st.Fallbacks, st.Queries, k)
+}
+
+// TestRealVectorsEqualNaive: on the real fastText 300d vectors (44k
+// words), noisy copies of words at the noise of ε = 1, 25 and 100
+// (Laplace: ‖z‖ ≈ 300/ε) and at almost none, every scoring path this
+// machine runs answers exactly as Naive does, for k = 1 and 2.
+func TestRealVectorsEqualNaive(t *testing.T) {
+	root := datasets.RootFromEnv()
+	if root == "" {
+		t.Skip("SKIP: XP_DATA is not set; real-data test not run")
+	}
+	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings", "fasttext-sg-xpcorpus-300d.vec.gz"),
+		embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
+	if err != nil {
+		t.Skipf("SKIP: %v", err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var q []float32
+	for _, norm := range []float64{300, 12, 3, 1e-3} {
+		for range 16 {
+			w := e.Vector(r.IntN(e.Len()))
+			var z2 float64
+			z := make([]float64, e.Dim)
+			for j := range z {
+				z[j] = r.NormFloat64()
+				z2 += z[j] * z[j]
+			}
+			for j, v := range w {
+				q = append(q, v+float32(norm*z[j]/math.Sqrt(z2)))
+			}
+		}
+	}
+	for _, k := range []int{1, 2} {
+		wantIDs, wantDist := Naive(e.Data, e.Len(), e.Dim, q, k)
+		for _, sc := range scorings(t) {
+			ix, err := New(e.Data, e.Len(), e.Dim, gotch.CPU, Options{Scoring: sc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, dist, err := ix.Search(q, k)
+			st := ix.Stats()
+			ix.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+				t.Errorf("%s, k = %d: differs from Naive", sc, k)
+			}
+			t.Logf("%s, k = %d: %+v", sc, k, st)
+		}
 	}
 }
 

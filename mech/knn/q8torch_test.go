@@ -1,0 +1,143 @@
+package knn
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// TestInt8TorchProductsExact: the float32 product of int8 values that the
+// int8-torch path relies on is the exact integer product at its largest
+// (q8MaxDim dimensions, every value ±127, and random values), and every
+// int8 value is unchanged by TF32's rounding of inputs to 11 significant
+// bits. Fails if q8MaxDim grows past where float32 sums stay exact.
+func TestInt8TorchProductsExact(t *testing.T) {
+	for v := -127; v <= 127; v++ {
+		if f := float32(v); tf32(f) != f {
+			t.Fatalf("%d rounds to %g in TF32", v, tf32(f))
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const nq, n, dim = 5, 7, q8MaxDim
+	q, e := make([]int8, nq*dim), make([]int8, dim*n) // e is Eᵀ
+	for i := range q {
+		q[i] = int8([]int{127, -127, r.IntN(255) - 127}[min(2, i/dim%3)])
+	}
+	for i := range e {
+		e[i] = int8([]int{127, -127, r.IntN(255) - 127}[min(2, (i%n)%3)])
+	}
+	got := make([]float32, nq*n)
+	err := torchrt.Do(func() error {
+		var s torchrt.Scope
+		defer s.Drop()
+		qt, err := s.Keep(ts.NewTensorFromData(q, []int64{nq, dim}))
+		if err != nil {
+			return err
+		}
+		et, err := s.Keep(ts.NewTensorFromData(e, []int64{dim, n}))
+		if err != nil {
+			return err
+		}
+		if qt, err = s.Keep(qt.Totype(gotch.Float, false)); err != nil {
+			return err
+		}
+		if et, err = s.Keep(et.Totype(gotch.Float, false)); err != nil {
+			return err
+		}
+		p, err := s.Keep(qt.Mm(et, false))
+		if err != nil {
+			return err
+		}
+		return p.CopyData(got, nq*n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < nq; i++ {
+		for j := 0; j < n; j++ {
+			var want int64
+			for l := 0; l < dim; l++ {
+				want += int64(q[i*dim+l]) * int64(e[l*n+j])
+			}
+			if float64(got[i*n+j]) != float64(want) {
+				t.Errorf("query %d row %d: float32 product %.1f, exact %d", i, j, got[i*n+j], want)
+			}
+		}
+	}
+	if max := q8MaxDim * 127 * 127; max >= 1<<24 {
+		t.Errorf("q8MaxDim·127² = %d: float32 sums are not exact past 2²⁴", max)
+	}
+}
+
+// tf32 rounds f to TF32's 10 stored significand bits (to nearest, ties
+// to even), as a GPU's TF32 products do with their inputs.
+func tf32(f float32) float32 {
+	b := math.Float32bits(f)
+	b += 0xfff + (b>>13)&1
+	return math.Float32frombits(b &^ 0x1fff)
+}
+
+// TestInt8TorchProbe: the probe that decides whether the int8-torch path
+// may use a device's int8 product accepts the exact product and refuses
+// one that is wrong by one anywhere, and one that fails.
+func TestInt8TorchProbe(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	n, dim := 40, 20
+	d, err := newQ8T(randMatrix(r, n, dim, 1), n, dim, gotch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	probe := make([]int8, 32*d.dr)
+	for i := range probe[:32*dim] {
+		probe[i] = int8(r.IntN(255) - 127)
+	}
+	exact := func(off float64) func(q8 *ts.Tensor) (*ts.Tensor, error) {
+		return func(q8 *ts.Tensor) (*ts.Tensor, error) {
+			qf, err := q8.Totype(gotch.Float, false)
+			if err != nil {
+				return nil, err
+			}
+			defer qf.Drop()
+			p, err := qf.Mm(d.et, false)
+			if err != nil {
+				return nil, err
+			}
+			defer p.Drop()
+			if off != 0 {
+				if p, err = p.AddScalar(ts.FloatScalar(off), false); err != nil {
+					return nil, err
+				}
+				defer p.Drop()
+			}
+			return p.Totype(gotch.Int, false)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		mm   func(q8 *ts.Tensor) (*ts.Tensor, error)
+		ok   bool
+	}{
+		{"exact", exact(0), true},
+		{"off by one", exact(1), false},
+		{"this libtorch's _int_mm", func(q8 *ts.Tensor) (*ts.Tensor, error) { return q8.XpIntMm(d.et) }, false},
+	} {
+		var why string
+		if err := torchrt.Do(func() error { why = d.probe(probe, gotch.CPU, c.mm); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if (why == "") != c.ok {
+			t.Errorf("%s: probe says %q", c.name, why)
+		}
+		t.Logf("%s: %q", c.name, why)
+	}
+	if !strings.Contains(d.product, "exact") {
+		t.Errorf("products described as %q", d.product)
+	}
+}
