@@ -13,6 +13,10 @@ import (
 // where the draws cache held words); an exact one's cost follows Rows.
 type Work struct {
 	Rows, Draws int
+	// Varies, where not empty, says why the cell's cost depends on more
+	// than its size (its words' own distributions): a rate measured on
+	// other words or at another ε prices it only roughly.
+	Varies string
 }
 
 // Units is the work in the unit a rate of the same analysis and
@@ -29,34 +33,34 @@ func (w Work) Units(sampled bool) int64 {
 // uses (TestPlanMatchesLookups holds them to the lookups recorded).
 var plans = map[string]func(v spec.Values, env Env) (Work, error){
 	"neighbours": func(v spec.Values, env Env) (Work, error) {
-		return Work{len(neighbourRows(v, env)), 1}, nil
+		return Work{Rows: len(neighbourRows(v, env)), Draws: 1}, nil
 	},
 	"plausible-deniability": func(v spec.Values, env Env) (Work, error) {
 		rows, err := sampleWords(v, env)
-		return Work{len(rows), v.Int("draws")}, err
+		return Work{Rows: len(rows), Draws: v.Int("draws")}, err
 	},
 	"bayes-adversary": func(v spec.Values, env Env) (Work, error) {
-		return Work{len(topRows(env, v.Int("top"))), v.Int("samples")}, nil
+		return Work{Rows: len(topRows(env, v.Int("top"))), Draws: v.Int("samples")}, nil
 	},
 	"query-attack": func(v spec.Values, env Env) (Work, error) {
 		rows, err := rowsOf(v.Strings("list"), env)
-		return Work{len(rows), v.Int("samples")}, err
+		return Work{Rows: len(rows), Draws: v.Int("samples"), Varies: "the vote's cost grows with the queries N each word needs, which its own probability at the cell's ε sets"}, err
 	},
 	"examples": func(v spec.Values, env Env) (Work, error) {
 		rows, err := rowsOf(v.Strings("list"), env)
-		return Work{len(rows), v.Int("draws")}, err
+		return Work{Rows: len(rows), Draws: v.Int("draws")}, err
 	},
 	"mapping": func(v spec.Values, env Env) (Work, error) {
-		return Work{len(datasetRows(env)), 1}, nil
+		return Work{Rows: len(datasetRows(env)), Draws: 1}, nil
 	},
 	// dp-audit: CusText's cells also take each sampled word's set-mates
 	// (known once the mapping is built): more rows than planned.
 	"dp-audit": func(v spec.Values, env Env) (Work, error) {
 		rows, err := sampleWords(v, env)
-		return Work{len(rows), v.Int("draws")}, err
+		return Work{Rows: len(rows), Draws: v.Int("draws")}, err
 	},
 	"reconstruction": func(v spec.Values, env Env) (Work, error) {
-		return Work{v.Int("sentences") + v.Int("test"), 1}, nil
+		return Work{Rows: v.Int("sentences") + v.Int("test"), Draws: 1}, nil
 	},
 }
 

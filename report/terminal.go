@@ -71,6 +71,10 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 			fmt.Fprintf(out, "estimated time: at least %s, from %s; no rate recorded yet for: %s\n",
 				time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis, strings.Join(e.Unknown, "; "))
 		}
+		if e.RoughCells > 0 && e.Seconds > 0 {
+			fmt.Fprintf(out, "rough: %s of it for %d cells priced from other cells' rates (%s); that part can be several times off\n",
+				time.Duration(e.Rough*float64(time.Second)).Round(time.Second), e.RoughCells, e.RoughWhy)
+		}
 	}
 	fmt.Fprintln(out, "dry run: nothing was run or written")
 }

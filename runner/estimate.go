@@ -59,6 +59,13 @@ type Estimate struct {
 	// it), which Seconds leaves out.
 	Seconds float64
 	Unknown []string
+	// Rough is the part of Seconds priced for cells whose cost depends
+	// on more than their size (analysis.Work.Varies), RoughCells their
+	// number and RoughWhy why: a rate measured on other cells prices
+	// them only roughly (docs/performance.md: several times off).
+	Rough      float64
+	RoughCells int
+	RoughWhy   string
 	// Basis says where the rates come from.
 	Basis string
 }
@@ -437,7 +444,13 @@ func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[st
 	}
 	keys := analysisRateKeys(cell, s.searchShape())
 	if r, ok := firstRate(rates, keys); ok {
-		e.Seconds += float64(w.Units(r.Sampled)) / r.PerSec
+		secs := float64(w.Units(r.Sampled)) / r.PerSec
+		e.Seconds += secs
+		if w.Varies != "" {
+			e.Rough += secs
+			e.RoughCells++
+			e.RoughWhy = fmt.Sprintf("%s cells: %s", cell.Analysis, w.Varies)
+		}
 		return
 	}
 	if priv, _ := s.rateKeys(cell, 0); sampled {
