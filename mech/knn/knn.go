@@ -395,6 +395,17 @@ func (ix *Index) topk(q []float32, b, kc int, except []bool) (candidates, error)
 		if err != nil {
 			return err
 		}
+		if ix.device == gotch.CPU { // select in place (sel.go)
+			if scores, err = s.Keep(scores.Contiguous(false)); err != nil {
+				return err
+			}
+			p, err := scores.DataPtr()
+			if err != nil {
+				return err
+			}
+			smallest(p, b, ix.n, kc, c.score, c.idx)
+			return nil
+		}
 		vals, idx, err := scores.Topk(int64(kc), 1, false, true, false)
 		if err != nil {
 			return err
