@@ -305,9 +305,10 @@ func BenchmarkVersusLaplace(b *testing.B) {
 }
 
 // BenchmarkScoring sets the scoring paths of exact search this machine
-// runs (libtorch float32 products; knn's int8 kernel with its certified
-// bound where the CPU has AVX-512 VNNI; the int8 path through libtorch,
-// the GPU's, here on the CPU) against the plain float32 product of the
+// runs (libtorch float32 products; the int8 path through libtorch, the
+// GPU's, here on the CPU; knn's float32 kernel where the CPU has AVX2
+// and FMA, and its int8 kernel where it has AVX-512 VNNI, each with its
+// certified bound) against the plain float32 product of the
 // same shape, the roofline of the float32 path: per repeat, the product
 // (batch × dim by dim × V, as many rows as tokens), then privatization on
 // each path, interleaved in one run, 3 repeats; it reports each path's
@@ -316,10 +317,14 @@ func BenchmarkVersusLaplace(b *testing.B) {
 //
 //	XP_DATA=../shared/data go test ./mech -run '^$' -bench Scoring -benchtime 1x -timeout 60m
 func BenchmarkScoring(b *testing.B) {
-	paths := []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8, knn.ScoringInt8Torch}
-	if ok, why := knn.Int8Available(); !ok {
-		b.Logf("SKIP int8 kernel: %s", why)
-		paths = []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8Torch}
+	paths := []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8Torch}
+	for _, sc := range []knn.Scoring{knn.ScoringFloat32Kernel, knn.ScoringInt8} {
+		if ix, err := knn.New(make([]float32, 8), 1, 8, gotch.CPU, knn.Options{Scoring: sc}); err != nil {
+			b.Logf("SKIP %s: %v", sc, err)
+		} else {
+			ix.Close()
+			paths = append(paths, sc)
+		}
 	}
 	const repeats = 3
 	for _, r := range []struct {

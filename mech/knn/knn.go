@@ -10,7 +10,7 @@
 // float64 over all candidates gives (Naive), ties broken by the lower
 // index, whichever path scored.
 //
-// Three paths score (Scoring; ScoringAuto picks by device, AutoScoring):
+// Four paths score (Scoring; ScoringAuto picks by device, AutoScoring):
 //
 //   - int8 (CPU, x86-64 with AVX-512 VNNI; q8.go, q8.c): rows and queries
 //     quantized to int8 with per-row and per-query scales, scored by a
@@ -19,6 +19,10 @@
 //     certificate can fail; a query whose kept set outgrows its buffer
 //     (over a thousand rows within the bound, e.g. duplicated vectors) is
 //     scanned exactly.
+//   - float32-kernel (CPU, x86-64 with AVX2 and FMA, where int8 is not
+//     faster; f32.go, f32.c): the same scan in float32, each score's
+//     rounding bounded, so that it too keeps what the bound cannot rule
+//     out and no certificate can fail.
 //   - float32 (any device): blocked matrix products through libtorch,
 //     scores ‖e‖² − 2e·q for a block of queries against every candidate,
 //     then a top-k per query as the candidate set, and a certificate (a
@@ -61,6 +65,7 @@ type Index struct {
 	enorm   *ts.Tensor // 1 × n float32 ‖e‖²
 	q8      *q8        // the int8 kernel's matrix (nil: another path scores)
 	q8t     *q8t       // the int8 path through libtorch's matrix
+	f32     *f32       // the float32 kernel's matrix
 
 	mu     sync.Mutex
 	stats  Stats
@@ -86,6 +91,9 @@ const (
 	// ScoringInt8 scores with the int8 kernel (CPU with AVX-512 VNNI, at
 	// most 1,024 dimensions).
 	ScoringInt8 Scoring = "int8"
+	// ScoringFloat32Kernel scores with xp's float32 kernel (CPU, x86-64
+	// with AVX2 and FMA; f32.go): the CPU's path without AVX-512 VNNI.
+	ScoringFloat32Kernel Scoring = "float32-kernel"
 	// ScoringInt8Torch scores the same int8 values with exact products
 	// through libtorch (any device, at most 1,024 dimensions; q8torch.go):
 	// the GPU's path.
@@ -102,15 +110,17 @@ func Int8Available() (bool, string) {
 }
 
 // AutoScoring is the path ScoringAuto takes for an index of dim
-// dimensions on device: the int8 kernel on a CPU that runs it, the int8
-// path through libtorch on a GPU, float32 products otherwise.
+// dimensions on device: on a CPU the int8 kernel where it runs, else the
+// float32 kernel where it runs; the int8 path through libtorch on a GPU;
+// float32 products otherwise.
 func AutoScoring(device gotch.Device, dim int) Scoring {
-	switch ok, _ := Int8Available(); {
-	case dim > q8MaxDim:
-		return ScoringFloat32
-	case device == gotch.CPU && ok:
+	ok, _ := Int8Available()
+	switch {
+	case device == gotch.CPU && ok && dim <= q8MaxDim:
 		return ScoringInt8
-	case device != gotch.CPU:
+	case device == gotch.CPU && f32Supported():
+		return ScoringFloat32Kernel
+	case device != gotch.CPU && dim <= q8MaxDim:
 		return ScoringInt8Torch
 	}
 	return ScoringFloat32
@@ -131,8 +141,11 @@ type Options struct {
 func Describe(cuda bool) string {
 	ok, why := Int8Available()
 	cpu := "int8 kernel (" + why + ") on CPU"
-	if !ok {
-		cpu = "float32 products on CPU (the int8 kernel is unavailable: " + why + ")"
+	switch {
+	case !ok && f32Supported():
+		cpu = "float32 kernel (AVX2, FMA) on CPU (the int8 kernel is unavailable: " + why + ")"
+	case !ok:
+		cpu = "float32 products on CPU (neither kernel runs: " + why + "; no AVX2 and FMA)"
 	}
 	if !cuda {
 		return cpu
@@ -168,6 +181,10 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 		return nil, fmt.Errorf("knn: int8 scoring unavailable: %s", why)
 	case opt.Scoring == ScoringInt8 || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8:
 		ix.q8 = newQ8(data, n, dim)
+	case opt.Scoring == ScoringFloat32Kernel && (device != gotch.CPU || !f32Supported()):
+		return nil, fmt.Errorf("knn: float32 kernel unavailable: it runs on the CPU with AVX2 and FMA (the index is on %v)", torchrt.DeviceString(device))
+	case opt.Scoring == ScoringFloat32Kernel || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringFloat32Kernel:
+		ix.f32 = newF32(data, n, dim)
 	case opt.Scoring == ScoringInt8Torch && dim > q8MaxDim:
 		return nil, fmt.Errorf("knn: int8 scoring unavailable: %d dimensions (at most %d)", dim, q8MaxDim)
 	case opt.Scoring == ScoringInt8Torch || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8Torch:
@@ -176,9 +193,9 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 			return nil, err
 		}
 	case opt.Scoring != ScoringAuto && opt.Scoring != ScoringFloat32:
-		return nil, fmt.Errorf("knn: unknown scoring %q (want %q, %q or %q)", opt.Scoring, ScoringFloat32, ScoringInt8, ScoringInt8Torch)
+		return nil, fmt.Errorf("knn: unknown scoring %q (want %q, %q, %q or %q)", opt.Scoring, ScoringFloat32, ScoringFloat32Kernel, ScoringInt8, ScoringInt8Torch)
 	}
-	if ix.q8 != nil || ix.q8t != nil {
+	if ix.q8 != nil || ix.q8t != nil || ix.f32 != nil {
 		return ix, nil // the float32 path's tensors are not needed
 	}
 	ix.norm2 = make([]float64, n)
@@ -254,6 +271,8 @@ func (ix *Index) Scoring() Scoring {
 		return ScoringInt8
 	case ix.q8t != nil:
 		return ScoringInt8Torch
+	case ix.f32 != nil:
+		return ScoringFloat32Kernel
 	}
 	return ScoringFloat32
 }
@@ -267,6 +286,8 @@ func (ix *Index) Products() string {
 		return "int8 kernel (AVX-512 VNNI)"
 	case ix.q8t != nil:
 		return ix.q8t.product
+	case ix.f32 != nil:
+		return "float32 kernel (AVX2, FMA)"
 	}
 	return "float32 products"
 }
@@ -318,7 +339,11 @@ func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, d
 	b := len(q) / ix.dim
 	ids, dist = make([]int32, b*k), make([]float64, b*k)
 	if ix.q8 != nil {
-		ix.searchQ8(q, k, except, ids, dist)
+		ix.searchScan(ix.q8, q, k, except, ids, dist)
+		return ids, dist, nil
+	}
+	if ix.f32 != nil {
+		ix.searchScan(ix.f32, q, k, except, ids, dist)
 		return ids, dist, nil
 	}
 	if ix.q8t != nil {

@@ -21,14 +21,22 @@ func randMatrix(r *rand.Rand, n, dim int, scale float64) []float32 {
 }
 
 // scorings are the scoring paths this machine runs (int8-torch on the
-// CPU: every step of the GPU's path but the device): each must answer
-// exactly as Naive does.
+// CPU: every step of the GPU's path but the device; the kernels where
+// the CPU has their instructions): each must answer exactly as Naive
+// does.
 func scorings(t testing.TB) []Scoring {
-	if ok, why := Int8Available(); !ok {
-		t.Logf("SKIP int8 scoring: %s", why)
-		return []Scoring{ScoringFloat32, ScoringInt8Torch}
+	s := []Scoring{ScoringFloat32, ScoringInt8Torch}
+	if f32Supported() {
+		s = append(s, ScoringFloat32Kernel)
+	} else {
+		t.Logf("SKIP float32 kernel: the CPU lacks AVX2 and FMA")
 	}
-	return []Scoring{ScoringFloat32, ScoringInt8, ScoringInt8Torch}
+	if ok, why := Int8Available(); ok {
+		s = append(s, ScoringInt8)
+	} else {
+		t.Logf("SKIP int8 scoring: %s", why)
+	}
+	return s
 }
 
 func TestSearchEqualsNaive(t *testing.T) {
@@ -107,7 +115,7 @@ func testSearchEqualsNaive(t *testing.T, sc Scoring) {
 				t.Error("exact ties never triggered the exact rescan: certificate too weak to notice")
 			}
 			if c.name == "big-cluster" && sc != ScoringFloat32 && ix.Stats().Fallbacks == 0 {
-				t.Error("1,500 equal rows fit in the int8 paths' 1,024")
+				t.Error("1,500 equal rows fit in the kept rows' 1,024")
 			}
 		})
 	}
@@ -247,6 +255,49 @@ func TestSquaredDistances4(t *testing.T) {
 		for i, got := range []float64{a, b, c, d} {
 			if want := SquaredDistance(v[0], v[i+1]); got != want {
 				t.Errorf("dim %d row %d: %v, SquaredDistance %v", dim, i, got, want)
+			}
+		}
+	}
+}
+
+// TestCancellation: rows and query far from the origin and close to one
+// another, so that every path's approximate score ‖e‖² − 2e·q (about
+// −‖q‖²) carries a rounding error far larger than the gaps between the
+// true distances: only the bounds keep the true nearest (a kernel whose
+// δ were 0 keeps whichever row rounded lowest).
+func TestCancellation(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const n, dim, nq = 200, 16, 20
+	base := make([]float32, dim)
+	for j := range base {
+		base[j] = float32(1000 + 100*r.NormFloat64())
+	}
+	data := make([]float32, n*dim)
+	for i := range n {
+		for j := range dim {
+			data[i*dim+j] = base[j] + float32(0.01*r.NormFloat64())
+		}
+	}
+	q := make([]float32, nq*dim)
+	for i := range nq {
+		for j := range dim {
+			q[i*dim+j] = base[j] + float32(0.01*r.NormFloat64())
+		}
+	}
+	for _, k := range []int{1, 3} {
+		wantIDs, wantDist := Naive(data, n, dim, q, k)
+		for _, sc := range scorings(t) {
+			ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: sc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, dist, err := ix.Search(q, k)
+			ix.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+				t.Errorf("%s, k = %d: differs from Naive", sc, k)
 			}
 		}
 	}

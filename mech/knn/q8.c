@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keep.h"
 #include "q8.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -18,43 +19,6 @@ int xp_q8_supported(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 	       __builtin_cpu_supports("avx512vnni");
-}
-
-/* keep records row i with bounds [lo, up] for query state (idx, los, n, top). */
-static void keep(int32_t *idx, float *los, int32_t *n, float *top, int k, int cap, int32_t row, float l,
-                 float u) {
-	if (*n < 0) {
-		return;
-	}
-	if (u < top[k - 1]) {
-		int j = k - 1;
-		while (j > 0 && top[j - 1] > u) {
-			top[j] = top[j - 1];
-			j--;
-		}
-		top[j] = u;
-	}
-	if (*n == cap) { /* compact: drop what the threshold now excludes */
-		float thr = top[k - 1];
-		int w = 0;
-		for (int j = 0; j < cap; j++) {
-			if (los[j] <= thr) {
-				idx[w] = idx[j];
-				los[w] = los[j];
-				w++;
-			}
-		}
-		*n = w;
-		if (w > cap - 16) {
-			*n = -1;
-			return;
-		}
-	}
-	if (l <= top[k - 1]) {
-		idx[*n] = row;
-		los[*n] = l;
-		(*n)++;
-	}
 }
 
 /* the row values of the bound, for one block of 16 rows */
@@ -200,21 +164,7 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
 		}
 	}
 	free(dmax);
-	for (int i = 0; i < q->nq; i++) { /* the final threshold */
-		if (count[i] < 0) {
-			continue;
-		}
-		float thr = top[(size_t)i * k + k - 1];
-		int32_t *idx = out + (size_t)i * cap;
-		float *los = lo + (size_t)i * cap;
-		int w = 0;
-		for (int j = 0; j < count[i]; j++) {
-			if (los[j] <= thr) {
-				idx[w++] = idx[j];
-			}
-		}
-		count[i] = w;
-	}
+	keep_final(q->nq, k, cap, out, count, top, lo); /* the final threshold */
 }
 
 #else

@@ -259,18 +259,31 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 	return out
 }
 
-// searchQ8 answers SearchExcept on the int8 path.
-func (ix *Index) searchQ8(q []float32, k int, except []bool, ids []int32, dist []float64) {
+func (m *q8) rowNorms() []float32 { return m.norm }
+
+// scanner is a kernel that keeps, while it scans every row, the rows its
+// bound cannot rule out (q8, f32).
+type scanner interface {
+	// selectRows returns, for each query, the rows kept (nil: scan it
+	// exactly); norm, when not nil, replaces rowNorms (+∞ for excepted
+	// rows).
+	selectRows(q []float32, dim, k int, norm []float32) [][]int32
+	// rowNorms is ‖e‖² of each row as the kernel holds them.
+	rowNorms() []float32
+}
+
+// searchScan answers SearchExcept on a scanning kernel's path.
+func (ix *Index) searchScan(sc scanner, q []float32, k int, except []bool, ids []int32, dist []float64) {
 	var norm []float32
 	if except != nil {
-		norm = append([]float32(nil), ix.q8.norm...)
+		norm = append([]float32(nil), sc.rowNorms()...)
 		for i, e := range except {
 			if e {
 				norm[i] = float32(math.Inf(1))
 			}
 		}
 	}
-	rows := ix.q8.selectRows(q, ix.dim, k, norm)
+	rows := sc.selectRows(q, ix.dim, k, norm)
 	b := len(rows)
 	var fallbacks, kept atomic.Int64
 	parallel(b, func(i int) {

@@ -1,0 +1,126 @@
+package knn
+
+// #cgo CFLAGS: -O3
+// #cgo LDFLAGS: -lm
+// #include "f32.h"
+//
+// // f32_flat passes every array as its own argument: cgo lets C see Go
+// // memory only through pointers that are arguments themselves.
+// static void f32_flat(const float *f, const float *norm, const float *en, int nb, int dim, float max0, float max1,
+//                      const float *q, const float *qc, float c1, int nq, int k, int cap, int32_t *out,
+//                      int32_t *count, float *top, float *lo) {
+// 	xp_f32_matrix m = {f, norm, en, nb, dim, {max0, max1}};
+// 	xp_f32_queries x = {q, qc, c1, nq};
+// 	xp_f32_select(&m, &x, k, cap, out, count, top, lo);
+// }
+import "C"
+
+import (
+	"math"
+	"sync"
+)
+
+// The float32 kernel (CPU, x86-64 with AVX2 and FMA; ScoringFloat32Kernel):
+// xp's own scan in float32 for CPUs without AVX-512 VNNI, where int8
+// gains nothing (docs/performance.md: an AVX2 int8 step peaks at 0.96× a
+// float32 FMA on Zen 2). Each score a = ‖e‖² − 2e·q is computed with e·q
+// one FMA chain over the dimensions in order and a = fl(‖e‖²) − 2e·q in
+// one more rounding, so, with u = 2⁻²⁴ and γ = d·u/(1 − d·u),
+//
+//	|a − (‖e‖² − 2e·q)| ≤ 2γ‖e‖‖q‖ + u‖e‖² + u(‖e‖² + 2‖e‖‖q‖)(1 + γ),
+//
+// and the kernel takes δ = 2·1.01·(2.02u‖e‖² + (2γ + 2.02u)‖e‖‖q‖) (a
+// row's ‖e‖ rounded up, the query's weight rounded up): twice the bound,
+// the rest of it covering δ's own rounding. As the int8 kernel does
+// (q8.go), it keeps every row whose lower bound a − δ is at most the k-th
+// smallest upper bound a + δ while it scans, testing first at the
+// matrix's largest norm, and the kept rows are ranked exactly in
+// float64: the answer is Naive's, with no certificate to fail (a query
+// whose kept set outgrows its buffer is scanned exactly). No score
+// matrix is written: the float32 path's products, top-k and copies are
+// one pass.
+
+type f32 struct {
+	nb, dim  int
+	f        []float32 // blocks of 8 rows, dimension-major
+	norm, en []float32 // fl(‖e‖²) (+∞ past the last row), ‖e‖ rounded up
+	max      [2]float32
+	scratch  sync.Pool
+}
+
+// f32Supported says whether this CPU runs the float32 kernel.
+func f32Supported() bool { return C.xp_f32_supported() == 1 }
+
+// newF32 lays the n × dim matrix data out in blocks.
+func newF32(data []float32, n, dim int) *f32 {
+	nb := (n + 15) / 16 * 2 // the kernel takes blocks of 8 rows in twos
+	m := &f32{nb: nb, dim: dim, f: make([]float32, nb*8*dim), norm: make([]float32, nb*8), en: make([]float32, nb*8)}
+	for i := n; i < nb*8; i++ {
+		m.norm[i] = float32(math.Inf(1))
+	}
+	parallel((n+255)/256, func(c int) {
+		for i := c * 256; i < min(n, (c+1)*256); i++ {
+			row := data[i*dim : (i+1)*dim]
+			var n2 float64
+			b, r := i/8, i%8
+			for j, v := range row {
+				m.f[(b*dim+j)*8+r] = v
+				n2 += float64(v) * float64(v)
+			}
+			m.norm[i] = float32(n2)
+			m.en[i] = up32(math.Sqrt(n2))
+		}
+	})
+	for i := 0; i < n; i++ {
+		m.max[0] = max(m.max[0], m.norm[i])
+		m.max[1] = max(m.max[1], m.en[i])
+	}
+	return m
+}
+
+func (m *f32) rowNorms() []float32 { return m.norm }
+
+// selectRows is q8.selectRows for the float32 kernel.
+func (m *f32) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
+	b := len(q) / dim
+	nq := (b + 5) / 6 * 6
+	qq := make([]float32, nq*dim)
+	copy(qq, q)
+	const u = 1.0 / (1 << 24)
+	gamma := float64(dim) * u / (1 - float64(dim)*u)
+	c1 := up32(2 * 1.01 * 2.02 * u)
+	qc := make([]float32, nq)
+	for i := 0; i < b; i++ {
+		var n2 float64
+		for _, v := range q[i*dim : (i+1)*dim] {
+			n2 += float64(v) * float64(v)
+		}
+		qc[i] = up32(2 * 1.01 * (2*gamma + 2.02*u) * math.Sqrt(n2) * (1 + 1e-6))
+	}
+	if norm == nil {
+		norm = m.norm
+	}
+	out := make([][]int32, b)
+	chunk := max(6, (nq/6+workers()-1)/workers()*6)
+	parallel((nq+chunk-1)/chunk, func(c int) {
+		lo, hi := c*chunk, min(nq, (c+1)*chunk)
+		cn := hi - lo
+		cp := q8CapFor(k)
+		sc, _ := m.scratch.Get().(*q8Scratch)
+		if sc == nil {
+			sc = &q8Scratch{}
+		}
+		defer m.scratch.Put(sc)
+		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
+		idx, count, top, los := sc.idx, sc.count, sc.top, sc.los
+		C.f32_flat((*C.float)(&m.f[0]), (*C.float)(&norm[0]), (*C.float)(&m.en[0]), C.int(m.nb), C.int(m.dim),
+			C.float(m.max[0]), C.float(m.max[1]), (*C.float)(&qq[lo*dim]), (*C.float)(&qc[lo]), C.float(c1), C.int(cn),
+			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
+		for r := 0; r < cn && lo+r < b; r++ {
+			if count[r] >= 0 {
+				out[lo+r] = append([]int32(nil), idx[r*cp:r*cp+int(count[r])]...)
+			}
+		}
+	})
+	return out
+}

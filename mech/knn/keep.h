@@ -1,0 +1,64 @@
+/* The kept-row bookkeeping that package knn's scanning kernels (q8.c,
+ * f32.c) share. Written for xp. */
+#ifndef XP_KNN_KEEP_H
+#define XP_KNN_KEEP_H
+#include <stdint.h>
+
+/* keep records row i with bounds [lo, up] for query state (idx, los, n, top). */
+static inline void keep(int32_t *idx, float *los, int32_t *n, float *top, int k, int cap, int32_t row, float l,
+                 float u) {
+	if (*n < 0) {
+		return;
+	}
+	if (u < top[k - 1]) {
+		int j = k - 1;
+		while (j > 0 && top[j - 1] > u) {
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = u;
+	}
+	if (*n == cap) { /* compact: drop what the threshold now excludes */
+		float thr = top[k - 1];
+		int w = 0;
+		for (int j = 0; j < cap; j++) {
+			if (los[j] <= thr) {
+				idx[w] = idx[j];
+				los[w] = los[j];
+				w++;
+			}
+		}
+		*n = w;
+		if (w > cap - 16) {
+			*n = -1;
+			return;
+		}
+	}
+	if (l <= top[k - 1]) {
+		idx[*n] = row;
+		los[*n] = l;
+		(*n)++;
+	}
+}
+
+/* final keeps, of each query's kept rows, those whose lower bound is at
+ * most the query's final threshold (its k-th smallest upper bound). */
+static inline void keep_final(int nq, int k, int cap, int32_t *out, int32_t *count, const float *top,
+                              const float *lo) {
+	for (int i = 0; i < nq; i++) {
+		if (count[i] < 0) {
+			continue;
+		}
+		float thr = top[(size_t)i * k + k - 1];
+		int32_t *idx = out + (size_t)i * cap;
+		const float *los = lo + (size_t)i * cap;
+		int w = 0;
+		for (int j = 0; j < count[i]; j++) {
+			if (los[j] <= thr) {
+				idx[w++] = idx[j];
+			}
+		}
+		count[i] = w;
+	}
+}
+#endif
