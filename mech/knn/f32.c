@@ -88,12 +88,7 @@ XP_F32_TARGET static void tile(const xp_f32_matrix *m, const xp_f32_queries *q, 
 
 XP_F32_TARGET void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int cap, int32_t *out,
                                  int32_t *count, float *top, float *lo) {
-	for (int i = 0; i < q->nq; i++) {
-		count[i] = 0;
-		for (int j = 0; j < k; j++) {
-			top[(size_t)i * k + j] = FLT_MAX; /* +∞ rows (norm) never pass */
-		}
-	}
+	keep_init(q->nq, k, count, top);
 	float *dmax = malloc(sizeof(float) * (size_t)q->nq);
 	if (dmax == NULL) {
 		for (int i = 0; i < q->nq; i++) {

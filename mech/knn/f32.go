@@ -100,27 +100,9 @@ func (m *f32) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 	if norm == nil {
 		norm = m.norm
 	}
-	out := make([][]int32, b)
-	chunk := max(6, (nq/6+workers()-1)/workers()*6)
-	parallel((nq+chunk-1)/chunk, func(c int) {
-		lo, hi := c*chunk, min(nq, (c+1)*chunk)
-		cn := hi - lo
-		cp := q8CapFor(k)
-		sc, _ := m.scratch.Get().(*q8Scratch)
-		if sc == nil {
-			sc = &q8Scratch{}
-		}
-		defer m.scratch.Put(sc)
-		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
-		idx, count, top, los := sc.idx, sc.count, sc.top, sc.los
+	return kernelRows(&m.scratch, b, nq, 6, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.f32_flat((*C.float)(&m.f[0]), (*C.float)(&norm[0]), (*C.float)(&m.en[0]), C.int(m.nb), C.int(m.dim),
 			C.float(m.max[0]), C.float(m.max[1]), (*C.float)(&qq[lo*dim]), (*C.float)(&qc[lo]), C.float(c1), C.int(cn),
 			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
-		for r := 0; r < cn && lo+r < b; r++ {
-			if count[r] >= 0 {
-				out[lo+r] = append([]int32(nil), idx[r*cp:r*cp+int(count[r])]...)
-			}
-		}
 	})
-	return out
 }

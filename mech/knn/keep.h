@@ -2,6 +2,8 @@
  * f32.c) share. Written for xp. */
 #ifndef XP_KNN_KEEP_H
 #define XP_KNN_KEEP_H
+#include <float.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* keep records row i with bounds [lo, up] for query state (idx, los, n, top). */
@@ -38,6 +40,17 @@ static inline void keep(int32_t *idx, float *los, int32_t *n, float *top, int k,
 		idx[*n] = row;
 		los[*n] = l;
 		(*n)++;
+	}
+}
+
+/* keep_init sets every query's count to 0 and its thresholds to FLT_MAX
+ * (rows of +∞ norm never pass). */
+static inline void keep_init(int nq, int k, int32_t *count, float *top) {
+	for (int i = 0; i < nq; i++) {
+		count[i] = 0;
+		for (int j = 0; j < k; j++) {
+			top[(size_t)i * k + j] = FLT_MAX;
+		}
 	}
 }
 

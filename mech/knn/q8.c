@@ -129,12 +129,7 @@ XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, con
 
 XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out,
                                int32_t *count, float *top, float *lo) {
-	for (int i = 0; i < q->nq; i++) {
-		count[i] = 0;
-		for (int j = 0; j < k; j++) {
-			top[(size_t)i * k + j] = FLT_MAX; /* +∞ rows (norm) never pass */
-		}
-	}
+	keep_init(q->nq, k, count, top);
 	/* every row's bound is at most the bound at the matrix's largest row
 	 * values (each operation rounds monotonically); rows without a
 	 * finite norm never pass either way */

@@ -231,28 +231,37 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 	if norm == nil {
 		norm = m.norm
 	}
-	out := make([][]int32, b)
-	// Each worker answers a run of queries (a multiple of 8) over every row.
-	chunk := max(8, (nq/8+workers()-1)/workers()*8)
-	parallel((nq+chunk-1)/chunk, func(c int) {
-		lo, hi := c*chunk, min(nq, (c+1)*chunk)
-		cn := hi - lo
-		cp := q8CapFor(k)
-		sc, _ := m.scratch.Get().(*q8Scratch)
-		if sc == nil {
-			sc = &q8Scratch{}
-		}
-		defer m.scratch.Put(sc)
-		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
-		idx, count, top, los := sc.idx, sc.count, sc.top, sc.los
+	return kernelRows(&m.scratch, b, nq, 8, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
 			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups), (*C.float)(&m.max[0]),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
 			(*C.float)(&ql1[lo]), (*C.float)(&ql2[lo]), (*C.float)(&qs[lo]), (*C.float)(&qres[lo]), (*C.float)(&qf[lo]), C.int(cn),
 			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
+	})
+}
+
+// kernelRows runs a scanning kernel over nq queries (the first b real),
+// each worker a run of queries (a multiple of step) over every row with
+// answer buffers from pool (q8Scratch; cp rows kept at most per query),
+// and returns the rows each query kept (nil where its buffer overflowed:
+// scan it).
+func kernelRows(pool *sync.Pool, b, nq, step, k int, call func(lo, cn, cp int, idx, count []int32, top, los []float32)) [][]int32 {
+	out := make([][]int32, b)
+	chunk := max(step, (nq/step+workers()-1)/workers()*step)
+	parallel((nq+chunk-1)/chunk, func(c int) {
+		lo, hi := c*chunk, min(nq, (c+1)*chunk)
+		cn := hi - lo
+		cp := q8CapFor(k)
+		sc, _ := pool.Get().(*q8Scratch)
+		if sc == nil {
+			sc = &q8Scratch{}
+		}
+		defer pool.Put(sc)
+		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
+		call(lo, cn, cp, sc.idx, sc.count, sc.top, sc.los)
 		for r := 0; r < cn && lo+r < b; r++ {
-			if count[r] >= 0 {
-				out[lo+r] = append([]int32(nil), idx[r*cp:r*cp+int(count[r])]...)
+			if sc.count[r] >= 0 {
+				out[lo+r] = append([]int32(nil), sc.idx[r*cp:r*cp+int(sc.count[r])]...)
 			}
 		}
 	})
