@@ -33,10 +33,10 @@
 //   - int8-torch (any device; the GPU's path; q8torch.go): the int8
 //     values, their products computed exactly through libtorch (_int_mm
 //     on CUDA where it exists, else float32 products of the int8 values,
-//     exact whether or not TF32 is on), the query's kc smallest scores
-//     taken on the device, and the int8 bound at the matrix's largest row
-//     values as the certificate; where it fails, more rows are taken,
-//     then the exact scan answers.
+//     exact whether or not TF32 is on), per-row bounds on the device, the
+//     query's kc smallest lower bounds and its k-th smallest upper bound
+//     taken there as the certificate; where it fails, more rows are
+//     taken, then the exact scan answers.
 package knn
 
 import (

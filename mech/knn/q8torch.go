@@ -53,7 +53,6 @@ type q8t struct {
 	rowsH   *ts.Tensor // 4 × nr: s, ‖ê‖₁, ‖ê‖₂, 8u‖e‖² (0 past the last row)
 	rowsC   *ts.Tensor // 3 × nr: ‖e − ê‖₂, ‖ê‖₂, 8u‖e‖²
 	normH   []float32  // norm on the host (for exceptions)
-	max     [5]float32 // as q8's
 	intMM   bool       // products by _int_mm
 	product string     // how products are computed, for Describe
 }
@@ -61,7 +60,7 @@ type q8t struct {
 // newQ8T quantizes data as newQ8 does and puts it on device.
 func newQ8T(data []float32, n, dim int, device gotch.Device) (*q8t, error) {
 	m := newQ8(data, n, dim)
-	d := &q8t{nr: m.nb * 16, dr: (dim + 7) / 8 * 8, normH: m.norm, max: m.max}
+	d := &q8t{nr: m.nb * 16, dr: (dim + 7) / 8 * 8, normH: m.norm}
 	vals := make([]int8, d.dr*d.nr) // Eᵀ
 	g := m.groups
 	for i := 0; i < n; i++ {
@@ -364,15 +363,15 @@ func (ix *Index) searchQ8T(q []float32, k, avail int, except []bool, ids []int32
 			var unsettled []int
 			parallel(len(part), func(r int) {
 				i := part[r]
-				lo, t := lows[r*kc:(r+1)*kc], thr[r]
-				if kc < avail && !(lo[kc-1] > t) { // a row outside may be among the k
+				low, t := lows[r*kc:(r+1)*kc], thr[r]
+				if kc < avail && !(low[kc-1] > t) { // a row outside may be among the k
 					mu.Lock()
 					unsettled = append(unsettled, i)
 					mu.Unlock()
 					return
 				}
 				rows := make([]int32, 0, k)
-				for j, l := range lo {
+				for j, l := range low {
 					if !(l <= t) {
 						break
 					}
