@@ -437,13 +437,11 @@ func (ix *Index) topk(q []float32, b, kc int, except []bool) (candidates, error)
 		}
 		s.Keep(vals, nil)
 		s.Keep(idx, nil)
-		if ix.device != gotch.CPU {
-			if vals, err = s.Keep(vals.To(gotch.CPU, false)); err != nil {
-				return err
-			}
-			if idx, err = s.Keep(idx.To(gotch.CPU, false)); err != nil {
-				return err
-			}
+		if vals, err = s.Keep(vals.To(gotch.CPU, false)); err != nil { // a GPU's: the CPU returned above
+			return err
+		}
+		if idx, err = s.Keep(idx.To(gotch.CPU, false)); err != nil {
+			return err
 		}
 		if err := vals.CopyData(c.score, uint(b*kc)); err != nil {
 			return err

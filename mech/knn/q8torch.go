@@ -184,17 +184,17 @@ func (d *q8t) close() {
 	d.et, d.norm, d.scale, d.rowsH, d.rowsC = nil, nil, nil, nil, nil
 }
 
-// bounds returns, for each of the queries (rows of stride values in
-// x.q), its k-th smallest upper bound thr and its kc smallest lower
+// bounds returns, for each of the queries (rows of d.dr values in x.q),
+// its k-th smallest upper bound thr and its kc smallest lower
 // bounds (ascending) with their rows.
-func (d *q8t) bounds(x *q8Queries, stride, k, kc int, norm []float32, device gotch.Device) (lows []float32, idx []int64, thr []float32, err error) {
+func (d *q8t) bounds(x *q8Queries, k, kc int, norm []float32, device gotch.Device) (lows []float32, idx []int64, thr []float32, err error) {
 	nq := x.nq
 	if d.intMM && nq <= 16 { // _int_mm takes more than 16 rows
 		nq = 24
 	}
-	q := make([]int8, nq*d.dr)
-	for i := 0; i < x.nq; i++ {
-		copy(q[i*d.dr:], x.q[i*stride:i*stride+min(stride, d.dr)])
+	q := x.q // quantized with rows of d.dr values
+	if nq > x.nq {
+		q = append(q, make([]int8, (nq-x.nq)*d.dr)...)
 	}
 	// per query: −2t, and the weights of the rows' values in δ
 	m2t, qh, qc := make([]float32, nq), make([]float32, nq*4), make([]float32, nq*3)
@@ -354,8 +354,8 @@ func (ix *Index) searchQ8T(q []float32, k, avail int, except []bool, ids []int32
 			for _, i := range part {
 				sub = append(sub, q[i*ix.dim:(i+1)*ix.dim]...)
 			}
-			x := quantizeQueries(sub, ix.dim, ix.dim)
-			lows, idx, thr, err := d.bounds(x, ix.dim, k, kc, norm, ix.device)
+			x := quantizeQueries(sub, ix.dim, d.dr)
+			lows, idx, thr, err := d.bounds(x, k, kc, norm, ix.device)
 			if err != nil {
 				return nil, err
 			}
