@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"testing"
 )
@@ -96,5 +98,162 @@ func TestVoteRunnerUpReadsTable7(t *testing.T) {
 			t.Errorf("p0 = 0.5, p1 = %v: N = %d (reached %v), want %d–%d", c.p1, n, ok, c.lo, c.hi)
 		}
 		t.Logf("p0 = 0.5, p1 = %v: N = %d", c.p1, n)
+	}
+}
+
+// binomExact is Pr[Bin(n, p) = j] in 256-bit arithmetic, rounded once.
+func binomExact(n, j int, p float64) float64 {
+	const prec = 256
+	pow := func(x *big.Float, e int) *big.Float {
+		r := new(big.Float).SetPrec(prec).SetFloat64(1)
+		for b := new(big.Float).SetPrec(prec).Set(x); e > 0; e >>= 1 {
+			if e&1 == 1 {
+				r.Mul(r, b)
+			}
+			b.Mul(b, b)
+		}
+		return r
+	}
+	bp := new(big.Float).SetPrec(prec).SetFloat64(p)
+	bq := new(big.Float).SetPrec(prec).Sub(new(big.Float).SetPrec(prec).SetFloat64(1), bp)
+	c := new(big.Float).SetPrec(prec).SetInt(new(big.Int).Binomial(int64(n), int64(j)))
+	f, _ := c.Mul(c, pow(bp, j)).Mul(c, pow(bq, n-j)).Float64()
+	return f
+}
+
+// TestBinomRow: the ratio recurrence's terms are within 2·10⁻¹² of the
+// exact ones, relatively, beyond four times binom's error at the mode
+// where the row starts there (binom's own error reaches 10⁻¹¹ at n =
+// 4,096 and 10⁻¹⁰ at 20,000).
+func TestBinomRow(t *testing.T) {
+	v := newVote(0, nil, 1)
+	var worst, worstBinom float64
+	for _, n := range []int{1, 2, 7, 50, 333, 4096, 20000} {
+		for _, p := range []float64{0, 1e-9, 0.001, 0.0234, 0.3, 0.5, 0.97, 1} {
+			for _, hi := range []int{0, 1, n / 3, n / 2, n} {
+				row := make([]float64, hi+1)
+				v.binomRow(row, n, hi, p)
+				mode := min(int(float64(n+1)*p), hi)
+				start := 0.0 // binom's relative error where the row starts
+				if exact := binomExact(n, mode, p); exact > 1e-280 && float64(n)*math.Log1p(-p) <= -600 {
+					start = math.Abs(v.binom(n, mode, p)-exact) / exact
+				}
+				for j, got := range row {
+					if j > 3 && j != hi && j != mode && j%max(1, hi/12) != 0 {
+						continue // a dozen terms a row: the exact ones are slow
+					}
+					want := binomExact(n, j, p)
+					if want < 1e-280 {
+						if got > 1e-270 {
+							t.Fatalf("Bin(%d, %v) at %d (row to %d): %v, exact %v", n, p, j, hi, got, want)
+						}
+						continue
+					}
+					e, eb := math.Abs(got-want)/want, math.Abs(v.binom(n, j, p)-want)/want
+					worst, worstBinom = max(worst, e), max(worstBinom, eb)
+					if e > 2e-12+4*start {
+						t.Fatalf("Bin(%d, %v) at %d (row to %d): %v, exact %v (relative error %.1e, binom's %.1e)", n, p, j, hi, got, want, e, eb)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("largest relative error: binomRow %.1e, binom %.1e", worst, worstBinom)
+}
+
+// allBelowByBinom is allBelow with every term from binom, as before
+// binomRow.
+func (v *vote) allBelowByBinom(m, k int, q []float64, cut int) float64 {
+	if m < k {
+		return 1
+	}
+	var pooled float64
+	for _, x := range q[cut:] {
+		pooled += x
+	}
+	if cut == 0 {
+		return 1
+	}
+	dp := make([]float64, m+1)
+	for j := 0; j <= m; j++ {
+		dp[j] = v.binom(m, j, pooled)
+	}
+	remaining := 1 - pooled
+	for i := 0; i < cut; i++ {
+		next := make([]float64, m+1)
+		share := 0.0
+		if remaining > 0 {
+			share = min(1, q[i]/remaining)
+		}
+		for t, p := range dp {
+			left := m - t
+			if i == cut-1 {
+				if left < k {
+					next[m] += p
+				}
+				continue
+			}
+			for j := 0; j <= min(k-1, left); j++ {
+				next[t+j] += p * v.binom(left, j, share)
+			}
+		}
+		dp = next
+		remaining -= q[i]
+	}
+	return dp[m]
+}
+
+// TestAllBelowRows: the dynamic programme on binomRow's rows gives what
+// it gave with binom's terms, on votes like those of CusText (K = 50,
+// flat) and SanText (many outputs, a long tail), pooled or not, within
+// binom's own error (its terms are 10⁻¹¹ off at these sizes).
+func TestAllBelowRows(t *testing.T) {
+	flat := make([]float64, 49)
+	for i := range flat {
+		flat[i] = 0.0234 - 0.0002*float64(i)
+	}
+	tail := make([]float64, 400)
+	for i := range tail {
+		tail[i] = 0.002 * math.Exp(-float64(i)/60)
+	}
+	for _, q := range [][]float64{flat, tail, {0.6, 0.4}} {
+		var sum float64
+		for _, x := range q {
+			sum += x
+		}
+		norm := make([]float64, len(q))
+		for i, x := range q {
+			norm[i] = x / sum
+		}
+		for _, c := range []struct{ m, k, cut int }{{20, 3, len(q)}, {300, 12, len(q)}, {900, 30, len(q) / 2}, {1500, 60, len(q)}, {40, 41, 1}} {
+			v := newVote(0, nil, 1)
+			got, want := v.allBelow(c.m, c.k, norm, c.cut), v.allBelowByBinom(c.m, c.k, norm, c.cut)
+			if math.Abs(got-want) > 1e-10*want {
+				t.Errorf("%d outputs, m %d, k %d, cut %d: %v, by binom %v", len(q), c.m, c.k, c.cut, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkVoteSmallest: the search for N on CusText-like votes (K = 50,
+// the 49 others falling evenly from 0.0234): p0 = 0.089 (N = 166, every
+// accuracy exact) and p0 = 0.0306 ("happy" at ε = 1 on fastText: N in
+// the thousands, most accuracies simulated).
+func BenchmarkVoteSmallest(b *testing.B) {
+	for _, p0 := range []float64{0.089, 0.0306} {
+		rest := make([]float64, 49)
+		for i := range rest {
+			rest[i] = 0.0234 - (49*0.0234-(1-p0))/1176*float64(i)
+		}
+		b.Run(fmt.Sprintf("p0=%v", p0), func(b *testing.B) {
+			for range b.N {
+				v := newVote(p0, rest, 1)
+				n, ok := v.smallest(context.Background(), 0.95, 10000)
+				if !ok {
+					b.Fatal("not reached")
+				}
+				b.ReportMetric(float64(n), "N")
+			}
+		})
 	}
 }
