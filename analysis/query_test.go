@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -256,4 +257,40 @@ func BenchmarkVoteSmallest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSimulatedVotes: the simulated accuracy is within four standard
+// errors of the exact one at every n, whatever the cores or how far the
+// sequences were run, and the search on simulated votes lands where the
+// exact search does, within the noise.
+func TestSimulatedVotes(t *testing.T) {
+	p := []float64{0.3, 0.25, 0.2, 0.15, 0.1}
+	wins := simulateVotes(context.Background(), p[0], p[1:], 7, 300)
+	for n := 1; n <= 300; n++ {
+		exact := newVote(p[0], p[1:], 7).accuracy(n)
+		got := float64(wins[n]) / voteTrials
+		if se := math.Sqrt(max(exact*(1-exact), 1e-4) / voteTrials); math.Abs(got-exact) > 4*se {
+			t.Errorf("n = %d: simulated %v, exact %v (4 se = %.4f)", n, got, exact, 4*se)
+		}
+	}
+	short := simulateVotes(context.Background(), p[0], p[1:], 7, 120)
+	prev := runtime.GOMAXPROCS(1)
+	one := simulateVotes(context.Background(), p[0], p[1:], 7, 300)
+	runtime.GOMAXPROCS(prev)
+	if !slices.Equal(short, wins[:121]) || !slices.Equal(one, wins) {
+		t.Error("the simulated votes depend on how far they ran or on the cores")
+	}
+	// The search forced onto simulated votes against the exact search.
+	exact, _ := newVote(p[0], p[1:], 7).smallest(context.Background(), 0.95, 10000)
+	sim := newVote(p[0], p[1:], 7)
+	sim.wins = simulateVotes(context.Background(), p[0], p[1:], 7, 2*exact)
+	hit := func(n int) bool { return sim.simulate(n) >= 0.95 }
+	n := 1
+	for !hit(n) {
+		n++
+	}
+	if n < exact*9/10 || n > exact*11/10 {
+		t.Errorf("first simulated n reaching 0.95: %d, exact N %d", n, exact)
+	}
+	t.Logf("exact N %d, first simulated n %d", exact, n)
 }
