@@ -362,10 +362,10 @@ func simulateVotes(ctx context.Context, p0 float64, others []float64, seed uint6
 				if done%64 == 0 && ctx != nil && ctx.Err() != nil {
 					break
 				}
-				r := rand.New(rand.NewPCG(rng.SplitMix64(seed^0x766f7465), rng.SplitMix64(uint64(trial))))
+				r := rand.NewPCG(rng.SplitMix64(seed^0x766f7465), rng.SplitMix64(uint64(trial)))
 				var lead, most int32
 				for d := 1; d <= top; d++ {
-					f := r.Float64()
+					f := float64(r.Uint64()<<11>>11) / (1 << 53) // rand.Float64's, without the interface call
 					u := f * total
 					i := guide[min(int(f*float64(len(guide))), len(guide)-1)]
 					for i > 0 && cdf[i-1] >= u {
