@@ -224,7 +224,9 @@ func (v *vote) allBelow(m, k int, q []float64, cut int) float64 {
 		return 1 // every output pooled: within the recorded bound
 	}
 	dp := make([]float64, m+1) // dp[t]: t draws used so far, every exact count < k
-	v.binomRow(dp, m, m, pooled)
+	v.binomRow(dp, m, m, pooled, 0)
+	v.growInv(m)
+	inv := v.inv
 	remaining := 1 - pooled
 	row := make([]float64, k)
 	for i := 0; i < cut; i++ {
@@ -234,6 +236,10 @@ func (v *vote) allBelow(m, k int, q []float64, cut int) float64 {
 		if remaining > 0 {
 			share = min(1, q[i]/remaining)
 		}
+		// Each row starts from (1−share)^left: an exp every 32 draws,
+		// products by 1/(1−share) between (64 roundings at most).
+		lq, grow, up := math.Log1p(-share), 1/(1-share), share/(1-share)
+		first, firstLeft, exact := 0.0, -1, -1
 		for t, p := range dp {
 			if p == 0 {
 				continue
@@ -245,9 +251,31 @@ func (v *vote) allBelow(m, k int, q []float64, cut int) float64 {
 				}
 				continue
 			}
-			r := row[:min(k-1, left)+1]
-			v.binomRow(r, left, len(r)-1, share)
-			out := next[t : t+len(r)]
+			if share > 0 && share < 1 {
+				if firstLeft < 0 || exact-left >= 32 {
+					first, firstLeft, exact = 0, left, left
+					if l0 := float64(left) * lq; l0 > -600 {
+						first = math.Exp(l0)
+					}
+				}
+				for ; firstLeft > left; firstLeft-- {
+					first *= grow
+				}
+			}
+			hi := min(k-1, left)
+			out := next[t : t+hi+1]
+			if first > 0 {
+				// binomRow's terms from (1−share)^left, made and used in one pass.
+				b := first
+				out[0] += p * b
+				for j := 0; j < hi; j++ {
+					b = b * float64(left-j) * inv[j+1] * up
+					out[j+1] += p * b
+				}
+				continue
+			}
+			r := row[:hi+1]
+			v.binomRow(r, left, hi, share, 0)
 			for j, b := range r {
 				out[j] += p * b
 			}
@@ -259,8 +287,9 @@ func (v *vote) allBelow(m, k int, q []float64, cut int) float64 {
 }
 
 // binomRow sets row[j] = Pr[Bin(n, p) = j] for j = 0 … hi (hi ≤ n, len(row)
-// = hi+1) from one term — (1−p)ⁿ where it is far from underflow, else
-// binom at the mode within the row — and the ratio of neighbouring terms,
+// = hi+1) from one term — (1−p)ⁿ where it is far from underflow (first,
+// where the caller has it, else computed), else binom at the mode within
+// the row — and the ratio of neighbouring terms,
 // (n−j)/(j+1)·p/(1−p), both ways. Each step adds three roundings, so a
 // term j steps from the first is within about 3j·2⁻⁵³ of it relatively:
 // 10⁻¹³ at the few hundred steps of the vote's rows, where binom's exp of
@@ -268,25 +297,26 @@ func (v *vote) allBelow(m, k int, q []float64, cut int) float64 {
 // underflow stay 0 as binom's do. A step costs three products where
 // binom costs an exp and two logs, and the vote's dynamic programme is
 // little but these steps.
-func (v *vote) binomRow(row []float64, n, hi int, p float64) {
-	clear(row)
+func (v *vote) binomRow(row []float64, n, hi int, p, first float64) {
 	switch {
 	case p <= 0:
+		clear(row)
 		row[0] = 1
 		return
 	case p >= 1:
+		clear(row)
 		if hi == n {
 			row[n] = 1
 		}
 		return
 	}
 	v.logFact(n)
-	for len(v.inv) <= n {
-		v.inv = append(v.inv, 1/float64(len(v.inv)))
-	}
+	v.growInv(n)
 	up, down := p/(1-p), (1-p)/p
 	mode := min(max(int(float64(n+1)*p), 0), hi)
-	if l0 := float64(n) * math.Log1p(-p); l0 > -600 {
+	if first > 0 {
+		mode, row[0] = 0, first
+	} else if l0 := float64(n) * math.Log1p(-p); l0 > -600 {
 		mode, row[0] = 0, math.Exp(l0) // (1−p)^n, exact to n·p·2⁻⁵³
 	} else {
 		row[mode] = v.binom(n, mode, p)
@@ -296,6 +326,13 @@ func (v *vote) binomRow(row []float64, n, hi int, p float64) {
 	}
 	for j := mode; j > 0; j-- {
 		row[j-1] = row[j] * float64(j) * v.inv[n-j+1] * down
+	}
+}
+
+// growInv makes v.inv[i] = 1/i for i ≤ n.
+func (v *vote) growInv(n int) {
+	for len(v.inv) <= n {
+		v.inv = append(v.inv, 1/float64(len(v.inv)))
 	}
 }
 

@@ -133,7 +133,7 @@ func TestBinomRow(t *testing.T) {
 		for _, p := range []float64{0, 1e-9, 0.001, 0.0234, 0.3, 0.5, 0.97, 1} {
 			for _, hi := range []int{0, 1, n / 3, n / 2, n} {
 				row := make([]float64, hi+1)
-				v.binomRow(row, n, hi, p)
+				v.binomRow(row, n, hi, p, 0)
 				mode := min(int(float64(n+1)*p), hi)
 				start := 0.0 // binom's relative error where the row starts
 				if exact := binomExact(n, mode, p); exact > 1e-280 && float64(n)*math.Log1p(-p) <= -600 {
