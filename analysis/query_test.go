@@ -217,7 +217,10 @@ func TestAllBelowRows(t *testing.T) {
 	for i := range tail {
 		tail[i] = 0.002 * math.Exp(-float64(i)/60)
 	}
-	for _, q := range [][]float64{flat, tail, {0.6, 0.4}} {
+	// The last: its first output's rows start by (1−share)^left for some
+	// draws and from the mode for others ((1−0.5)^left underflows past
+	// left ≈ 865, the draws left there spread over 900 ± 45).
+	for _, q := range [][]float64{flat, tail, {0.6, 0.4}, {0.375, 0.375, 0.25}} {
 		var sum float64
 		for _, x := range q {
 			sum += x
@@ -226,7 +229,7 @@ func TestAllBelowRows(t *testing.T) {
 		for i, x := range q {
 			norm[i] = x / sum
 		}
-		for _, c := range []struct{ m, k, cut int }{{20, 3, len(q)}, {300, 12, len(q)}, {900, 30, len(q) / 2}, {1500, 60, len(q)}, {40, 41, 1}} {
+		for _, c := range []struct{ m, k, cut int }{{20, 3, len(q)}, {300, 12, len(q)}, {900, 30, len(q) / 2}, {1500, 60, len(q)}, {40, 41, 1}, {1200, 700, 2}} {
 			v := newVote(0, nil, 1)
 			got, want := v.allBelow(c.m, c.k, norm, c.cut), v.allBelowByBinom(c.m, c.k, norm, c.cut)
 			if math.Abs(got-want) > 1e-10*want {
