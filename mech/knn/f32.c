@@ -91,9 +91,7 @@ XP_F32_TARGET void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q
 	keep_init(q->nq, k, count, top);
 	float *dmax = malloc(sizeof(float) * (size_t)q->nq);
 	if (dmax == NULL) {
-		for (int i = 0; i < q->nq; i++) {
-			count[i] = -1; /* the exact scan answers */
-		}
+		keep_none(q->nq, count);
 		return;
 	}
 	/* every row's bound is at most the bound at the largest norm and en
@@ -122,9 +120,7 @@ int xp_f32_supported(void) { return 0; }
 
 void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int cap, int32_t *out, int32_t *count,
                    float *top, float *lo) {
-	for (int i = 0; i < q->nq; i++) {
-		count[i] = -1; /* never called: the exact scan answers */
-	}
+	keep_none(q->nq, count); /* never called: the exact scan answers */
 }
 
 #endif

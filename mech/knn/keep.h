@@ -43,6 +43,14 @@ static inline void keep(int32_t *idx, float *los, int32_t *n, float *top, int k,
 	}
 }
 
+/* keep_none leaves every query to the exact scan (count −1): where a
+ * kernel cannot run, or cannot get its buffers. */
+static inline void keep_none(int nq, int32_t *count) {
+	for (int i = 0; i < nq; i++) {
+		count[i] = -1;
+	}
+}
+
 /* keep_init sets every query's count to 0 and its thresholds to FLT_MAX
  * (rows of +∞ norm never pass). */
 static inline void keep_init(int nq, int k, int32_t *count, float *top) {

@@ -431,12 +431,10 @@ func (ix *Index) topk(q []float32, b, kc int, except []bool) (candidates, error)
 			smallest(p, b, ix.n, kc, c.score, c.idx)
 			return nil
 		}
-		vals, idx, err := scores.Topk(int64(kc), 1, false, true, false)
+		vals, idx, err := smallestK(&s, scores, kc)
 		if err != nil {
 			return err
 		}
-		s.Keep(vals, nil)
-		s.Keep(idx, nil)
 		if vals, err = s.Keep(vals.To(gotch.CPU, false)); err != nil { // a GPU's: the CPU returned above
 			return err
 		}

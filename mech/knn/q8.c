@@ -136,9 +136,7 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
 	const float nmax = m->max[0], smax = m->max[1], l1max = m->max[2], l2max = m->max[3], rmax = m->max[4];
 	float *dmax = malloc(sizeof(float) * (size_t)q->nq);
 	if (dmax == NULL) {
-		for (int i = 0; i < q->nq; i++) {
-			count[i] = -1; /* the exact scan answers */
-		}
+		keep_none(q->nq, count);
 		return;
 	}
 	for (int i = 0; i < q->nq; i++) {
@@ -168,9 +166,7 @@ int xp_q8_supported(void) { return 0; }
 
 void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out, int32_t *count,
                   float *top, float *lo) {
-	for (int i = 0; i < q->nq; i++) {
-		count[i] = -1; /* never called: the exact scan answers */
-	}
+	keep_none(q->nq, count); /* never called: the exact scan answers */
 }
 
 #endif

@@ -299,22 +299,18 @@ func (d *q8t) bounds(x *q8Queries, k, kc int, norm []float32, device gotch.Devic
 		if err := a.Sub_(delta); err != nil { // a − δ
 			return err
 		}
-		tv, ti, err := up.Topk(int64(k), 1, false, true, false)
+		tv, _, err := smallestK(&s, up, k)
 		if err != nil {
 			return err
 		}
-		s.Keep(tv, nil)
-		s.Keep(ti, nil)
 		kth, err := s.Keep(tv.Select(1, int64(k-1), false))
 		if err != nil {
 			return err
 		}
-		lv, li, err := a.Topk(int64(kc), 1, false, true, false)
+		lv, li, err := smallestK(&s, a, kc)
 		if err != nil {
 			return err
 		}
-		s.Keep(lv, nil)
-		s.Keep(li, nil)
 		if err := get(kth, thr, nq); err != nil {
 			return err
 		}
@@ -416,4 +412,16 @@ func (ix *Index) searchQ8T(q []float32, k, avail int, except []bool, ids []int32
 	ix.stats.Kept += kept.Load()
 	ix.mu.Unlock()
 	return nil
+}
+
+// smallestK returns the k smallest values of each row of t, in increasing
+// order, and their columns, both kept in s.
+func smallestK(s *torchrt.Scope, t *ts.Tensor, k int) (vals, idx *ts.Tensor, err error) {
+	vals, idx, err = t.Topk(int64(k), 1, false, true, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Keep(vals, nil)
+	s.Keep(idx, nil)
+	return vals, idx, nil
 }
