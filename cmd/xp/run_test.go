@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,16 +41,81 @@ func xpCommand(args ...string) *exec.Cmd {
 // records reads every record file of a run: name → bytes.
 func records(t *testing.T, out string) map[string][]byte {
 	t.Helper()
+	m, err := readRecords(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// readRecords reads every file in out/cells. Processes may be writing
+// there: a file that vanishes between the listing and its read (a writer
+// renamed its temporary file into place, or a run removed a dead writer's)
+// is skipped, not an error.
+func readRecords(out string) (map[string][]byte, error) {
 	ents, _ := os.ReadDir(filepath.Join(out, "cells"))
 	m := map[string][]byte{}
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join(out, "cells", e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		m[e.Name()] = b
 	}
-	return m
+	return m, nil
+}
+
+// TestReadRecordsWhileWriting: reading the cells folder while a writer
+// renames temporary files into place never fails (TestShardsShareAFolder
+// failed in CI on a temporary file renamed between ReadDir and ReadFile).
+func TestReadRecordsWhileWriting(t *testing.T) {
+	out := t.TempDir()
+	cells := filepath.Join(out, "cells")
+	if err := os.Mkdir(cells, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	done, stop := make(chan error, 1), make(chan struct{})
+	defer close(stop) // a failed read stops the writer before TempDir's cleanup
+	go func() {
+		for i := 0; i < 3000; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			tmp := filepath.Join(cells, fmt.Sprintf(".%d.json.tmp", i))
+			if err := os.WriteFile(tmp, []byte("{}"), 0o644); err != nil {
+				done <- err
+				return
+			}
+			if err := os.Rename(tmp, filepath.Join(cells, fmt.Sprintf("%d.json", i))); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := readRecords(out)
+			if err != nil || len(m) != 3000 {
+				t.Fatalf("%d records, %v", len(m), err)
+			}
+			return
+		default:
+			if _, err := readRecords(out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // TestRunSurvivesKill9 kills a real `xp run` with SIGKILL once its first
@@ -291,6 +357,7 @@ func TestShardsShareAFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		shards, logs = append(shards, cmd), append(logs, &b)
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // none outlives a failed test
 	}
 	deadline := time.Now().Add(3 * time.Minute)
 	for len(records(t, out)) < 3 && time.Now().Before(deadline) {
