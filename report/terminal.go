@@ -66,17 +66,27 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 		case e.Seconds == 0:
 			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
 		case len(e.Unknown) == 0:
-			fmt.Fprintf(out, "estimated time: %s, from %s\n", time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis)
+			fmt.Fprintf(out, "estimated time: %s (%s of it loading the inputs, as this dry run did), from %s\n", seconds(e.Seconds), seconds(e.Load), e.Basis)
 		default:
-			fmt.Fprintf(out, "estimated time: at least %s, from %s; no rate recorded yet for: %s\n",
-				time.Duration(e.Seconds*float64(time.Second)).Round(time.Second), e.Basis, strings.Join(e.Unknown, "; "))
+			fmt.Fprintf(out, "estimated time: at least %s (%s of it loading the inputs, as this dry run did), from %s; no rate recorded yet for: %s\n",
+				seconds(e.Seconds), seconds(e.Load), e.Basis, strings.Join(e.Unknown, "; "))
 		}
 		if e.RoughCells > 0 && e.Seconds > 0 {
 			fmt.Fprintf(out, "rough: %s of it for %d cells priced from other cells' rates (%s); that part can be several times off\n",
-				time.Duration(e.Rough*float64(time.Second)).Round(time.Second), e.RoughCells, e.RoughWhy)
+				seconds(e.Rough), e.RoughCells, e.RoughWhy)
 		}
 	}
 	fmt.Fprintln(out, "dry run: nothing was run or written")
+}
+
+// seconds prints s seconds as a duration: to the second, to the tenth
+// below ten seconds.
+func seconds(s float64) time.Duration {
+	d := time.Duration(s * float64(time.Second))
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // Incomplete says, on w, which cells of a partial run have no successful

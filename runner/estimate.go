@@ -54,11 +54,16 @@ type Estimate struct {
 	// the ε found.
 	Stages       int
 	StageLookups int64
-	// Seconds is the sum over the work with a recorded rate; Unknown
-	// lists the work without one (no earlier run on this host measured
-	// it), which Seconds leaves out.
+	// Seconds is the sum over the work with a recorded rate, and the
+	// inputs' loading where there is any such work; Unknown lists the
+	// work without one (no earlier run on this host measured it), which
+	// Seconds leaves out.
 	Seconds float64
 	Unknown []string
+	// Load, part of Seconds, is how long this process took to load the
+	// inputs (vectors, data), which the run takes again: a fixed cost
+	// that short runs are mostly made of (CusText Table 6: half its 4 s).
+	Load float64
 	// Rough is the part of Seconds priced for cells whose cost depends
 	// on more than their size (analysis.Work.Varies), RoughCells their
 	// number and RoughWhy why: a rate measured on other cells prices
@@ -286,6 +291,10 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 		s.priceTraining(e, cell, train, seen, price)
 	}
 	s.priceStages(e, store, sum, seen, threads, rates, price)
+	if e.Seconds > 0 { // some work priced: the run loads the inputs first
+		e.Load = s.loaded
+		e.Seconds += e.Load
+	}
 	return e
 }
 

@@ -116,6 +116,11 @@ func TestRunCachesAndResumes(t *testing.T) {
 	if fourth.Reused != 0 || len(fourth.Cells) != 3 {
 		t.Errorf("changed training: %d of %d cells cached", fourth.Reused, len(fourth.Cells))
 	}
+	// Its estimate prices the inputs' loading, which the run repeats
+	// (it was left out: a 4 s run estimated at 2 s).
+	if e := fourth.Estimate; e == nil || e.Load <= 0 || len(e.Unknown) > 0 || e.Seconds <= e.Load {
+		t.Errorf("changed training: estimate %+v, want the inputs' loading and the work priced", e)
+	}
 }
 
 // TestRunIsReproducible: the same config and seed give bit-identical

@@ -28,6 +28,9 @@ type Session struct {
 	// Log receives one line per event, Progress progress bars (drawn on
 	// terminals only); either may be nil.
 	log, progress io.Writer
+	// loaded is how long loading the inputs took (seconds): a dry run's
+	// estimate adds it, since the run loads them again.
+	loaded float64
 }
 
 // SessionOptions tune Open without changing any result.
@@ -65,11 +68,12 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 			}
 		}
 	}
+	start := time.Now()
 	in, err := load(ctx, c, opt.ReadOnly, opt.Log, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress}, nil
+	return &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds()}, nil
 }
 
 // Close frees the candidate space.
