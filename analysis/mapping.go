@@ -37,6 +37,7 @@ func mapping(ctx context.Context, _ spec.Values, env Env) (metrics.Analysis, err
 	if !ok {
 		return a, fmt.Errorf("mechanism %s has no exact output distribution", env.Mech.Name())
 	}
+	cosines := env.Space.MemberCosines(mp) // kept with the mapping: ε-independent
 	var tokens, open, words, openWords, cosSum, zeroTokens float64
 	for _, x := range mp.Order {
 		c := float64(env.Counts[env.Space.Emb.Words[x]])
@@ -46,7 +47,7 @@ func mapping(ctx context.Context, _ spec.Values, env Env) (metrics.Analysis, err
 			open += c
 			openWords++
 		}
-		si, xv := mp.Of[x], env.Space.Emb.Vector(int(x))
+		si := mp.Of[x]
 		var cs float64
 		mates, zero := 0, false
 		for j, y := range mp.Sets[si] {
@@ -58,7 +59,7 @@ func mapping(ctx context.Context, _ spec.Values, env Env) (metrics.Analysis, err
 				zero = true
 				continue
 			}
-			cs += mech.Cosine(xv, env.Space.Emb.Vector(int(y)))
+			cs += cosines[x][j]
 		}
 		if mates > 0 {
 			cosSum += c * cs / float64(mates)

@@ -90,20 +90,19 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	}
 	m := &CusText{eps: eps, p: p, space: space, stop: p.stopwords()}
 	xs := custextInputs(space, counts, m.stop)
-	m.mapping = &Mapping{}
-	err = space.cached(mappingKey(space, xs, p), m.mapping, func() error {
-		mp, err := BuildMapping(space, xs, p)
-		if err == nil {
-			*m.mapping = *mp
-		}
-		return err
-	})
+	m.mapping, err = space.mapping(mappingKey(space, xs, p), func() (*Mapping, error) { return BuildMapping(space, xs, p) })
 	if err != nil {
 		return nil, err
 	}
+	scores := space.memberScores(m.mapping, p.Score)
 	m.probs = make(map[int32][]float64, len(xs))
 	for _, x := range xs {
-		m.probs[x] = m.scoreProbs(x, m.mapping.Of[x])
+		si := m.mapping.Of[x]
+		s, ok := scores[x]
+		if !ok { // not an input of the mapping (cannot happen: xs are its inputs)
+			s = setScores(space, m.mapping, x, si, p.Score)
+		}
+		m.probs[x] = m.scoreProbs(s)
 	}
 	return m, nil
 }
@@ -410,18 +409,19 @@ func unitIndex(space *Space) (*knn.Index, error) {
 	return knn.New(u, space.Emb.Len(), dim, gotch.CPU, knn.Options{})
 }
 
-// scoreProbs returns Pr[y | x] over set si: Euclidean u = 1 − (d − min d)/(max d − min d),
-// cosine u = (c − min c)/(max c − min c), c = 0 for a member taken as a
-// zero vector; all u = 1 when the set's scores are equal.
-func (m *CusText) scoreProbs(x, si int32) []float64 {
-	set := m.mapping.Sets[si]
-	xv := m.space.Emb.Vector(int(x))
+// setScores returns the scores of x with the members of set si, in the
+// set's order: cosine (score "cosine") or −Euclidean distance (higher is
+// better for both), 0 for a member taken as a zero vector. ε plays no
+// part: a space keeps them per mapping (memberScores).
+func setScores(space *Space, mp *Mapping, x, si int32, score string) []float64 {
+	set := mp.Sets[si]
+	xv := space.Emb.Vector(int(x))
 	s := make([]float64, len(set))
 	for i, y := range set {
-		yv := m.space.Emb.Vector(int(y))
-		if m.mapping.ZeroAt(si, i) {
+		yv := space.Emb.Vector(int(y))
+		if mp.ZeroAt(si, i) {
 			s[i] = 0
-		} else if m.p.Score == "cosine" {
+		} else if score == "cosine" {
 			s[i] = Cosine(xv, yv)
 		} else {
 			var d float64
@@ -429,9 +429,17 @@ func (m *CusText) scoreProbs(x, si int32) []float64 {
 				t := float64(xv[j]) - float64(yv[j])
 				d += t * t
 			}
-			s[i] = -math.Sqrt(d) // higher is better for both
+			s[i] = -math.Sqrt(d)
 		}
 	}
+	return s
+}
+
+// scoreProbs returns Pr[y | x] over x's set from its members' scores s
+// (setScores): Euclidean u = 1 − (d − min d)/(max d − min d),
+// cosine u = (c − min c)/(max c − min c), c = 0 for a member taken as a
+// zero vector; all u = 1 when the set's scores are equal.
+func (m *CusText) scoreProbs(s []float64) []float64 {
 	lo, hi := slices.Min(s), slices.Max(s)
 	p := make([]float64, len(s))
 	var sum float64

@@ -41,6 +41,7 @@ type Space struct {
 	line    []int32               // 1-Diffractor's line of the words
 	lists   map[int]neighbourList // each drawn word's nearest candidates (prune.go)
 	largest float64               // the largest candidate norm, once computed (prune.go)
+	maps    []*keptMapping        // CusText's mappings used last, most recent last (mapmemo.go)
 }
 
 // sigmaSqrt returns Σ_p^{1/2} for λ, computed once per space.
