@@ -39,6 +39,7 @@ check fig1quick configs/paper/feyisetan_fig1_neighbours.yaml --set analysis.word
 check table3quick configs/paper/custext_table3_mappings.yaml --set dataset.train_limit=5000 --set train.epochs=1 --set 'seeds=[1]' --
 check table1seed1 configs/paper/custext_table1_sst2.yaml --set dataset.train_limit=5000 --set train.epochs=1 --set 'seeds=[1]' -- --set 'seeds=[1]'
 check fig3cell configs/paper/xu_fig3_rank.yaml --set analysis.samples=30 --set 'seeds=[1]' --set 'mechanisms.0.epsilon=[5,25,100]' -- --set 'seeds=[1]' --set 'mechanisms.0.epsilon=[10]' --set 'mechanisms.0.grid.rank=[2]'
-check table8quick configs/paper/custext_table8_tradeoff.yaml --set 'analysis.list=[happy]' --set 'mechanisms.0.epsilon=[3]' --set 'mechanisms.1.epsilon=[3]' --
+check table8happy configs/paper/custext_table8_tradeoff.yaml --set 'analysis.list=[happy]' --set 'mechanisms.0.epsilon=[3]' --set 'mechanisms.1.epsilon=[3]' --
 check fig5enronquick configs/paper/feyisetan_fig5_enron.yaml --set train.epochs=1 --
+check table8quick configs/paper/custext_table8_tradeoff.yaml --set 'mechanisms.0.epsilon=[3]' --set 'mechanisms.1.epsilon=[3]' --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'

@@ -66,10 +66,10 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 		case e.Seconds == 0:
 			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.Basis)
 		case len(e.Unknown) == 0:
-			fmt.Fprintf(out, "estimated time: %s (%s of it loading the inputs, as this dry run did), from %s\n", seconds(e.Seconds), seconds(e.Load), e.Basis)
+			fmt.Fprintf(out, "estimated time: %s (%s), from %s\n", seconds(e.Seconds), fixed(e), e.Basis)
 		default:
-			fmt.Fprintf(out, "estimated time: at least %s (%s of it loading the inputs, as this dry run did), from %s; no rate recorded yet for: %s\n",
-				seconds(e.Seconds), seconds(e.Load), e.Basis, strings.Join(e.Unknown, "; "))
+			fmt.Fprintf(out, "estimated time: at least %s (%s), from %s; no rate recorded yet for: %s\n",
+				seconds(e.Seconds), fixed(e), e.Basis, strings.Join(e.Unknown, "; "))
 		}
 		if e.RoughCells > 0 && e.Seconds > 0 {
 			fmt.Fprintf(out, "rough: %s of it for %d cells priced from other cells' rates (%s); that part can be several times off\n",
@@ -77,6 +77,15 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 		}
 	}
 	fmt.Fprintln(out, "dry run: nothing was run or written")
+}
+
+// fixed says what of an estimate the run's fixed costs are.
+func fixed(e *runner.Estimate) string {
+	s := fmt.Sprintf("%s of it starting and loading the inputs, as this dry run did", seconds(e.Load))
+	if e.Outputs >= 0.05 {
+		s += fmt.Sprintf(", and %s writing the tables, plots and report", seconds(e.Outputs))
+	}
+	return s
 }
 
 // seconds prints s seconds as a duration: to the second, to the tenth

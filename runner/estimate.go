@@ -60,10 +60,13 @@ type Estimate struct {
 	// Seconds leaves out.
 	Seconds float64
 	Unknown []string
-	// Load, part of Seconds, is how long this process took to load the
-	// inputs (vectors, data), which the run takes again: a fixed cost
-	// that short runs are mostly made of (CusText Table 6: half its 4 s).
-	Load float64
+	// Load and Outputs, parts of Seconds, are the run's fixed costs:
+	// starting the process (libtorch's libraries) and loading the inputs
+	// (vectors, data), as long as this process took to, and writing the
+	// tables, plots and report of all the config's cells, at the rate
+	// per cell the last run on this host wrote them. Short runs are
+	// mostly these (CusText Table 6: 0.8 of its 1.3 s).
+	Load, Outputs float64
 	// Rough is the part of Seconds priced for cells whose cost depends
 	// on more than their size (analysis.Work.Varies), RoughCells their
 	// number and RoughWhy why: a rate measured on other cells prices
@@ -74,6 +77,10 @@ type Estimate struct {
 	// Basis says where the rates come from.
 	Basis string
 }
+
+// outputsRate names the speed of writing a run's tables, plots and
+// report, in cells per second.
+const outputsRate = "write outputs"
 
 // ratesFile holds, per host, the speeds earlier runs measured (see
 // rateKeys): cache/rates.json. Only estimates read it.
@@ -233,7 +240,7 @@ func (s *Session) priceConstruction(e *Estimate, cell experiments.Cell, rates ma
 // estimate counts the privatizations and trainings the todo cells need
 // (what the caches lack; each once however many cells share it) and
 // prices them at the rates recorded on this host.
-func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threads int) *Estimate {
+func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threads int, startup time.Duration) *Estimate {
 	host, _ := os.Hostname()
 	rates := readRates(s.c.Cache)[host]
 	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
@@ -291,9 +298,12 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 		s.priceTraining(e, cell, train, seen, price)
 	}
 	s.priceStages(e, store, sum, seen, threads, rates, price)
-	if e.Seconds > 0 { // some work priced: the run loads the inputs first
-		e.Load = s.loaded
-		e.Seconds += e.Load
+	if e.Seconds > 0 { // some work priced: the run loads the inputs first and writes its outputs last
+		e.Load = startup.Seconds() + s.loaded
+		if r, ok := rates[outputsRate]; ok && r.PerSec > 0 {
+			e.Outputs = float64(len(sum.Cells)) / r.PerSec
+		}
+		e.Seconds += e.Load + e.Outputs
 	}
 	return e
 }

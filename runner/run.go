@@ -42,6 +42,9 @@ type Options struct {
 	Worker bool
 	// DryRun lists the cells and what is cached, and runs nothing.
 	DryRun bool
+	// Startup is how long the process took to start before Run (loading
+	// libtorch): a dry run's estimate adds it to the inputs' loading.
+	Startup time.Duration
 	// Prepare builds what several groups share (see prepare) and writes
 	// the run folder's config and plan, and runs no cell: a cluster's
 	// first job.
@@ -159,7 +162,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		logf("warning: %s", p)
 	}
 	if opt.DryRun {
-		sum.Estimate = s.estimate(store, &sum, todo, torchrt.Threads())
+		sum.Estimate = s.estimate(store, &sum, todo, torchrt.Threads(), opt.Startup)
 		return sum, nil
 	}
 	if err := sameSource(c, opt); err != nil {
@@ -203,7 +206,14 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if err := runStages(ctx, s, store, prov, &sum); err != nil {
 		return sum, err
 	}
-	return sum, writeOutputs(s.c, store, &sum, prov, time.Since(started))
+	w := time.Now()
+	if err := writeOutputs(s.c, store, &sum, prov, time.Since(started)); err != nil {
+		return sum, err
+	}
+	if secs := time.Since(w).Seconds(); secs > 0 && len(sum.Cells) > 0 {
+		s.noteRate(outputsRate, rate{PerSec: float64(len(sum.Cells)) / secs})
+	}
+	return sum, nil
 }
 
 // Interrupted is Run's error when its context was cancelled (Ctrl-C,

@@ -116,10 +116,11 @@ func TestRunCachesAndResumes(t *testing.T) {
 	if fourth.Reused != 0 || len(fourth.Cells) != 3 {
 		t.Errorf("changed training: %d of %d cells cached", fourth.Reused, len(fourth.Cells))
 	}
-	// Its estimate prices the inputs' loading, which the run repeats
-	// (it was left out: a 4 s run estimated at 2 s).
-	if e := fourth.Estimate; e == nil || e.Load <= 0 || len(e.Unknown) > 0 || e.Seconds <= e.Load {
-		t.Errorf("changed training: estimate %+v, want the inputs' loading and the work priced", e)
+	// Its estimate prices the run's fixed costs, loading the inputs and
+	// writing the outputs, at the earlier runs' rate (they were left out:
+	// a 1.3 s run estimated at 0.3 s).
+	if e := fourth.Estimate; e == nil || e.Load <= 0 || e.Outputs <= 0 || len(e.Unknown) > 0 || e.Seconds <= e.Load+e.Outputs {
+		t.Errorf("changed training: estimate %+v, want the inputs' loading, the outputs' writing and the work priced", e)
 	}
 }
 

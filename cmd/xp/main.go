@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/models"
 	"github.com/xp-nlp/xp/runner"
@@ -35,7 +36,13 @@ import (
 	"github.com/xp-nlp/xp/torchrt"
 )
 
+// startup is how long this process took to reach main (libtorch's
+// libraries loaded): a dry run's estimate adds it, since the run's
+// process pays it again. Set once, first thing in main.
+var startup time.Duration
+
 func main() {
+	startup = xio.ProcessAge()
 	passiveOpenMP()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	runner.WatchParent(stop) // a worker process stops with its parent

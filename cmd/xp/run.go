@@ -74,7 +74,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	opt := runner.Options{Threads: *threads, DryRun: *dry, Prepare: *prep, Merge: *merge,
-		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: os.Stderr, Progress: os.Stderr}
+		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: os.Stderr, Progress: os.Stderr, Startup: startup}
 	if *quiet {
 		opt.Progress = nil
 	}

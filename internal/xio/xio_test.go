@@ -188,3 +188,17 @@ func TestLinesSkipBOM(t *testing.T) {
 		t.Errorf("%q", b)
 	}
 }
+
+// TestProcessAge: on Linux this process's age grows with
+// time, and is not absurd (a test binary is seconds to minutes old).
+func TestProcessAge(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc here")
+	}
+	a := ProcessAge()
+	time.Sleep(50 * time.Millisecond)
+	b := ProcessAge()
+	if a < 0 || b < a+30*time.Millisecond || b > time.Hour {
+		t.Errorf("process age %v, then %v after 50 ms", a, b)
+	}
+}
