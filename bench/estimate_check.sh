@@ -42,4 +42,5 @@ check fig3cell configs/paper/xu_fig3_rank.yaml --set analysis.samples=30 --set '
 check table8happy configs/paper/custext_table8_tradeoff.yaml --set 'analysis.list=[happy]' --set 'mechanisms.0.epsilon=[3]' --set 'mechanisms.1.epsilon=[3]' --
 check fig5enronquick configs/paper/feyisetan_fig5_enron.yaml --set train.epochs=1 --
 check table8quick configs/paper/custext_table8_tradeoff.yaml --set 'mechanisms.0.epsilon=[3]' --set 'mechanisms.1.epsilon=[3]' --
+check table56quick configs/paper/custext_table5_6_strategies.yaml --set dataset.train_limit=5000 --set train.epochs=1 --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'
