@@ -55,9 +55,9 @@ type Estimate struct {
 	Stages       int
 	StageLookups int64
 	// Seconds is the sum over the work with a recorded rate, and the
-	// inputs' loading where there is any such work; Unknown lists the
-	// work without one (no earlier run on this host measured it), which
-	// Seconds leaves out.
+	// run's fixed costs (Load, Outputs) where there is any such work;
+	// Unknown lists the work without one (no earlier run on this host
+	// measured it), which Seconds leaves out.
 	Seconds float64
 	Unknown []string
 	// Load and Outputs, parts of Seconds, are the run's fixed costs:
@@ -298,7 +298,7 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 		s.priceTraining(e, cell, train, seen, price)
 	}
 	s.priceStages(e, store, sum, seen, threads, rates, price)
-	if e.Seconds > 0 { // some work priced: the run loads the inputs first and writes its outputs last
+	if e.Seconds > 0 { // some work priced: the run starts and loads the inputs first, writes its outputs last
 		e.Load = startup.Seconds() + s.loaded
 		if r, ok := rates[outputsRate]; ok && r.PerSec > 0 {
 			e.Outputs = float64(len(sum.Cells)) / r.PerSec

@@ -29,7 +29,7 @@ type Session struct {
 	// terminals only); either may be nil.
 	log, progress io.Writer
 	// loaded is how long loading the inputs took (seconds): a dry run's
-	// estimate adds it, since the run loads them again.
+	// estimate adds it (Estimate.Load), since the run loads them again.
 	loaded float64
 }
 
