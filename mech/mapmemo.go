@@ -54,7 +54,7 @@ func (s *Space) mapping(key string, build func() (*Mapping, error)) (*Mapping, e
 		}
 	}
 	if len(s.maps) == keptMappings {
-		s.maps = s.maps[1:]
+		s.maps = append(s.maps[:0:0], s.maps[1:]...) // a new array: the one that leaves is not held by the old
 	}
 	s.maps = append(s.maps, &keptMapping{key: key, mp: mp})
 	return mp, nil
