@@ -21,10 +21,17 @@ func ManualSeed(seed int64) { lib.AtManualSeed(seed) }
 
 // SetThreads sets libtorch's intra-op thread count; n <= 0 means one per
 // core. libtorch may otherwise default to a single thread.
+//
+// The count is OpenMP's, kept per OS thread, and a goroutine may resume
+// on another OS thread after a call into C: the count is set and checked
+// on one. (libtorch applies the last count set to each thread's first
+// parallel work.)
 func SetThreads(n int) error {
 	if n <= 0 {
 		n = runtime.NumCPU()
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	lib.AtSetNumThreads(n)
 	if got := Threads(); got != n {
 		return fmt.Errorf("set libtorch threads to %d: libtorch reports %d", n, got)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -232,5 +233,39 @@ func TestGradModeRoundTrip(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSetThreadsFromAnyGoroutine: libtorch's thread count is OpenMP's,
+// kept per OS thread, and a goroutine may resume on another OS thread
+// after a call into C: SetThreads checks the count on the thread it set
+// it on. It read it back wherever the goroutine ran next, which failed
+// `xp privatize` inside TestPrivatizeMatchesRun ("set libtorch threads to
+// 1: libtorch reports 2") when goroutines contended for the Ps.
+func TestSetThreadsFromAnyGoroutine(t *testing.T) {
+	old := Threads()
+	defer SetThreads(old)
+	stop := make(chan struct{})
+	var busy sync.WaitGroup
+	for range 4 * runtime.GOMAXPROCS(0) { // contention, over many OS threads that read the count
+		busy.Add(1)
+		go func() {
+			defer busy.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					Threads()
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); busy.Wait() }()
+	for i := range 500 { // one setter: the count it sets is the one to read back
+		if err := SetThreads(1 + i%2); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
 	}
 }
