@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sugarme/gotch"
