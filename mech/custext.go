@@ -94,15 +94,10 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	if err != nil {
 		return nil, err
 	}
-	scores := space.memberScores(m.mapping, p.Score)
+	scores := space.memberScores(m.mapping, p.Score) // xs are the mapping's inputs (its Order; its key holds them)
 	m.probs = make(map[int32][]float64, len(xs))
 	for _, x := range xs {
-		si := m.mapping.Of[x]
-		s, ok := scores[x]
-		if !ok { // not an input of the mapping (cannot happen: xs are its inputs)
-			s = setScores(space, m.mapping, x, si, p.Score)
-		}
-		m.probs[x] = m.scoreProbs(s)
+		m.probs[x] = m.scoreProbs(scores[x])
 	}
 	return m, nil
 }

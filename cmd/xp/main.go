@@ -36,13 +36,14 @@ import (
 	"github.com/xp-nlp/xp/torchrt"
 )
 
-// startup is how long this process took to reach main (libtorch's
-// libraries loaded): a dry run's estimate adds it, since the run's
-// process pays it again. Set once, first thing in main.
-var startup time.Duration
+// mainStarted is when main began: what the process took before it
+// (libtorch's libraries loaded) is its age then, which a dry run's
+// estimate adds (startup), since the run's process pays it again. Set
+// once, first thing in main.
+var mainStarted time.Time
 
 func main() {
-	startup = xio.ProcessAge()
+	mainStarted = time.Now()
 	passiveOpenMP()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	runner.WatchParent(stop) // a worker process stops with its parent
@@ -202,6 +203,15 @@ func commitText() string {
 }
 
 // buildVersion is the version and commit, as a page's generator.
+// startup is how long this process took to reach main (0 where not
+// known, as in tests, which do not run main).
+func startup() time.Duration {
+	if mainStarted.IsZero() {
+		return 0
+	}
+	return max(0, xio.ProcessAge()-time.Since(mainStarted))
+}
+
 func buildVersion() string { return moduleVersion() + ", commit " + commitText() }
 
 func doctor(args []string, out io.Writer) error {

@@ -74,7 +74,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	opt := runner.Options{Threads: *threads, DryRun: *dry, Prepare: *prep, Merge: *merge,
-		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: os.Stderr, Progress: os.Stderr, Startup: startup}
+		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: os.Stderr, Progress: os.Stderr}
 	if *quiet {
 		opt.Progress = nil
 	}
@@ -92,6 +92,9 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if exe, err := os.Executable(); err == nil && *workers > 1 && opt.Shards == 0 {
 		opt.Launcher = runner.Local{Workers: *workers, Command: shardCommand(exe), Progress: opt.Progress, Log: os.Stderr}
+	}
+	if *dry {
+		opt.Startup = startup() // read from /proc only where it is used
 	}
 	sum, err := runner.Run(ctx, c, opt)
 	if err != nil {
