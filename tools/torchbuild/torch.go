@@ -49,8 +49,10 @@ func findTorch(root, cudaMode string) (*Torch, error) {
 		}
 		t.LibDir = filepath.Dir(lib)
 	}
-	versionH := filepath.Join(t.IncludeDirs[1], "torch", "version.h")
-	v, err := readTorchVersion(versionH)
+	v, err := readTorchVersion(
+		filepath.Join(t.IncludeDirs[1], "torch", "version.h"),
+		// libtorch ≥ 2.9: torch/version.h includes this one
+		filepath.Join(t.IncludeDirs[0], "torch", "headeronly", "version.h"))
 	if err != nil {
 		where := "LIBTORCH=" + t.Root
 		if t.Root == "" {
@@ -115,19 +117,27 @@ func findSystemLib(name string) (string, error) {
 
 var versionRE = regexp.MustCompile(`#define\s+TORCH_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)`)
 
-func readTorchVersion(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
+// readTorchVersion reads the version from the first of paths that
+// defines it (older libtorch defines it in torch/version.h, newer in a
+// header that one includes).
+func readTorchVersion(paths ...string) (string, error) {
+	var errs []error
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		parts := map[string]string{}
+		for _, m := range versionRE.FindAllStringSubmatch(string(b), -1) {
+			parts[m[1]] = m[2]
+		}
+		if len(parts) == 3 {
+			return parts["MAJOR"] + "." + parts["MINOR"] + "." + parts["PATCH"], nil
+		}
+		errs = append(errs, fmt.Errorf("%s: no TORCH_VERSION_MAJOR/MINOR/PATCH", path))
 	}
-	parts := map[string]string{}
-	for _, m := range versionRE.FindAllStringSubmatch(string(b), -1) {
-		parts[m[1]] = m[2]
-	}
-	if len(parts) != 3 {
-		return "", fmt.Errorf("%s: no TORCH_VERSION_MAJOR/MINOR/PATCH", path)
-	}
-	return parts["MAJOR"] + "." + parts["MINOR"] + "." + parts["PATCH"], nil
+	return "", errors.Join(errs...)
 }
 
 // detectCXX11ABI reports whether lib was compiled with the C++11 string ABI:

@@ -230,6 +230,14 @@ func TestReadTorchVersion(t *testing.T) {
 	if _, err := readTorchVersion(p); err == nil {
 		t.Error("incomplete version.h: no error")
 	}
+	// libtorch ≥ 2.9 (2.11's layout): torch/version.h only includes
+	// torch/headeronly/version.h, which defines the version.
+	os.WriteFile(p, []byte("#if !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)\n#include <torch/headeronly/version.h>\n#endif\n"), 0o644)
+	h := filepath.Join(dir, "headeronly.h")
+	os.WriteFile(h, []byte("#define TORCH_VERSION_MAJOR 2\n\n#define TORCH_VERSION_MINOR 11\n#define TORCH_VERSION_PATCH 0\n#define TORCH_VERSION_ABI_TAG 0\n"), 0o644)
+	if v, err := readTorchVersion(p, h); err != nil || v != "2.11.0" {
+		t.Errorf("readTorchVersion of 2.11's headers = %q, %v", v, err)
+	}
 }
 
 func TestFindTorchErrors(t *testing.T) {
