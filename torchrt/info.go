@@ -62,7 +62,7 @@ func Collect() Info {
 		TorchPackage:   b.TorchPackage,
 		TorchLibrary:   lib.XpTorchLibrary(),
 		BindingLibrary: b.LibPath,
-		CUDALinked:     b.CUDA,
+		CUDALinked:     b.CUDA || libraryMapped("libtorch_cuda.so"), // a GPU node's own libxptorch.so (docs/build.md)
 		CUDAAvailable:  CUDAAvailable(),
 		Threads:        Threads(),
 		CPUs:           runtime.NumCPU(),
@@ -83,6 +83,21 @@ func Collect() Info {
 	}
 	in.BLAS = blasDescription(in.Config)
 	return in
+}
+
+// libraryMapped reports whether a library whose file name begins with
+// prefix is mapped into this process.
+func libraryMapped(prefix string) bool {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 6 && strings.HasPrefix(filepath.Base(f[len(f)-1]), prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 var blasInfoRE = regexp.MustCompile(`BLAS_INFO=([^,\s]+)`)

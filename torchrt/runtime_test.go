@@ -3,8 +3,10 @@ package torchrt
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,4 +270,86 @@ func TestSetThreadsFromAnyGoroutine(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
+}
+
+// TestLibraryMapped: the libraries the process really loaded are read
+// from its maps (doctor's "build: CUDA" where a GPU node's own
+// libxptorch.so links CUDA and this binary was built without it).
+func TestLibraryMapped(t *testing.T) {
+	if !libraryMapped("libxptorch.so") {
+		t.Error("libxptorch.so not seen mapped")
+	}
+	if libraryMapped("libxp-no-such-library.so") {
+		t.Error("a library that is not loaded seen mapped")
+	}
+	if got, want := Collect().CUDALinked, Build().CUDA || libraryMapped("libtorch_cuda.so"); got != want {
+		t.Errorf("CUDALinked = %v, want %v", got, want)
+	}
+}
+
+// TestTensorFromFlatSlices: xp's patch makes tensors from flat number
+// slices by one copy, without gotch's per-element reflection, and
+// shortens CopyData's check likewise. The tensors have the type gotch
+// gives the slice's elements, the shape asked, and the values (read one
+// by one through libtorch, a route the patch does not touch); CopyData
+// gives them back; a shape that does not fit is refused.
+func TestTensorFromFlatSlices(t *testing.T) {
+	cases := []struct {
+		data  any
+		dtype gotch.DType
+		want  []float64
+		back  func(*ts.Tensor) (any, error)
+	}{
+		{[]float32{1.5, -2, 3e-9, 4}, gotch.Float, []float64{1.5, -2, float64(float32(3e-9)), 4}, copyBack[float32]},
+		{[]float64{1.5, -2, 3e-300, 4}, gotch.Double, []float64{1.5, -2, 3e-300, 4}, copyBack[float64]},
+		{[]int8{-128, 127, 0, 5}, gotch.Int8, []float64{-128, 127, 0, 5}, copyBack[int8]},
+		{[]uint8{0, 255, 7, 9}, gotch.Uint8, []float64{0, 255, 7, 9}, copyBack[uint8]},
+		{[]int16{-300, 300, 1, 2}, gotch.Int16, []float64{-300, 300, 1, 2}, copyBack[int16]},
+		{[]int32{-1 << 30, 1 << 30, 3, 4}, gotch.Int, []float64{-1 << 30, 1 << 30, 3, 4}, copyBack[int32]},
+		{[]int64{-1 << 60, 1 << 60, 3, 4}, gotch.Int64, []float64{-1 << 60, 1 << 60, 3, 4}, copyBack[int64]},
+	}
+	for _, c := range cases {
+		err := Do(func() error {
+			var s Scope
+			defer s.Drop()
+			x, err := s.Keep(ts.NewTensorFromData(c.data, []int64{2, 2}))
+			if err != nil {
+				return err
+			}
+			if x.DType() != c.dtype {
+				return fmt.Errorf("dtype %v, want %v", x.DType(), c.dtype)
+			}
+			if sz, err := x.Size(); err != nil || !slices.Equal(sz, []int64{2, 2}) {
+				return fmt.Errorf("shape %v (%v)", sz, err)
+			}
+			for i, w := range c.want {
+				v, err := x.Float64Value([]int64{int64(i / 2), int64(i % 2)})
+				if err != nil {
+					return err
+				}
+				if v != w {
+					return fmt.Errorf("element %d is %g, want %g", i, v, w)
+				}
+			}
+			got, err := c.back(x)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got, c.data) {
+				return fmt.Errorf("CopyData gives %v", got)
+			}
+			if _, err := ts.NewTensorFromData(c.data, []int64{3}); err == nil {
+				return fmt.Errorf("4 values as a 3-vector: no error")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%T: %v", c.data, err)
+		}
+	}
+}
+
+func copyBack[T float32 | float64 | int8 | uint8 | int16 | int32 | int64](t *ts.Tensor) (any, error) {
+	dst := make([]T, 4)
+	return dst, t.CopyData(dst, 4)
 }

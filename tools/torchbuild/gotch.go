@@ -31,7 +31,19 @@ func gotchEdits(clip string) map[string][]edit {
 		// Every generated op leaked its C.malloc(0) output slot.
 		"ts/tensor-generated.go": {leak, {old: "ts.ctensor = *ptr\n", new: "ts.xpSetCtensor(*ptr)\n"}},
 		"ts/patch.go":            {leak},
+		// DataCheck (CopyData's, DataDim's) reflected on every element.
+		"ts/util.go": {{
+			old:  "func dataCheck(data interface{}, count int) (dtype gotch.DType, n int, err error) {\n\tv := reflect.ValueOf(data)\n",
+			new:  "func dataCheck(data interface{}, count int) (dtype gotch.DType, n int, err error) {\n\tif l, dt, _, ok := xpFlatSlice(data); ok { // xp: a flat slice, counted directly\n\t\treturn dt, count + l, nil\n\t}\n\tv := reflect.ValueOf(data)\n",
+			want: 1,
+		}},
 		"ts/tensor.go": {leak, {
+			// Tensors from flat number slices without reflecting on
+			// every element (overlay/ts_xp_patch.go.in).
+			old:  "\t// 1. Check whether data and shape match\n\telementNum, err := DataDim(data)\n",
+			new:  "\tif t, ok, err := xpTensorFromFlat(data, shape, o.Name); ok { // xp: a flat slice, copied directly\n\t\treturn t, err\n\t}\n\n\t// 1. Check whether data and shape match\n\telementNum, err := DataDim(data)\n",
+			want: 1,
+		}, {
 			// A race-free count of live tensors, for leak tests.
 			old:  "func CheckCMemLeak() string {\n",
 			new:  "// LiveTensors is the number of tensors created and not yet freed.\nfunc LiveTensors() int {\n\tlock.Lock()\n\tdefer lock.Unlock()\n\treturn len(ExistingTensors)\n}\n\nfunc CheckCMemLeak() string {\n",
