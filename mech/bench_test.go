@@ -1,6 +1,7 @@
 package mech
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -316,9 +317,19 @@ func BenchmarkVersusLaplace(b *testing.B) {
 // every path privatizes to the float32 path's tokens. Run with
 //
 //	XP_DATA=../shared/data go test ./mech -run '^$' -bench Scoring -benchtime 1x -timeout 60m
+//
+// With XP_DEVICE=cuda (a GPU machine) the product and the libtorch
+// paths' indexes are on the GPU, and the CPU kernels are left out.
 func BenchmarkScoring(b *testing.B) {
+	dev, err := torchrt.ParseDevice(cmp.Or(os.Getenv("XP_DEVICE"), "cpu"))
+	if err != nil {
+		b.Fatalf("XP_DEVICE: %v", err)
+	}
 	paths := []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8Torch}
 	for _, sc := range []knn.Scoring{knn.ScoringFloat32Kernel, knn.ScoringInt8} {
+		if dev != gotch.CPU {
+			break
+		}
 		if ix, err := knn.New(make([]float32, 8), 1, 8, gotch.CPU, knn.Options{Scoring: sc}); err != nil {
 			b.Logf("SKIP %s: %v", sc, err)
 		} else {
@@ -344,7 +355,7 @@ func BenchmarkScoring(b *testing.B) {
 			n, dim := s.Emb.Len(), s.Emb.Dim
 			spaces := map[knn.Scoring]*Space{}
 			for _, sc := range paths {
-				ix, err := knn.New(s.Emb.Data, n, dim, gotch.CPU, knn.Options{Budget: 1 << 30, Scoring: sc})
+				ix, err := knn.New(s.Emb.Data, n, dim, dev, knn.Options{Budget: 1 << 30, Scoring: sc})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -361,12 +372,24 @@ func BenchmarkScoring(b *testing.B) {
 					if err != nil {
 						return err
 					}
+					if e, err = sc.Keep(e.To(dev, false)); err != nil {
+						return err
+					}
 					et, err := sc.Keep(e.Transpose(0, 1, false))
 					if err != nil {
 						return err
 					}
-					q, err := sc.Keep(ts.Randn([]int64{int64(r.batch), int64(dim)}, gotch.Float, gotch.CPU))
+					q, err := sc.Keep(ts.Randn([]int64{int64(r.batch), int64(dim)}, gotch.Float, dev))
 					if err != nil {
+						return err
+					}
+					sync := func() error { // a GPU's products are queued: wait for them
+						if dev == gotch.CPU {
+							return nil
+						}
+						return ts.CudaSynchronize(dev.Value)
+					}
+					if err := sync(); err != nil {
 						return err
 					}
 					t0 := time.Now()
@@ -376,6 +399,9 @@ func BenchmarkScoring(b *testing.B) {
 							return err
 						}
 						p.Drop()
+					}
+					if err := sync(); err != nil {
+						return err
 					}
 					rate = float64((r.tokens+r.batch-1)/r.batch*r.batch) / time.Since(t0).Seconds()
 					return nil
@@ -397,9 +423,11 @@ func BenchmarkScoring(b *testing.B) {
 				}
 				return float64(r.tokens) / time.Since(t0).Seconds(), out
 			}
-			ratios := map[knn.Scoring][]float64{}
+			ratios, rates := map[knn.Scoring][]float64{}, map[knn.Scoring][]float64{}
+			var products []float64
 			for i := 0; i < b.N*repeats; i++ {
 				p := product()
+				products = append(products, p)
 				var want [][]string
 				for _, sc := range paths {
 					rate, out := privatize(sc, uint64(i))
@@ -409,11 +437,16 @@ func BenchmarkScoring(b *testing.B) {
 						b.Fatalf("the %s and float32 paths privatized differently", sc)
 					}
 					ratios[sc] = append(ratios[sc], rate/p)
+					rates[sc] = append(rates[sc], rate)
 				}
 			}
+			slices.Sort(products)
+			b.ReportMetric(products[len(products)/2], "product-rows/s")
 			for _, sc := range paths {
 				x := ratios[sc]
 				slices.Sort(x)
+				slices.Sort(rates[sc])
+				b.ReportMetric(rates[sc][len(x)/2], string(sc)+"-tokens/s")
 				b.ReportMetric(x[len(x)/2], string(sc)+"/product")
 				b.ReportMetric(x[0], string(sc)+"/product-min")
 				b.ReportMetric(x[len(x)-1], string(sc)+"/product-max")

@@ -285,7 +285,7 @@ func (ix *Index) Products() string {
 	case ix.q8 != nil:
 		return "int8 kernel (AVX-512 VNNI)"
 	case ix.q8t != nil:
-		return ix.q8t.product
+		return ix.q8t.products()
 	case ix.f32 != nil:
 		return "float32 kernel (AVX2, FMA)"
 	}

@@ -1,8 +1,10 @@
 package knn
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime/debug"
 	"slices"
 	"testing"
@@ -37,6 +39,26 @@ func scorings(t testing.TB) []Scoring {
 		t.Logf("SKIP int8 scoring: %s", why)
 	}
 	return s
+}
+
+// deviceFor is where the tests build an index scored by sc: the
+// libtorch paths' on the device XP_DEVICE names (cpu when unset; cuda on
+// a GPU machine, docs/gpu.md), the kernels' on the CPU, the only place
+// they run.
+func deviceFor(t testing.TB, sc Scoring) gotch.Device {
+	if sc != ScoringFloat32 && sc != ScoringInt8Torch {
+		return gotch.CPU
+	}
+	return testDevice(t)
+}
+
+// testDevice is the device XP_DEVICE names (cpu when unset).
+func testDevice(t testing.TB) gotch.Device {
+	d, err := torchrt.ParseDevice(cmp.Or(os.Getenv("XP_DEVICE"), "cpu"))
+	if err != nil {
+		t.Fatalf("XP_DEVICE: %v", err)
+	}
+	return d
 }
 
 func TestSearchEqualsNaive(t *testing.T) {
@@ -84,7 +106,7 @@ func testSearchEqualsNaive(t *testing.T, sc Scoring) {
 					q[i*c.dim+j] = data[row*c.dim+j] + float32(r.NormFloat64()*c.noise)
 				}
 			}
-			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{Budget: c.budget, Scoring: sc})
+			ix, err := New(data, c.n, c.dim, deviceFor(t, sc), Options{Budget: c.budget, Scoring: sc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +193,7 @@ func testSearchExceptEqualsNaive(t *testing.T, sc Scoring) {
 					q[i*c.dim+j] = data[row*c.dim+j] + float32(r.NormFloat64()*0.3)
 				}
 			}
-			ix, err := New(data, c.n, c.dim, gotch.CPU, Options{Scoring: sc})
+			ix, err := New(data, c.n, c.dim, deviceFor(t, sc), Options{Scoring: sc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,7 +242,7 @@ func TestBadArgs(t *testing.T) {
 func TestSearchFreesTensors(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	n, dim := 500, 16
-	ix, err := New(randMatrix(r, n, dim, 1), n, dim, gotch.CPU, Options{Budget: 64 << 10})
+	ix, err := New(randMatrix(r, n, dim, 1), n, dim, testDevice(t), Options{Budget: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +309,7 @@ func TestCancellation(t *testing.T) {
 	for _, k := range []int{1, 3} {
 		wantIDs, wantDist := Naive(data, n, dim, q, k)
 		for _, sc := range scorings(t) {
-			ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: sc})
+			ix, err := New(data, n, dim, deviceFor(t, sc), Options{Scoring: sc})
 			if err != nil {
 				t.Fatal(err)
 			}

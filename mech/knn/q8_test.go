@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sugarme/gotch"
-
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
 )
@@ -105,7 +103,7 @@ func TestInt8BoundIsTight(t *testing.T) {
 			} {
 				for _, sc := range scorings(t) {
 					n := len(l.data) / dim
-					ix, err := New(l.data, n, dim, gotch.CPU, Options{Scoring: sc})
+					ix, err := New(l.data, n, dim, deviceFor(t, sc), Options{Scoring: sc})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -136,7 +134,7 @@ func TestInt8LargeK(t *testing.T) {
 		if sc == ScoringFloat32 {
 			continue
 		}
-		ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: sc})
+		ix, err := New(data, n, dim, deviceFor(t, sc), Options{Scoring: sc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +185,7 @@ func TestRealVectorsEqualNaive(t *testing.T) {
 	for _, k := range []int{1, 2} {
 		wantIDs, wantDist := Naive(e.Data, e.Len(), e.Dim, q, k)
 		for _, sc := range scorings(t) {
-			ix, err := New(e.Data, e.Len(), e.Dim, gotch.CPU, Options{Scoring: sc})
+			ix, err := New(e.Data, e.Len(), e.Dim, deviceFor(t, sc), Options{Scoring: sc})
 			if err != nil {
 				t.Fatal(err)
 			}

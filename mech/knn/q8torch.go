@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -42,19 +43,55 @@ import (
 // at most T are ranked exactly in float64 (Rank). A query where it fails
 // is searched again with q8CapFor(k) taken, then scanned.
 
-// intMMBinding is the generated binding _int_mm needs.
-const intMMBinding = "atg__int_mm"
-
 type q8t struct {
-	nr, dr  int        // rows (a multiple of 16) and dimensions (of 8) as stored
-	et      *ts.Tensor // dr × nr: Eᵀ, int8 (intMM) or float32 holding the int8 values
-	norm    *ts.Tensor // 1 × nr float32 ‖e‖², +∞ past the last row
-	scale   *ts.Tensor // 1 × nr float32 s
-	rowsH   *ts.Tensor // 4 × nr: s, ‖ê‖₁, ‖ê‖₂, 8u‖e‖² (0 past the last row)
-	rowsC   *ts.Tensor // 3 × nr: ‖e − ê‖₂, ‖ê‖₂, 8u‖e‖²
-	normH   []float32  // norm on the host (for exceptions)
-	intMM   bool       // products by _int_mm
-	product string     // how products are computed, for Describe
+	nr, dr int        // rows (a multiple of 16) and dimensions (of 8) as stored
+	et     *ts.Tensor // dr × nr float32: Eᵀ, the int8 values
+	norm   *ts.Tensor // 1 × nr float32 ‖e‖², +∞ past the last row
+	scale  *ts.Tensor // 1 × nr float32 s
+	rowsH  *ts.Tensor // 4 × nr: s, ‖ê‖₁, ‖ê‖₂, 8u‖e‖² (0 past the last row)
+	rowsC  *ts.Tensor // 3 × nr: ‖e − ê‖₂, ‖ê‖₂, 8u‖e‖²
+	normH  []float32  // norm on the host (for exceptions)
+
+	// For _int_mm, E as int8 rows (nr × dr) and its transpose, a view:
+	// cuBLAS's int8 products take their second operand column-major
+	// (cuBLASLt's "TN"; others fail with CUBLAS_STATUS_NOT_SUPPORTED
+	// for some shapes, seen on an H100 with libtorch 2.11 and CUDA 13).
+	e8, e8t *ts.Tensor
+
+	mu      sync.Mutex
+	intMM   bool   // products by _int_mm (e8t); else the float32 product (et)
+	product string // how products are computed, for Describe
+}
+
+// useIntMM reports whether products are by _int_mm.
+func (d *q8t) useIntMM() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.intMM
+}
+
+// dropIntMM turns to the float32 products for good after _int_mm failed
+// in a search (a shape the probe did not meet that cuBLAS refuses): the
+// answer is the same, only slower, and Describe says why.
+func (d *q8t) dropIntMM(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.intMM {
+		d.intMM = false
+		d.product = "float32 products of the int8 values (exact); _int_mm failed in a search: " + firstLine(torchrt.Clean(err).Error())
+	}
+}
+
+// products describes how products are computed.
+func (d *q8t) products() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.product
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // newQ8T quantizes data as newQ8 does and puts it on device.
@@ -62,11 +99,13 @@ func newQ8T(data []float32, n, dim int, device gotch.Device) (*q8t, error) {
 	m := newQ8(data, n, dim)
 	d := &q8t{nr: m.nb * 16, dr: (dim + 7) / 8 * 8, normH: m.norm}
 	vals := make([]int8, d.dr*d.nr) // Eᵀ
+	rows := make([]int8, d.nr*d.dr) // E
 	g := m.groups
 	for i := 0; i < n; i++ {
 		b, r := i/16, i%16
 		for j := 0; j < dim; j++ {
-			vals[j*d.nr+i] = int8(int(m.e[(b*g+j/4)*64+r*4+j%4]) - 128)
+			v := int8(int(m.e[(b*g+j/4)*64+r*4+j%4]) - 128)
+			vals[j*d.nr+i], rows[i*d.dr+j] = v, v
 		}
 	}
 	err := torchrt.Do(func() error {
@@ -107,26 +146,36 @@ func newQ8T(data []float32, n, dim int, device gotch.Device) (*q8t, error) {
 			e8.Drop()
 			return err
 		}
+		e8.Drop()
 		d.et, d.product = ef, "float32 products of the int8 values (exact)"
-		if device == gotch.CPU || torchrt.Stubbed(intMMBinding) {
-			e8.Drop()
+		if device == gotch.CPU {
 			return nil
 		}
 		// _int_mm where it gives the exact products on a probe: the
-		// first rows' own values as 32 queries (its first dimension must
-		// exceed 16).
-		probe := make([]int8, 32*d.dr)
-		for i := 0; i < 32; i++ {
-			for j := 0; j < d.dr; j++ {
-				probe[i*d.dr+j] = vals[j*d.nr+i%min(n, d.nr)]
-			}
+		// first rows' own values as 24 queries (its first dimension must
+		// exceed 16; the fewest a search passes). Where the library this
+		// process loaded has only a stub of it, the probe gets the stub's
+		// error: the build this binary was linked against
+		// (torchrt.Stubbed) need not be that library (a GPU node's,
+		// docs/build.md). The float32 Eᵀ stays: a search falls back to
+		// it if _int_mm fails on a shape the probe did not meet.
+		if d.e8, err = put(rows, []int64{int64(d.nr), int64(d.dr)}); err != nil {
+			return err
 		}
-		why := d.probe(probe, device, func(q8 *ts.Tensor) (*ts.Tensor, error) { return q8.XpIntMm(e8) })
+		if d.e8t, err = d.e8.Transpose(0, 1, false); err != nil {
+			return err
+		}
+		probe := make([]int8, 24*d.dr)
+		for i := 0; i < 24; i++ {
+			copy(probe[i*d.dr:(i+1)*d.dr], rows[(i%min(n, d.nr))*d.dr:])
+		}
+		why := d.probe(probe, device, func(q8 *ts.Tensor) (*ts.Tensor, error) { return q8.XpIntMm(d.e8t) })
 		if why == "" {
-			d.et.Drop()
-			d.et, d.intMM, d.product = e8, true, "int8 products by _int_mm"
+			d.intMM, d.product = true, "int8 products by _int_mm"
 		} else {
-			e8.Drop()
+			d.e8t.Drop()
+			d.e8.Drop()
+			d.e8, d.e8t = nil, nil
 			d.product += "; _int_mm unused: " + why
 		}
 		return nil
@@ -138,14 +187,14 @@ func newQ8T(data []float32, n, dim int, device gotch.Device) (*q8t, error) {
 	return d, nil
 }
 
-// probe compares mm, an int8 product of the probe's rows (32 × dr int8
-// values) with Eᵀ giving int32, with the exact float32 product on device,
+// probe compares mm, an int8 product of the probe's rows (dr int8 values
+// each) with Eᵀ giving int32, with the exact float32 product on device,
 // and says why it cannot be used ("" where it can). It runs under
 // torchrt.Do.
 func (d *q8t) probe(probe []int8, device gotch.Device, mm func(q8 *ts.Tensor) (*ts.Tensor, error)) string {
 	var s torchrt.Scope
 	defer s.Drop()
-	q8, err := s.Keep(ts.NewTensorFromData(probe, []int64{32, int64(d.dr)}))
+	q8, err := s.Keep(ts.NewTensorFromData(probe, []int64{int64(len(probe) / d.dr), int64(d.dr)}))
 	if err == nil && device != gotch.CPU {
 		q8, err = s.Keep(q8.To(device, false))
 	}
@@ -176,12 +225,12 @@ func (d *q8t) probe(probe []int8, device gotch.Device, mm func(q8 *ts.Tensor) (*
 }
 
 func (d *q8t) close() {
-	for _, t := range []*ts.Tensor{d.et, d.norm, d.scale, d.rowsH, d.rowsC} {
+	for _, t := range []*ts.Tensor{d.et, d.norm, d.scale, d.rowsH, d.rowsC, d.e8t, d.e8} {
 		if t != nil {
 			t.Drop()
 		}
 	}
-	d.et, d.norm, d.scale, d.rowsH, d.rowsC = nil, nil, nil, nil, nil
+	d.et, d.norm, d.scale, d.rowsH, d.rowsC, d.e8t, d.e8 = nil, nil, nil, nil, nil, nil, nil
 }
 
 // bounds returns, for each of the queries (rows of d.dr values in x.q),
@@ -189,7 +238,8 @@ func (d *q8t) close() {
 // bounds (ascending) with their rows.
 func (d *q8t) bounds(x *q8Queries, k, kc int, norm []float32, device gotch.Device) (lows []float32, idx []int64, thr []float32, err error) {
 	nq := x.nq
-	if d.intMM && nq <= 16 { // _int_mm takes more than 16 rows
+	intMM := d.useIntMM()
+	if intMM && nq <= 16 { // _int_mm takes more than 16 rows
 		nq = 24
 	}
 	q := x.q // quantized with rows of d.dr values
@@ -232,11 +282,14 @@ func (d *q8t) bounds(x *q8Queries, k, kc int, norm []float32, device gotch.Devic
 			return err
 		}
 		var a *ts.Tensor
-		if d.intMM {
-			if a, err = s.Keep(qt.XpIntMm(d.et)); err != nil {
-				return err
+		if intMM {
+			if a, err = s.Keep(qt.XpIntMm(d.e8t)); err != nil {
+				d.dropIntMM(err)
+				_ = torchrt.Err() // the failure is handled: clear it
+				a = nil
 			}
-		} else {
+		}
+		if a == nil {
 			if qt, err = s.Keep(qt.Totype(gotch.Float, false)); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package knn
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,8 @@ import (
 // int8-torch path relies on is the exact integer product at its largest
 // (q8MaxDim dimensions, every value ±127, and random values), and every
 // int8 value is unchanged by TF32's rounding of inputs to 11 significant
-// bits. Fails if q8MaxDim grows past where float32 sums stay exact.
+// bits. Fails if q8MaxDim grows past where float32 sums stay exact. The
+// product runs on the device XP_DEVICE names (the CPU when unset).
 func TestInt8TorchProductsExact(t *testing.T) {
 	for v := -127; v <= 127; v++ {
 		if f := float32(v); tf32(f) != f {
@@ -50,8 +52,18 @@ func TestInt8TorchProductsExact(t *testing.T) {
 		if et, err = s.Keep(et.Totype(gotch.Float, false)); err != nil {
 			return err
 		}
+		dev := testDevice(t) // XP_DEVICE: a GPU's product
+		if qt, err = s.Keep(qt.To(dev, false)); err != nil {
+			return err
+		}
+		if et, err = s.Keep(et.To(dev, false)); err != nil {
+			return err
+		}
 		p, err := s.Keep(qt.Mm(et, false))
 		if err != nil {
+			return err
+		}
+		if p, err = s.Keep(p.To(gotch.CPU, false)); err != nil {
 			return err
 		}
 		return p.CopyData(got, nq*n)
@@ -140,4 +152,55 @@ func TestInt8TorchProbe(t *testing.T) {
 	if !strings.Contains(d.product, "exact") {
 		t.Errorf("products described as %q", d.product)
 	}
+}
+
+// TestInt8TorchFallsBack: where _int_mm fails in a search (cuBLAS refuses
+// some shapes the probe did not meet), the index answers by the float32
+// products, exactly as Naive does, says so, and keeps doing so. Forced
+// here on an index whose int8 operand is set up by hand: this libtorch's
+// _int_mm (a stub in Debian's 1.13; CPU-only in later ones) stands in for
+// the refusing one.
+func TestInt8TorchFallsBack(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	n, dim, nq := 300, 20, 40
+	data, q := randMatrix(r, n, dim, 1), randMatrix(r, nq, dim, 1)
+	ix, err := New(data, n, dim, gotch.CPU, Options{Scoring: ScoringInt8Torch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	d := ix.q8t
+	err = torchrt.Do(func() error {
+		e, err := d.et.Transpose(0, 1, false)
+		if err != nil {
+			return err
+		}
+		defer e.Drop()
+		if d.e8, err = e.Totype(gotch.Int8, false); err != nil {
+			return err
+		}
+		if d.e8, err = d.e8.Contiguous(true); err != nil {
+			return err
+		}
+		d.e8t, err = d.e8.Transpose(0, 1, false)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.intMM, d.product = true, "int8 products by _int_mm" // as newQ8T sets them
+	wantIDs, wantDist := Naive(data, n, dim, q, 3)
+	for i := range 2 {
+		ids, dist, err := ix.Search(q, 3)
+		if err != nil {
+			t.Fatalf("search %d: %v", i, err)
+		}
+		if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+			t.Errorf("search %d differs from Naive", i)
+		}
+	}
+	if p := ix.Products(); d.useIntMM() != strings.HasPrefix(p, "int8 products by _int_mm") {
+		t.Errorf("products %q while _int_mm is used: %v", p, d.useIntMM())
+	}
+	t.Logf("products: %s", ix.Products())
 }
