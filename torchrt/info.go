@@ -24,15 +24,20 @@ type Info struct {
 	TorchVersion   string // of the headers libxptorch was built against
 	TorchPackage   string // Debian package owning the library, if any
 	TorchLibrary   string // libtorch_cpu actually loaded
-	BindingLibrary string // libxptorch.so
-	BLAS           string // BLAS libraries mapped into the process, and libtorch's own BLAS_INFO
-	CUDALinked     bool
-	CUDAAvailable  bool
-	CUDADevices    int
-	Threads        int
-	CPUs           int
-	Stubbed        int
-	Config         string // at::show_config()
+	BindingLibrary string // libxptorch.so actually loaded
+	// BindingLinked is the libxptorch.so this binary was built against,
+	// where another is loaded (a GPU node's own build, docs/build.md):
+	// then TorchPackage and Stubbed describe the linked one's libtorch
+	// and are not shown as this process's.
+	BindingLinked string
+	BLAS          string // BLAS libraries mapped into the process, and libtorch's own BLAS_INFO
+	CUDALinked    bool
+	CUDAAvailable bool
+	CUDADevices   int
+	Threads       int
+	CPUs          int
+	Stubbed       int
+	Config        string // at::show_config()
 	// WaitPolicy is OMP_WAIT_POLICY as this process started with it
 	// (libgomp reads it at load): xp runs passive unless told otherwise.
 	WaitPolicy string
@@ -62,13 +67,16 @@ func Collect() Info {
 		TorchPackage:   b.TorchPackage,
 		TorchLibrary:   lib.XpTorchLibrary(),
 		BindingLibrary: b.LibPath,
-		CUDALinked:     b.CUDA || libraryMapped("libtorch_cuda.so"), // a GPU node's own libxptorch.so (docs/build.md)
+		CUDALinked:     b.CUDA || mappedLibrary("libtorch_cuda.so") != "", // a GPU node's own libxptorch.so (docs/build.md)
 		CUDAAvailable:  CUDAAvailable(),
 		Threads:        Threads(),
 		CPUs:           runtime.NumCPU(),
 		Stubbed:        len(b.Stubbed),
 		Config:         lib.XpTorchConfig(),
 		WaitPolicy:     os.Getenv("OMP_WAIT_POLICY"),
+	}
+	if loaded := mappedLibrary("libxptorch.so"); loaded != "" && !samePath(loaded, b.LibPath) {
+		in.BindingLibrary, in.BindingLinked, in.TorchPackage = loaded, b.LibPath, ""
 	}
 	_ = Err() // the calls above leave no error on success; clear any anyway
 	if in.CUDAAvailable {
@@ -85,19 +93,29 @@ func Collect() Info {
 	return in
 }
 
-// libraryMapped reports whether a library whose file name begins with
-// prefix is mapped into this process.
-func libraryMapped(prefix string) bool {
+// mappedLibrary is the path of the first library mapped into this
+// process whose file name begins with prefix, or "".
+func mappedLibrary(prefix string) string {
 	b, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
-		return false
+		return ""
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(line); len(f) >= 6 && strings.HasPrefix(filepath.Base(f[len(f)-1]), prefix) {
-			return true
+			return f[len(f)-1]
 		}
 	}
-	return false
+	return ""
+}
+
+// samePath reports whether a and b name the same file.
+func samePath(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA != nil || errB != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return os.SameFile(sa, sb)
 }
 
 var blasInfoRE = regexp.MustCompile(`BLAS_INFO=([^,\s]+)`)
@@ -153,13 +171,17 @@ func (in Info) Write(w io.Writer) error {
 	if in.CUDALinked {
 		link = "CUDA"
 	}
+	stubbed := fmt.Sprintf("%d (not compilable against this libtorch; calling one returns an error)", in.Stubbed)
+	if in.BindingLinked != "" {
+		stubbed = fmt.Sprintf("listed in the manifest.json beside the binding library (%d in the one this binary was built against, %s)", in.Stubbed, in.BindingLinked)
+	}
 	rows := [][2]string{
 		{"go", in.GoVersion},
 		{"gotch", in.GotchVersion},
 		{"libtorch", torch},
 		{"libtorch library", in.TorchLibrary},
 		{"binding library", in.BindingLibrary},
-		{"bindings stubbed", fmt.Sprintf("%d (not compilable against this libtorch; calling one returns an error)", in.Stubbed)},
+		{"bindings stubbed", stubbed},
 		{"build", link},
 		{"BLAS", in.BLAS},
 		{"CUDA available", cuda},

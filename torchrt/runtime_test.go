@@ -272,18 +272,34 @@ func TestSetThreadsFromAnyGoroutine(t *testing.T) {
 	}
 }
 
-// TestLibraryMapped: the libraries the process really loaded are read
-// from its maps (doctor's "build: CUDA" where a GPU node's own
-// libxptorch.so links CUDA and this binary was built without it).
-func TestLibraryMapped(t *testing.T) {
-	if !libraryMapped("libxptorch.so") {
-		t.Error("libxptorch.so not seen mapped")
+// TestMappedLibrary: the libraries the process really loaded are read
+// from its maps (doctor's "build: CUDA" and binding library where a GPU
+// node's own libxptorch.so is loaded in place of the one this binary was
+// built against).
+func TestMappedLibrary(t *testing.T) {
+	p := mappedLibrary("libxptorch.so")
+	if p == "" || !samePath(p, Build().LibPath) {
+		t.Errorf("libxptorch.so mapped from %q, linked %q", p, Build().LibPath)
 	}
-	if libraryMapped("libxp-no-such-library.so") {
+	if mappedLibrary("libxp-no-such-library.so") != "" {
 		t.Error("a library that is not loaded seen mapped")
 	}
-	if got, want := Collect().CUDALinked, Build().CUDA || libraryMapped("libtorch_cuda.so"); got != want {
-		t.Errorf("CUDALinked = %v, want %v", got, want)
+	in := Collect()
+	if want := Build().CUDA || mappedLibrary("libtorch_cuda.so") != ""; in.CUDALinked != want {
+		t.Errorf("CUDALinked = %v, want %v", in.CUDALinked, want)
+	}
+	if in.BindingLinked != "" || in.TorchPackage != Build().TorchPackage {
+		t.Errorf("the linked binding is loaded, yet BindingLinked %q, package %q", in.BindingLinked, in.TorchPackage)
+	}
+	// Another binding loaded: the linked build's package and stub count
+	// are not shown as this process's.
+	in.BindingLibrary, in.BindingLinked, in.TorchPackage = "/gpu/node/libxptorch.so", Build().LibPath, ""
+	var b strings.Builder
+	if err := in.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "binding library:  /gpu/node/libxptorch.so") || !strings.Contains(b.String(), "manifest.json beside the binding library") {
+		t.Errorf("doctor's lines:\n%s", b.String())
 	}
 }
 
