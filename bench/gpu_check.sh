@@ -1,0 +1,91 @@
+#!/bin/bash
+set -uo pipefail
+# gpu_check.sh: the GPU checks of docs/gpu.md, in two halves.
+#
+#   bench/gpu_check.sh pack    # here, where Go and the data root are
+#   bench/gpu_check.sh run     # on a GPU node with PyTorch, from the repo root
+#
+# pack builds, into .gpucheck/ (git-ignored), everything the node needs and
+# has not got: xp and the test binaries of mech and mech/knn (stripped),
+# torchbuild as a static binary with gotch's C++ half (libtch), and the data
+# the checks read (fastText 300d recompressed with xz, SST-2): about 50 MB.
+# run builds libxptorch.so against the node's PyTorch (torchbuild
+# -cxx-only), then runs xp doctor, xp smoke on cuda, mech/knn's tests with
+# their indexes on the GPU, the quick start with device cuda, and
+# BenchmarkScoring on the GPU (with a CPU profile) and on the node's CPU,
+# each under its own time limit; outputs go to $OUT (or /tmp/gpucheck-out).
+# STEPS="doctor knn" runs only the steps named (build always runs);
+# LIBTORCH names the libtorch to build against (default: python3's torch).
+# The first run (2026-11-26, an H100) took 4 minutes without the profile.
+cd "$(dirname "$0")/.."
+P=.gpucheck
+case "${1:-}" in
+pack)
+	: "${XP_DATA:?set XP_DATA to the data root}"
+	grep -qx "/$P/" .git/info/exclude 2>/dev/null || echo "/$P/" >> .git/info/exclude
+	# the device tool carries 64 MiB: binaries and text travel xz-compressed
+	keep=$(mktemp -d)
+	[ -f $P/data/ft300.vec.xz ] && mv $P/data/ft300.vec.xz "$keep"/
+	rm -rf $P && mkdir -p $P/data $P/gotch-src || exit 1
+	B=$(mktemp -d)
+	go build -ldflags="-s -w" -o $B/xp ./cmd/xp &&
+		go test -c -ldflags="-s -w" -o $B/knn.test ./mech/knn &&
+		go test -c -ldflags="-s -w" -o $B/mech.test ./mech &&
+		CGO_ENABLED=0 go build -o $B/torchbuild ./tools/torchbuild || exit 1
+	tar cf - -C $B xp knn.test mech.test torchbuild | xz -T0 -6 > $P/bin.tar.xz && rm -rf $B || exit 1
+	cp -r "$(GOWORK=off go list -m -f '{{.Dir}}' github.com/sugarme/gotch)/libtch" $P/gotch-src/ && chmod -R u+w $P/gotch-src || exit 1
+	tar cf - -C "$XP_DATA" sst2/train.tsv sst2/dev.tsv sst2/test.tsv | xz -T0 -6 > $P/data/sst2.tar.xz || exit 1
+	if [ -f "$keep"/ft300.vec.xz ]; then
+		mv "$keep"/ft300.vec.xz $P/data/ # the vectors do not change between packs
+	else
+		echo "gpu_check: recompressing fastText 300d with xz (a few minutes, once)"
+		zcat "$XP_DATA/embeddings/fasttext-sg-xpcorpus-300d.vec.gz" | xz -T0 -9 > $P/data/ft300.vec.xz || exit 1
+	fi
+	rmdir "$keep"
+	du -sh $P
+	;;
+run)
+	[ -f $P/bin.tar.xz ] || { echo "gpu_check: no $P: run 'bench/gpu_check.sh pack' where Go is, and carry $P" >&2; exit 2; }
+	OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"
+	R=$PWD t0=$(date +%s)
+	el() { echo "[+$(($(date +%s) - t0))s] $*"; }
+	want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
+	T=${LIBTORCH:-$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')} || exit 1
+	B=/tmp/gpucheck-bin D=/tmp/gpucheck-data
+	mkdir -p $B $D/embeddings && tar xJf $P/bin.tar.xz -C $B && tar xJf $P/data/sst2.tar.xz -C $D || exit 1
+	(xz -dc $P/data/ft300.vec.xz | gzip -1 > $D/embeddings/fasttext-sg-xpcorpus-300d.vec.gz) &
+	el build
+	$B/torchbuild -cxx-only -gotch $P/gotch-src -gotch-version v0.9.1 -libtorch "$T" -out /tmp/gpucheck-build -q > "$OUT/manifest.json" 2> "$OUT/build.log" || { tail -20 "$OUT/build.log"; exit 1; }
+	L=$(dirname "$(ls /tmp/gpucheck-build/torch/*/libxptorch.so | head -1)")
+	export LD_LIBRARY_PATH=$L XP_DATA=$D OMP_WAIT_POLICY=passive
+	X=$B/xp
+	el doctor
+	timeout 60 $X doctor 2>&1 | tee "$OUT/doctor.txt" || exit 1
+	wait
+	if want smoke; then el smoke; timeout 60 $X smoke -device cuda 2>&1 | tail -1; fi
+	if want knn; then
+		el "knn tests on cuda"
+		(cd mech/knn && XP_DEVICE=cuda timeout 150 $B/knn.test -test.v) > "$OUT/knn_cuda.txt" 2>&1
+		echo "knn rc=$?"; grep -E '^(--- FAIL|ok|FAIL|PASS)|int8-torch, k' "$OUT/knn_cuda.txt" | head -20
+	fi
+	if want quickstart; then
+		el "quick start on cuda"
+		timeout 200 $X run configs/sst2_quickstart.yaml --set device=cuda --set output=/tmp/gpucheck-qs > "$OUT/quickstart_cuda.txt" 2>&1
+		echo "quickstart rc=$?"; grep -E '^\| (none|laplace)|cells:' "$OUT/quickstart_cuda.txt"
+	fi
+	if want bench; then
+		el "scoring benchmark on cuda"
+		(cd mech && XP_DEVICE=cuda timeout 150 $B/mech.test -test.run '^$' -test.bench 'Scoring/fasttext300d' -test.benchtime 1x -test.cpuprofile "$OUT/cuda.prof") > "$OUT/bench_cuda.txt" 2>&1
+		echo "bench rc=$?"; grep Benchmark "$OUT/bench_cuda.txt"
+		el "scoring benchmark on the node's CPU"
+		(cd mech && timeout 100 $B/mech.test -test.run '^$' -test.bench 'Scoring/fasttext300d/laplace/batch=1024' -test.benchtime 1x) > "$OUT/bench_cpu.txt" 2>&1
+		echo "bench rc=$?"; grep Benchmark "$OUT/bench_cpu.txt"
+	fi
+	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+	el end
+	;;
+*)
+	echo "usage: bench/gpu_check.sh pack|run (docs/gpu.md)" >&2
+	exit 2
+	;;
+esac
