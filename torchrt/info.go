@@ -3,6 +3,7 @@ package torchrt
 import (
 	"bufio"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -27,8 +28,9 @@ type Info struct {
 	BindingLibrary string // libxptorch.so actually loaded
 	// BindingLinked is the libxptorch.so this binary was built against,
 	// where another is loaded (a GPU node's own build, docs/build.md):
-	// then TorchPackage and Stubbed describe the linked one's libtorch
-	// and are not shown as this process's.
+	// then TorchPackage is not claimed, and Stubbed is the loaded
+	// library's count from the manifest.json torchbuild wrote beside it
+	// (-1 where there is none).
 	BindingLinked string
 	BLAS          string // BLAS libraries mapped into the process, and libtorch's own BLAS_INFO
 	CUDALinked    bool
@@ -77,6 +79,7 @@ func Collect() Info {
 	}
 	if loaded := mappedLibrary("libxptorch.so"); loaded != "" && !samePath(loaded, b.LibPath) {
 		in.BindingLibrary, in.BindingLinked, in.TorchPackage = loaded, b.LibPath, ""
+		in.Stubbed = manifestStubs(loaded)
 	}
 	_ = Err() // the calls above leave no error on success; clear any anyway
 	if in.CUDAAvailable {
@@ -106,6 +109,22 @@ func mappedLibrary(prefix string) string {
 		}
 	}
 	return ""
+}
+
+// manifestStubs is the number of stubbed bindings in the manifest.json
+// torchbuild wrote beside the library lib, or -1.
+func manifestStubs(lib string) int {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(lib), "manifest.json"))
+	if err != nil {
+		return -1
+	}
+	var m struct {
+		Stubbed *[]string `json:"stubbed"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.Stubbed == nil {
+		return -1
+	}
+	return len(*m.Stubbed)
 }
 
 // samePath reports whether a and b name the same file.
@@ -172,8 +191,11 @@ func (in Info) Write(w io.Writer) error {
 		link = "CUDA"
 	}
 	stubbed := fmt.Sprintf("%d (not compilable against this libtorch; calling one returns an error)", in.Stubbed)
-	if in.BindingLinked != "" {
-		stubbed = fmt.Sprintf("listed in the manifest.json beside the binding library (%d in the one this binary was built against, %s)", in.Stubbed, in.BindingLinked)
+	switch {
+	case in.BindingLinked != "" && in.Stubbed >= 0:
+		stubbed = fmt.Sprintf("%d (from the manifest.json beside the binding library; calling one returns an error)", in.Stubbed)
+	case in.BindingLinked != "":
+		stubbed = "unknown (no manifest.json beside the binding library; calling a stub returns an error)"
 	}
 	rows := [][2]string{
 		{"go", in.GoVersion},

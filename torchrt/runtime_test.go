@@ -3,6 +3,8 @@ package torchrt
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"runtime/debug"
@@ -292,14 +294,32 @@ func TestMappedLibrary(t *testing.T) {
 		t.Errorf("the linked binding is loaded, yet BindingLinked %q, package %q", in.BindingLinked, in.TorchPackage)
 	}
 	// Another binding loaded: the linked build's package and stub count
-	// are not shown as this process's.
-	in.BindingLibrary, in.BindingLinked, in.TorchPackage = "/gpu/node/libxptorch.so", Build().LibPath, ""
-	var b strings.Builder
-	if err := in.Write(&b); err != nil {
-		t.Fatal(err)
+	// are not shown as this process's; the stubs are counted from the
+	// manifest torchbuild wrote beside the loaded library.
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libxptorch.so")
+	if got := manifestStubs(lib); got != -1 {
+		t.Errorf("no manifest: %d stubs, want -1", got)
 	}
-	if !strings.Contains(b.String(), "binding library:  /gpu/node/libxptorch.so") || !strings.Contains(b.String(), "manifest.json beside the binding library") {
-		t.Errorf("doctor's lines:\n%s", b.String())
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"torch_version": "2.11.0", "stubbed": ["atg__cslt_sparse_mm", "atg__scaled_mm", "atg__scaled_mm_out"]}`), 0o644)
+	if got := manifestStubs(lib); got != 3 {
+		t.Errorf("manifest with 3 stubs: %d", got)
+	}
+	for _, c := range []struct {
+		stubbed int
+		want    string
+	}{
+		{3, "bindings stubbed: 3 (from the manifest.json beside the binding library"},
+		{-1, "bindings stubbed: unknown (no manifest.json"},
+	} {
+		in.BindingLibrary, in.BindingLinked, in.TorchPackage, in.Stubbed = lib, Build().LibPath, "", c.stubbed
+		var b strings.Builder
+		if err := in.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "binding library:  "+lib) || !strings.Contains(b.String(), c.want) {
+			t.Errorf("doctor's lines:\n%s", b.String())
+		}
 	}
 }
 
