@@ -62,6 +62,7 @@ func (in Info) Torch() string {
 // Collect gathers Info from the running process.
 func Collect() Info {
 	b := Build()
+	files := mappedFiles()
 	in := Info{
 		GoVersion:      runtime.Version(),
 		GotchVersion:   b.GotchVersion + " (patched by xp's torchbuild)",
@@ -69,7 +70,7 @@ func Collect() Info {
 		TorchPackage:   b.TorchPackage,
 		TorchLibrary:   lib.XpTorchLibrary(),
 		BindingLibrary: b.LibPath,
-		CUDALinked:     b.CUDA || mappedLibrary("libtorch_cuda.so") != "", // a GPU node's own libxptorch.so (docs/build.md)
+		CUDALinked:     b.CUDA || mappedLibrary(files, "libtorch_cuda.so") != "", // a GPU node's own libxptorch.so (docs/build.md)
 		CUDAAvailable:  CUDAAvailable(),
 		Threads:        Threads(),
 		CPUs:           runtime.NumCPU(),
@@ -77,7 +78,7 @@ func Collect() Info {
 		Config:         lib.XpTorchConfig(),
 		WaitPolicy:     os.Getenv("OMP_WAIT_POLICY"),
 	}
-	if loaded := mappedLibrary("libxptorch.so"); loaded != "" && !samePath(loaded, b.LibPath) {
+	if loaded := mappedLibrary(files, "libxptorch.so"); loaded != "" && !samePath(loaded, b.LibPath) {
 		in.BindingLibrary, in.BindingLinked, in.TorchPackage = loaded, b.LibPath, ""
 		in.Stubbed = manifestStubs(loaded)
 	}
@@ -92,20 +93,37 @@ func Collect() Info {
 			}
 		}
 	}
-	in.BLAS = blasDescription(in.Config)
+	in.BLAS = blasDescription(in.Config, files)
 	return in
 }
 
-// mappedLibrary is the path of the first library mapped into this
-// process whose file name begins with prefix, or "".
-func mappedLibrary(prefix string) string {
-	b, err := os.ReadFile("/proc/self/maps")
+// mappedFiles lists the files mapped into this process, each once, in
+// the order /proc/self/maps first names them (none where it cannot be
+// read).
+func mappedFiles() []string {
+	f, err := os.Open("/proc/self/maps")
 	if err != nil {
-		return ""
+		return nil
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 6 && strings.HasPrefix(filepath.Base(f[len(f)-1]), prefix) {
-			return f[len(f)-1]
+	defer f.Close()
+	var files []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) >= 6 && !seen[fields[len(fields)-1]] {
+			seen[fields[len(fields)-1]] = true
+			files = append(files, fields[len(fields)-1])
+		}
+	}
+	return files
+}
+
+// mappedLibrary is the first of the mapped files whose name begins with
+// prefix, or "".
+func mappedLibrary(files []string, prefix string) string {
+	for _, p := range files {
+		if strings.HasPrefix(filepath.Base(p), prefix) {
+			return p
 		}
 	}
 	return ""
@@ -142,28 +160,17 @@ var blasInfoRE = regexp.MustCompile(`BLAS_INFO=([^,\s]+)`)
 // blasDescription names the BLAS libraries mapped into this process (the
 // one that really runs, e.g. the libblas.so.3 that Debian's alternatives
 // select) and libtorch's compiled-in BLAS_INFO.
-func blasDescription(config string) string {
+func blasDescription(config string, files []string) string {
 	var mapped []string
-	if f, err := os.Open("/proc/self/maps"); err == nil {
-		seen := map[string]bool{}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 6 {
-				continue
+	for _, p := range files {
+		base := strings.ToLower(filepath.Base(p))
+		if strings.Contains(base, "blas") || strings.Contains(base, "mkl") || strings.Contains(base, "lapack") {
+			real := p
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				real = r
 			}
-			p := fields[len(fields)-1]
-			base := strings.ToLower(filepath.Base(p))
-			if (strings.Contains(base, "blas") || strings.Contains(base, "mkl") || strings.Contains(base, "lapack")) && !seen[p] {
-				seen[p] = true
-				real := p
-				if r, err := filepath.EvalSymlinks(p); err == nil {
-					real = r
-				}
-				mapped = append(mapped, real)
-			}
+			mapped = append(mapped, real)
 		}
-		f.Close()
 	}
 	sort.Strings(mapped)
 	info := ""

@@ -279,15 +279,15 @@ func TestSetThreadsFromAnyGoroutine(t *testing.T) {
 // node's own libxptorch.so is loaded in place of the one this binary was
 // built against).
 func TestMappedLibrary(t *testing.T) {
-	p := mappedLibrary("libxptorch.so")
+	p := mappedLibrary(mappedFiles(), "libxptorch.so")
 	if p == "" || !samePath(p, Build().LibPath) {
 		t.Errorf("libxptorch.so mapped from %q, linked %q", p, Build().LibPath)
 	}
-	if mappedLibrary("libxp-no-such-library.so") != "" {
+	if mappedLibrary(mappedFiles(), "libxp-no-such-library.so") != "" {
 		t.Error("a library that is not loaded seen mapped")
 	}
 	in := Collect()
-	if want := Build().CUDA || mappedLibrary("libtorch_cuda.so") != ""; in.CUDALinked != want {
+	if want := Build().CUDA || mappedLibrary(mappedFiles(), "libtorch_cuda.so") != ""; in.CUDALinked != want {
 		t.Errorf("CUDALinked = %v, want %v", in.CUDALinked, want)
 	}
 	if in.BindingLinked != "" || in.TorchPackage != Build().TorchPackage {

@@ -202,7 +202,6 @@ func commitText() string {
 	return commit
 }
 
-// buildVersion is the version and commit, as a page's generator.
 // startup is how long this process took to reach main (0 where not
 // known, as in tests, which do not run main).
 func startup() time.Duration {
@@ -212,6 +211,7 @@ func startup() time.Duration {
 	return max(0, xio.ProcessAge()-time.Since(mainStarted))
 }
 
+// buildVersion is the version and commit, as a page's generator.
 func buildVersion() string { return moduleVersion() + ", commit " + commitText() }
 
 func doctor(args []string, out io.Writer) error {

@@ -78,7 +78,8 @@ func (d *q8t) dropIntMM(err error) {
 	defer d.mu.Unlock()
 	if d.intMM {
 		d.intMM = false
-		d.product = "float32 products of the int8 values (exact); _int_mm failed in a search: " + firstLine(torchrt.Clean(err).Error())
+		msg, _, _ := strings.Cut(torchrt.Clean(err).Error(), "\n") // its first line
+		d.product = "float32 products of the int8 values (exact); _int_mm failed in a search: " + msg
 	}
 }
 
@@ -87,11 +88,6 @@ func (d *q8t) products() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.product
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // newQ8T quantizes data as newQ8 does and puts it on device.
