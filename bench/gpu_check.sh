@@ -12,8 +12,10 @@ set -uo pipefail
 # run builds libxptorch.so against the node's PyTorch (torchbuild
 # -cxx-only), then runs xp doctor, xp smoke on cuda, mech/knn's tests with
 # their indexes on the GPU, the quick start with device cuda, and
-# BenchmarkScoring on the GPU (with a CPU profile) and on the node's CPU,
-# each under its own time limit; outputs go to $OUT (or /tmp/gpucheck-out).
+# BenchmarkScoring on the GPU (with a CPU profile; step bench), libtorch's
+# own time for a search batch from Python (bench/gpu_floor.py; step floor),
+# and BenchmarkScoring on the node's CPU (step cpubench), each under its own
+# time limit; outputs go to $OUT (or /tmp/gpucheck-out).
 # STEPS="doctor knn" runs only the steps named (build always runs);
 # LIBTORCH names the libtorch to build against (default: python3's torch).
 # The first run (2026-11-26, an H100) took 4 minutes without the profile.
@@ -77,6 +79,13 @@ run)
 		el "scoring benchmark on cuda"
 		(cd mech && XP_DEVICE=cuda timeout 150 $B/mech.test -test.run '^$' -test.bench 'Scoring/fasttext300d' -test.benchtime 1x -test.cpuprofile "$OUT/cuda.prof") > "$OUT/bench_cuda.txt" 2>&1
 		echo "bench rc=$?"; grep Benchmark "$OUT/bench_cuda.txt"
+	fi
+	if want floor; then
+		el "libtorch's own time per search batch (gpu_floor.py)"
+		timeout 120 python3 bench/gpu_floor.py > "$OUT/floor.txt" 2>&1
+		echo "floor rc=$?"; grep -E '^floor' "$OUT/floor.txt"
+	fi
+	if want cpubench; then
 		el "scoring benchmark on the node's CPU"
 		(cd mech && timeout 100 $B/mech.test -test.run '^$' -test.bench 'Scoring/fasttext300d/laplace/batch=1024' -test.benchtime 1x) > "$OUT/bench_cpu.txt" 2>&1
 		echo "bench rc=$?"; grep Benchmark "$OUT/bench_cpu.txt"

@@ -313,7 +313,8 @@ func BenchmarkVersusLaplace(b *testing.B) {
 // same shape, the roofline of the float32 path: per repeat, the product
 // (batch × dim by dim × V, as many rows as tokens), then privatization on
 // each path, interleaved in one run, 3 repeats; it reports each path's
-// tokens/s over the product's rows/s (median, min, max), and checks that
+// tokens/s over the product's rows/s (median, min, max) and the share of
+// the privatization's time spent in the search (median), and checks that
 // every path privatizes to the float32 path's tokens. Run with
 //
 //	XP_DATA=../shared/data go test ./mech -run '^$' -bench Scoring -benchtime 1x -timeout 60m
@@ -411,17 +412,21 @@ func BenchmarkScoring(b *testing.B) {
 				}
 				return rate
 			}
+			shares := map[knn.Scoring][]float64{} // of a privatization's time, in the search
 			privatize := func(sc knn.Scoring, seed uint64) (float64, [][]string) {
 				m, err := New(r.mech, spaces[sc], 10, r.p, Options{Batch: r.batch, Counts: map[string]int64{}})
 				if err != nil {
 					b.Fatal(err)
 				}
+				before := spaces[sc].Index.Stats().Searching
 				t0 := time.Now()
 				out, _, err := m.Privatize(context.Background(), docs, Source{Seed: seed})
 				if err != nil {
 					b.Fatal(err)
 				}
-				return float64(r.tokens) / time.Since(t0).Seconds(), out
+				took := time.Since(t0)
+				shares[sc] = append(shares[sc], float64(spaces[sc].Index.Stats().Searching-before)/float64(took))
+				return float64(r.tokens) / took.Seconds(), out
 			}
 			ratios, rates := map[knn.Scoring][]float64{}, map[knn.Scoring][]float64{}
 			var products []float64
@@ -450,6 +455,8 @@ func BenchmarkScoring(b *testing.B) {
 				b.ReportMetric(x[len(x)/2], string(sc)+"/product")
 				b.ReportMetric(x[0], string(sc)+"/product-min")
 				b.ReportMetric(x[len(x)-1], string(sc)+"/product-max")
+				slices.Sort(shares[sc])
+				b.ReportMetric(shares[sc][len(x)/2], string(sc)+"-search-share")
 				if sc != knn.ScoringFloat32 {
 					st := spaces[sc].Index.Stats()
 					b.ReportMetric(float64(st.Kept)/float64(max(1, st.Queries-st.Fallbacks)), string(sc)+"-kept/query")

@@ -40,12 +40,14 @@
 package knn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -66,6 +68,7 @@ type Index struct {
 	q8      *q8        // the int8 kernel's matrix (nil: another path scores)
 	q8t     *q8t       // the int8 path through libtorch's matrix
 	f32     *f32       // the float32 kernel's matrix
+	tf32    bool       // ScoringAuto took q8t because the device's float32 products are TF32
 
 	mu     sync.Mutex
 	stats  Stats
@@ -77,6 +80,10 @@ type Stats struct {
 	Queries   int64 // queries answered
 	Fallbacks int64 // queries whose certificate failed and that were rescanned exactly
 	Kept      int64 // rows the int8 path's bound kept and ranked exactly, over all its queries
+	// Searching is the wall time spent in searches (summed over
+	// concurrent ones): what a privatization's time is beside it is the
+	// caller's (noise, choosing among the neighbours).
+	Searching time.Duration
 }
 
 // Scoring names how an index scores candidates before the exact ranking.
@@ -111,8 +118,11 @@ func Int8Available() (bool, string) {
 
 // AutoScoring is the path ScoringAuto takes for an index of dim
 // dimensions on device: on a CPU the int8 kernel where it runs, else the
-// float32 kernel where it runs; the int8 path through libtorch on a GPU;
-// float32 products otherwise.
+// float32 kernel where it runs; float32 products otherwise, a GPU's
+// included (on an H100 the int8 path's passes over the scores cost more
+// than its products save: docs/gpu.md). New takes the int8 path through
+// libtorch instead where the device's float32 products turn out not to
+// be float32 (TF32).
 func AutoScoring(device gotch.Device, dim int) Scoring {
 	ok, _ := Int8Available()
 	switch {
@@ -120,10 +130,58 @@ func AutoScoring(device gotch.Device, dim int) Scoring {
 		return ScoringInt8
 	case device == gotch.CPU && f32Supported():
 		return ScoringFloat32Kernel
-	case device != gotch.CPU && dim <= q8MaxDim:
-		return ScoringInt8Torch
 	}
 	return ScoringFloat32
+}
+
+// fullFloat32 says whether float32 products on device keep float32's
+// precision, which the float32 path's certificate assumes: it multiplies
+// a 128 × 128 matrix of 1 + 2⁻¹² by the identity, which float32 returns
+// unchanged and TF32 (inputs rounded to 11 significant bits, as cuBLAS
+// does where a process allows it, e.g. TORCH_ALLOW_TF32_CUBLAS_OVERRIDE)
+// returns as 1. New asks only of GPUs (a CPU's products are float32).
+func fullFloat32(device gotch.Device) (bool, error) {
+	const m = 128
+	x := float32(1 + 1.0/(1<<12))
+	a, id := make([]float32, m*m), make([]float32, m*m)
+	for i := range a {
+		a[i] = x
+	}
+	for i := range m {
+		id[i*m+i] = 1
+	}
+	got := make([]float32, m*m)
+	err := torchrt.Do(func() error {
+		var s torchrt.Scope
+		defer s.Drop()
+		var t [2]*ts.Tensor
+		for j, v := range [][]float32{a, id} {
+			c, err := s.Keep(ts.NewTensorFromData(v, []int64{m, m}))
+			if err != nil {
+				return err
+			}
+			if t[j], err = s.Keep(c.To(device, false)); err != nil {
+				return err
+			}
+		}
+		p, err := s.Keep(t[0].Mm(t[1], false))
+		if err != nil {
+			return err
+		}
+		if p, err = s.Keep(p.To(gotch.CPU, false)); err != nil {
+			return err
+		}
+		return p.CopyData(got, m*m)
+	})
+	if err != nil {
+		return false, fmt.Errorf("knn: float32 products on %v: %w", torchrt.DeviceString(device), torchrt.Clean(err))
+	}
+	for _, v := range got {
+		if v != x {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Options tune an index.
@@ -172,6 +230,20 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 	ix := &Index{n: n, dim: dim, data: data, device: device, budget: opt.Budget}
 	if ix.budget <= 0 {
 		ix.budget = 256 << 20
+	}
+	if sc := cmp.Or(opt.Scoring, AutoScoring(device, dim)); sc == ScoringFloat32 && device != gotch.CPU {
+		full, err := fullFloat32(device)
+		switch {
+		case err != nil:
+			return nil, err
+		case !full && opt.Scoring == ScoringFloat32:
+			return nil, fmt.Errorf("knn: float32 scoring unavailable: float32 products on %v are computed in TF32, which its certificate does not bound (int8-torch's products are exact either way)", torchrt.DeviceString(device))
+		case !full && dim <= q8MaxDim:
+			opt.Scoring = ScoringInt8Torch
+			ix.tf32 = true
+		case !full:
+			return nil, fmt.Errorf("knn: no exact scoring on %v: its float32 products are computed in TF32 and int8-torch takes at most %d dimensions (%d)", torchrt.DeviceString(device), q8MaxDim, dim)
+		}
 	}
 	switch ok, why := Int8Available(); {
 	case opt.Scoring == ScoringInt8 && AutoScoring(device, dim) != ScoringInt8:
@@ -284,6 +356,8 @@ func (ix *Index) Products() string {
 	switch {
 	case ix.q8 != nil:
 		return "int8 kernel (AVX-512 VNNI)"
+	case ix.q8t != nil && ix.tf32:
+		return ix.q8t.products() + "; taken because this device's float32 products are TF32"
 	case ix.q8t != nil:
 		return ix.q8t.products()
 	case ix.f32 != nil:
@@ -338,6 +412,12 @@ func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, d
 	}
 	b := len(q) / ix.dim
 	ids, dist = make([]int32, b*k), make([]float64, b*k)
+	t0 := time.Now()
+	defer func() {
+		ix.mu.Lock()
+		ix.stats.Searching += time.Since(t0)
+		ix.mu.Unlock()
+	}()
 	if ix.q8 != nil {
 		ix.searchScan(ix.q8, q, k, except, ids, dist)
 		return ids, dist, nil
@@ -456,15 +536,37 @@ func (ix *Index) topk(q []float32, b, kc int, except []bool) (candidates, error)
 const u32 = 1.0 / (1 << 24)
 
 // rerank orders each query's candidates by exact distance and checks the
-// certificate; it returns the queries that need an exact scan.
+// certificate, on every core (each query's answer is its own); it returns
+// the queries that need an exact scan, in increasing order.
 func (ix *Index) rerank(q []float32, lo, hi, kc, k, avail int, c candidates, except []bool, ids []int32, dist []float64) []int {
+	nq := hi - lo
+	w := max(1, min(runtime.GOMAXPROCS(0), nq/64)) // runs of at least 64 queries
+	fbs := make([][]int, w)
+	var wg sync.WaitGroup
+	for p := range w {
+		wg.Add(1)
+		go func(from, to int) {
+			defer wg.Done()
+			fbs[p] = ix.rerankRows(q, lo, from, to, kc, k, avail, c, except, ids, dist)
+		}(p*nq/w, (p+1)*nq/w)
+	}
+	wg.Wait()
+	var fb []int
+	for _, f := range fbs {
+		fb = append(fb, f...)
+	}
+	return fb
+}
+
+// rerankRows is rerank for the block's rows [from, to).
+func (ix *Index) rerankRows(q []float32, lo, from, to, kc, k, avail int, c candidates, except []bool, ids []int32, dist []float64) []int {
 	var fb []int
 	type cd struct {
 		i int32
 		d float64
 	}
 	buf := make([]cd, kc)
-	for r := 0; r < hi-lo; r++ {
+	for r := from; r < to; r++ {
 		qi := lo + r
 		qv := q[qi*ix.dim : (qi+1)*ix.dim]
 		var qn2 float64

@@ -324,3 +324,24 @@ func TestCancellation(t *testing.T) {
 		}
 	}
 }
+
+// TestFullFloat32: libtorch's float32 products on the device XP_DEVICE
+// names keep float32's precision (libtorch's default; the float32 path's
+// certificate assumes it), and the probe tells them from TF32's: the
+// probe's product, rounded to 11 significant bits as TF32 rounds inputs,
+// is what it refuses. Fails if the probe's values could pass TF32.
+func TestFullFloat32(t *testing.T) {
+	full, err := fullFloat32(testDevice(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !full {
+		t.Errorf("float32 products on %v are not float32 (TF32?)", torchrt.DeviceString(testDevice(t)))
+	}
+	x := float32(1 + 1.0/(1<<12)) // the probe's value
+	bits := math.Float32bits(x)
+	tf32 := math.Float32frombits((bits + 1<<12) &^ (1<<13 - 1)) // to 10 fraction bits, nearest
+	if tf32 == x {
+		t.Errorf("TF32 keeps the probe's value %v", x)
+	}
+}

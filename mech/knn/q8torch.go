@@ -463,14 +463,125 @@ func (ix *Index) searchQ8T(q []float32, k, avail int, except []bool, ids []int32
 	return nil
 }
 
-// smallestK returns the k smallest values of each row of t, in increasing
-// order, and their columns, both kept in s.
+// smallestK returns the k smallest values of each row of t (b × n), in
+// increasing order, and their columns, both kept in s. Where the rows are
+// long it first takes the minimum of each chunk of selectChunk columns
+// (the last chunk may be shorter), keeps the k chunks with the smallest
+// minima and selects among their columns: the same k values as a top-k
+// of the whole row (whichever of tied columns is returned), because every
+// column outside those chunks is at least the k-th chunk minimum, itself
+// one of k distinct columns in the chunks. A device's top-k of a long row
+// costs several passes over it; the minima cost one (on an H100, the
+// top-k was the larger part of a search batch: docs/gpu.md).
 func smallestK(s *torchrt.Scope, t *ts.Tensor, k int) (vals, idx *ts.Tensor, err error) {
-	vals, idx, err = t.Topk(int64(k), 1, false, true, false)
+	size, err := t.Size()
+	if err != nil {
+		return nil, nil, err
+	}
+	b, n := size[0], size[1]
+	whole := n / selectChunk
+	chunks := whole
+	if n%selectChunk != 0 {
+		chunks++
+	}
+	if chunks < 4*int64(k) { // too few chunks to gain: the top-k of the row
+		vals, idx, err = t.Topk(int64(k), 1, false, true, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.Keep(vals, nil)
+		s.Keep(idx, nil)
+		return vals, idx, nil
+	}
+	dev, err := t.Device()
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := s.Keep(t.Narrow(1, 0, whole*selectChunk, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if body, err = s.Keep(body.View([]int64{b, whole, selectChunk}, false)); err != nil {
+		return nil, nil, err
+	}
+	mins, err := s.Keep(body.Amin([]int64{2}, false, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if whole < chunks {
+		tail, err := s.Keep(t.Narrow(1, whole*selectChunk, n-whole*selectChunk, false))
+		if err != nil {
+			return nil, nil, err
+		}
+		if tail, err = s.Keep(tail.Amin([]int64{1}, true, false)); err != nil {
+			return nil, nil, err
+		}
+		if mins, err = s.Keep(ts.Cat([]*ts.Tensor{mins, tail}, 1)); err != nil {
+			return nil, nil, err
+		}
+	}
+	cv, cid, err := mins.Topk(int64(k), 1, false, false, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Keep(cv, nil)
+	s.Keep(cid, nil)
+	// cols: the chosen chunks' columns, b × k·selectChunk
+	width, last := ts.IntScalar(selectChunk), ts.IntScalar(n-1)
+	defer width.Drop()
+	defer last.Drop()
+	off, err := s.Keep(ts.Arange(width, gotch.Int64, dev))
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, err := s.Keep(cid.MulScalar(width, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if cols, err = s.Keep(cols.Unsqueeze(2, false)); err != nil {
+		return nil, nil, err
+	}
+	if cols, err = s.Keep(cols.Add(off, false)); err != nil {
+		return nil, nil, err
+	}
+	if cols, err = s.Keep(cols.View([]int64{b, int64(k) * selectChunk}, false)); err != nil {
+		return nil, nil, err
+	}
+	in := cols
+	if whole < chunks { // the short chunk's columns past n: read n−1, score +∞
+		if in, err = s.Keep(cols.ClampMax(last, false)); err != nil {
+			return nil, nil, err
+		}
+	}
+	cand, err := s.Keep(t.Gather(1, in, false, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if whole < chunks {
+		end := ts.IntScalar(n)
+		past, err := s.Keep(cols.Ge(end, false))
+		end.Drop()
+		if err != nil {
+			return nil, nil, err
+		}
+		inf := ts.FloatScalar(math.Inf(1))
+		err = cand.MaskedFill_(past, inf)
+		inf.Drop()
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	vals, at, err := cand.Topk(int64(k), 1, false, true, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.Keep(vals, nil)
-	s.Keep(idx, nil)
+	s.Keep(at, nil)
+	if idx, err = s.Keep(cols.Gather(1, at, false, false)); err != nil {
+		return nil, nil, err
+	}
 	return vals, idx, nil
 }
+
+// selectChunk is the width of smallestK's chunks.
+const selectChunk = 64

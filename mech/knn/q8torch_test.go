@@ -204,3 +204,99 @@ func TestInt8TorchFallsBack(t *testing.T) {
 	}
 	t.Logf("products: %s", ix.Products())
 }
+
+// TestSmallestKEqualsTopk: smallestK's chunked selection returns, for
+// every row, the k smallest values of a plain top-k in the same order,
+// and columns holding them, on rows with and without a short last chunk,
+// with many ties (values from a few levels), +∞ (excepted rows) and k
+// near the chunk count, on the device XP_DEVICE names. Fails if the
+// chunk minima lose a value (a chunk too few kept, a wrong column offset,
+// a short chunk's padding read as a value).
+func TestSmallestKEqualsTopk(t *testing.T) {
+	dev := testDevice(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		b, n, k, levels int
+		inf             float64 // share of +∞ values
+		low             int     // the row's smallest values in its last columns
+	}{
+		{3, 64 * 40, 9, 0, 0, 0},
+		{5, 64*40 + 17, 9, 0, 0, 0},
+		{4, 64*40 + 1, 33, 0, 0, 0},
+		{6, 64*50 + 63, 9, 3, 0, 0},  // ties everywhere
+		{6, 64 * 50, 12, 5, 0.95, 0}, // mostly +∞, ties among the rest
+		{2, 64*36 + 5, 9, 0, 0, 0},   // 37 chunks: just past 4k
+		{2, 64 * 20, 9, 0, 0, 0},     // too few chunks: the plain top-k
+		{7, 1000, 1, 0, 0.5, 0},
+		{3, 64*40 + 3, 9, 0, 0, 3}, // the short chunk holds the smallest
+		{3, 64 * 40, 9, 0, 0, 5},   // the last whole chunk does
+	} {
+		v := make([]float32, c.b*c.n)
+		for i := range v {
+			switch {
+			case r.Float64() < c.inf:
+				v[i] = float32(math.Inf(1))
+			case c.levels > 0:
+				v[i] = float32(r.IntN(c.levels))
+			default:
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		for row := range c.b { // at least k finite values per row
+			for j := range c.k {
+				v[row*c.n+r.IntN(c.n)] = float32(j)
+			}
+			for j := range c.low {
+				v[(row+1)*c.n-1-j] = float32(-1000 - j)
+			}
+		}
+		err := torchrt.Do(func() error {
+			var s torchrt.Scope
+			defer s.Drop()
+			x, err := s.Keep(ts.NewTensorFromData(v, []int64{int64(c.b), int64(c.n)}))
+			if err != nil {
+				return err
+			}
+			if x, err = s.Keep(x.To(dev, false)); err != nil {
+				return err
+			}
+			vals, idx, err := smallestK(&s, x, c.k)
+			if err != nil {
+				return err
+			}
+			got, at := make([]float32, c.b*c.k), make([]int64, c.b*c.k)
+			if vals, err = s.Keep(vals.To(gotch.CPU, false)); err != nil {
+				return err
+			}
+			if idx, err = s.Keep(idx.To(gotch.CPU, false)); err != nil {
+				return err
+			}
+			if err := vals.CopyData(got, uint(len(got))); err != nil {
+				return err
+			}
+			if err := idx.CopyData(at, uint(len(at))); err != nil {
+				return err
+			}
+			for row := range c.b {
+				want := slices.Clone(v[row*c.n : (row+1)*c.n])
+				slices.Sort(want)
+				g := got[row*c.k : (row+1)*c.k]
+				if !slices.Equal(g, want[:c.k]) {
+					t.Errorf("b %d n %d k %d levels %d row %d: %v, want %v", c.b, c.n, c.k, c.levels, row, g, want[:c.k])
+				}
+				cols := at[row*c.k : (row+1)*c.k]
+				seen := map[int64]bool{}
+				for j, col := range cols {
+					if col < 0 || col >= int64(c.n) || seen[col] || v[row*c.n+int(col)] != g[j] {
+						t.Errorf("b %d n %d k %d row %d: column %d for value %v", c.b, c.n, c.k, row, col, g[j])
+					}
+					seen[col] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
