@@ -12,7 +12,9 @@ set -uo pipefail
 # run builds libxptorch.so against the node's PyTorch (torchbuild
 # -cxx-only), then runs xp doctor, xp smoke on cuda, mech/knn's tests with
 # their indexes on the GPU, the quick start with device cuda, and
-# BenchmarkScoring on the GPU (with a CPU profile; step bench), libtorch's
+# BenchmarkScoring on the GPU (with a CPU profile; step bench), 5 full-size
+# cells of configs/paper/xu_fig2_product_reviews.yaml on the GPU (step
+# xu; XU_LIMIT seconds, default 240), libtorch's
 # own time for a search batch from Python (bench/gpu_floor.py; step floor),
 # and BenchmarkScoring on the node's CPU (step cpubench), each under its own
 # time limit; outputs go to $OUT (or /tmp/gpucheck-out).
@@ -36,7 +38,7 @@ pack)
 		CGO_ENABLED=0 go build -o $B/torchbuild ./tools/torchbuild || exit 1
 	tar cf - -C $B xp knn.test mech.test torchbuild | xz -T0 -6 > $P/bin.tar.xz && rm -rf $B || exit 1
 	cp -r "$(GOWORK=off go list -m -f '{{.Dir}}' github.com/sugarme/gotch)/libtch" $P/gotch-src/ && chmod -R u+w $P/gotch-src || exit 1
-	tar cf - -C "$XP_DATA" sst2/train.tsv sst2/dev.tsv sst2/test.tsv | xz -T0 -6 > $P/data/sst2.tar.xz || exit 1
+	tar cf - -C "$XP_DATA" sst2/train.tsv sst2/dev.tsv sst2/test.tsv opinion_lexicon | xz -T0 -6 > $P/data/sst2.tar.xz || exit 1
 	if [ -f "$keep"/ft300.vec.xz ]; then
 		mv "$keep"/ft300.vec.xz $P/data/ # the vectors do not change between packs
 	else
@@ -79,6 +81,15 @@ run)
 		el "scoring benchmark on cuda"
 		(cd mech && XP_DEVICE=cuda timeout 150 $B/mech.test -test.run '^$' -test.bench 'Scoring/fasttext300d' -test.benchtime 1x -test.cpuprofile "$OUT/cuda.prof") > "$OUT/bench_cuda.txt" 2>&1
 		echo "bench rc=$?"; grep Benchmark "$OUT/bench_cuda.txt"
+	fi
+	if want xu; then
+		# Xu et al. Fig. 2 (product reviews), full size (1,000 draws per
+		# word, 4,879 words), seed 1: Laplace at ε = 1, 25, 100, and ε = 25
+		# for Mahalanobis and Vickrey t = 0.5: 5 of the config's 108 cells
+		el "xu_fig2_product_reviews on cuda, 5 full-size cells"
+		timeout ${XU_LIMIT:-240} $X run configs/paper/xu_fig2_product_reviews.yaml --set device=cuda --set output=/tmp/gpucheck-xu \
+			--set 'seeds=[1]' --set 'mechanisms.0.epsilon=[1,25,100]' --set 'mechanisms.1.epsilon=[25]' --set 'mechanisms.2.epsilon=[25]' --set 'mechanisms.2.grid.t=[0.5]' > "$OUT/xu_cuda.txt" 2>&1
+		echo "xu rc=$?"; grep -E '^bayes-adversary:|cells:' "$OUT/xu_cuda.txt"; tar czf "$OUT/xu_out.tgz" -C /tmp gpucheck-xu 2>/dev/null
 	fi
 	if want floor; then
 		el "libtorch's own time per search batch (gpu_floor.py)"

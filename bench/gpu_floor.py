@@ -5,7 +5,7 @@ exact-search batch on a 44,252 x 300 candidate matrix (random values: the
 time does not depend on them), each step synchronised, as rows per second:
 the plain float32 product (BenchmarkScoring's reference), the float32
 path's addmm + topk + copies back with the queries copied from pageable
-host memory, and the int8 path's sequence (_int_mm, scaling, bounds, two
+host memory, the same with mech/knn's chunked selection (smallestK), and the int8 path's sequence (_int_mm, scaling, bounds, two
 topks, copies back). The gap between these and BenchmarkScoring's
 tokens/s is the cost outside libtorch's kernels (Go, cgo, gotch, the
 host's ranking). Run by bench/gpu_check.sh (step floor).
@@ -60,6 +60,19 @@ for b in (1024, 4096):
         v.cpu()
         i.cpu()
 
+    def chunked_path():  # the float32 path with smallestK's chunked selection
+        q = qh.to(dev)
+        s = torch.addmm(enorm, q, et2)
+        w = n // 64 * 64
+        mins = torch.cat([s[:, :w].view(b, -1, 64).amin(2), s[:, w:].amin(1, keepdim=True)], 1)
+        _, cid = mins.topk(kc, 1, largest=False, sorted=False)
+        cols = (cid * 64).unsqueeze(2).add(torch.arange(64, device=dev)).view(b, -1)
+        cand = s.gather(1, cols.clamp(max=n - 1))
+        cand.masked_fill_(cols >= n, float("inf"))
+        v, p = cand.topk(kc, 1, largest=False, sorted=True)
+        v.cpu()
+        cols.gather(1, p).cpu()
+
     def int8_path():
         q = q8h.to(dev)
         a = torch._int_mm(q, e8t).float()
@@ -77,13 +90,12 @@ for b in (1024, 4096):
         lv.cpu()
         li.cpu()
 
-    for name, f in (("product", product), ("float32 path", float32_path), ("int8 path", int8_path)):
+    for name, f in (("product", product), ("float32 path", float32_path), ("float32 path, chunked top-k", chunked_path), ("int8 path", int8_path)):
         t = timed(f)
         print(f"floor batch={b} {name}: {t * 1e3:.3f} ms/batch, {b / t:,.0f} rows/s")
 
 with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
     for _ in range(5):
-        float32_path()
-        int8_path()
+        chunked_path()
     torch.cuda.synchronize()
 print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12))

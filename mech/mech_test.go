@@ -2,6 +2,7 @@ package mech
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -742,4 +743,37 @@ func noisyOf(m Mechanism) *noisyNN {
 		return &m.noisyNN
 	}
 	return nil
+}
+
+// TestPerturbStopsWhenCancelled: a sweep cancelled while one batch's
+// search is in flight stops at the next batch with the context's error,
+// having emitted only whole batches in order, and leaves no search
+// running (perturb waits for it). Draws of 3 rows × 40 in batches of 16:
+// the callback cancels after the first row.
+func TestPerturbStopsWhenCancelled(t *testing.T) {
+	s := tinySpace(t, 300, 8, 3, 1)
+	m, err := New("laplace", s, 4, nil, Options{Batch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls []int
+	d := m.(interface {
+		Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error
+	})
+	err = d.Draws(ctx, []int{1, 2, 3}, 40, Source{Seed: 1}, func(i int, _ []int32) error {
+		calls = append(calls, i)
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Draws after cancel: %v, want context.Canceled", err)
+	}
+	if !slices.Equal(calls, []int{0}) {
+		t.Errorf("rows answered after cancel: %v, want [0]", calls)
+	}
+	if q := s.Index.Stats().Queries; q > 4*16 { // the cancel comes in the third batch's outputs, the fourth's search flies
+		t.Errorf("%d queries searched: more than the batches up to the cancel and the one in flight", q)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/xp-nlp/xp/internal/progress"
+	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/metrics"
 )
 
@@ -44,115 +45,165 @@ type token struct {
 // Laplace, Vickrey and Mahalanobis is drawn and the neighbour searched.
 // With prune, a token whose answer provably lies among its word's nearest
 // candidates is answered from them (prune.go): the same output, without
-// the full search.
+// the full search. One batch's search runs while the next batch is
+// drawn and the previous one's outputs are picked and emitted (on a GPU
+// the host's share of a batch was a quarter of its time: docs/gpu.md);
+// emit is called in order, from the caller's goroutine.
 func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, prune bool) error {
-	batch := m.batch
-	if batch <= 0 {
-		batch = 1024
+	size := m.batch
+	if size <= 0 {
+		size = 1024
 	}
-	dim := m.space.Emb.Dim
-	todo := make([]token, 0, batch)
-	z := make([]float64, batch*dim)
-	q := make([]float32, batch*dim)
+	var flying *nnBatch // its search runs
+	defer func() {
+		if flying != nil {
+			<-flying.done // nothing outlives perturb
+		}
+	}()
 	seq := 0
-	flush := func() error {
-		if len(todo) == 0 {
+	// land waits for the flying batch's search and emits its outputs.
+	land := func() error {
+		b := flying
+		if b == nil {
 			return nil
 		}
-		if err := ctx.Err(); err != nil {
+		err := <-b.done
+		flying = nil
+		if err != nil {
 			return err
 		}
-		// Each token's noise comes from its own stream, so drawing the
-		// batch's on every core gives what drawing them in turn would.
-		z = z[:len(todo)*dim]
-		q = q[:len(z)]
-		split(len(todo), func(lo, hi int) {
-			var scratch []float64
-			if m.mix != nil {
-				scratch = make([]float64, dim)
-			}
-			for j := lo; j < hi; j++ {
-				zj := z[j*dim : (j+1)*dim]
-				LaplaceNoise(todo[j].r, m.eps, zj)
-				if m.mix != nil {
-					m.mix(zj, scratch)
-				}
-				v := m.space.Emb.Vector(todo[j].w)
-				for i := range v {
-					q[j*dim+i] = float32(float64(v[i]) + zj[i])
-				}
-			}
-		})
-		ids, dist := make([]int32, len(todo)*m.k), make([]float64, len(todo)*m.k)
-		var search []int // the tokens the lists cannot answer
-		if prune {
-			may := make([]bool, len(todo))
-			var rows []int
-			for j, t := range todo {
-				if may[j] = m.space.mayPrune(t.w, q[j*dim:(j+1)*dim]); may[j] {
-					rows = append(rows, t.w)
-				}
-			}
-			lists, err := m.space.neighbours(rows)
-			if err != nil {
-				return err
-			}
-			for j, t := range todo {
-				if may[j] && pruned(m.space, lists[0], t.w, q[j*dim:(j+1)*dim], m.k, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k]) {
-					m.pruned++
-				} else {
-					search = append(search, j)
-				}
-				if may[j] {
-					lists = lists[1:]
-				}
-			}
-		} else {
-			search = make([]int, len(todo))
-			for j := range search {
-				search[j] = j
-			}
-		}
-		if len(search) > 0 {
-			qs := q
-			if len(search) < len(todo) {
-				qs = make([]float32, 0, len(search)*dim)
-				for _, j := range search {
-					qs = append(qs, q[j*dim:(j+1)*dim]...)
-				}
-			}
-			sid, sdist, err := m.space.Index.Search(qs, m.k)
-			if err != nil {
-				return err
-			}
-			for i, j := range search {
-				copy(ids[j*m.k:(j+1)*m.k], sid[i*m.k:(i+1)*m.k])
-				copy(dist[j*m.k:(j+1)*m.k], sdist[i*m.k:(i+1)*m.k])
-			}
-		}
-		for j, t := range todo {
-			if err := emit(seq, t.w, m.pick(t.r, t.w, ids[j*m.k:(j+1)*m.k], dist[j*m.k:(j+1)*m.k])); err != nil {
+		for j, t := range b.todo {
+			if err := emit(seq, t.w, m.pick(t.r, t.w, b.ids[j*m.k:(j+1)*m.k], b.dist[j*m.k:(j+1)*m.k])); err != nil {
 				return err
 			}
 			seq++
 		}
-		bar.Add(int64(len(todo)))
-		todo = todo[:0]
+		bar.Add(int64(len(b.todo)))
 		return nil
 	}
 	for {
-		t, ok := next()
-		if !ok {
+		todo := make([]token, 0, size)
+		for len(todo) < size {
+			t, ok := next()
+			if !ok {
+				break
+			}
+			todo = append(todo, t)
+		}
+		if len(todo) == 0 {
 			break
 		}
-		todo = append(todo, t)
-		if len(todo) == batch {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := m.draw(todo, prune)
+		if err != nil {
+			return err
+		}
+		if err := land(); err != nil {
+			return err
+		}
+		b.fly(m.space.Index, m.k)
+		flying = b
+		if len(todo) < size {
+			break
 		}
 	}
-	return flush()
+	return land()
+}
+
+// nnBatch is a batch of tokens between its noise and its outputs.
+type nnBatch struct {
+	todo   []token
+	q      []float32 // the noisy vectors, float32, a row per token
+	ids    []int32   // each token's k nearest, once answered
+	dist   []float64
+	search []int      // the tokens the lists could not answer
+	done   chan error // the search's end
+}
+
+// draw draws the batch's noise (each token's from its own stream, so
+// drawing on every core gives what drawing in turn would) and, with
+// prune, answers the tokens it can from their words' lists.
+func (m *noisyNN) draw(todo []token, prune bool) (*nnBatch, error) {
+	dim := m.space.Emb.Dim
+	b := &nnBatch{todo: todo, q: make([]float32, len(todo)*dim), ids: make([]int32, len(todo)*m.k), dist: make([]float64, len(todo)*m.k)}
+	z := make([]float64, len(todo)*dim)
+	q := b.q
+	split(len(todo), func(lo, hi int) {
+		var scratch []float64
+		if m.mix != nil {
+			scratch = make([]float64, dim)
+		}
+		for j := lo; j < hi; j++ {
+			zj := z[j*dim : (j+1)*dim]
+			LaplaceNoise(todo[j].r, m.eps, zj)
+			if m.mix != nil {
+				m.mix(zj, scratch)
+			}
+			v := m.space.Emb.Vector(todo[j].w)
+			for i := range v {
+				q[j*dim+i] = float32(float64(v[i]) + zj[i])
+			}
+		}
+	})
+	if !prune {
+		b.search = make([]int, len(todo))
+		for j := range b.search {
+			b.search[j] = j
+		}
+		return b, nil
+	}
+	may := make([]bool, len(todo))
+	var rows []int
+	for j, t := range todo {
+		if may[j] = m.space.mayPrune(t.w, q[j*dim:(j+1)*dim]); may[j] {
+			rows = append(rows, t.w)
+		}
+	}
+	lists, err := m.space.neighbours(rows)
+	if err != nil {
+		return nil, err
+	}
+	for j, t := range todo {
+		if may[j] && pruned(m.space, lists[0], t.w, q[j*dim:(j+1)*dim], m.k, b.ids[j*m.k:(j+1)*m.k], b.dist[j*m.k:(j+1)*m.k]) {
+			m.pruned++
+		} else {
+			b.search = append(b.search, j)
+		}
+		if may[j] {
+			lists = lists[1:]
+		}
+	}
+	return b, nil
+}
+
+// fly starts the search of the tokens the lists did not answer; done
+// receives its error (nil when it wrote their answers).
+func (b *nnBatch) fly(ix *knn.Index, k int) {
+	b.done = make(chan error, 1)
+	if len(b.search) == 0 {
+		b.done <- nil
+		return
+	}
+	dim := ix.Dim()
+	go func() {
+		qs := b.q
+		if len(b.search) < len(b.todo) {
+			qs = make([]float32, 0, len(b.search)*dim)
+			for _, j := range b.search {
+				qs = append(qs, b.q[j*dim:(j+1)*dim]...)
+			}
+		}
+		sid, sdist, err := ix.Search(qs, k)
+		if err == nil {
+			for i, j := range b.search {
+				copy(b.ids[j*k:(j+1)*k], sid[i*k:(i+1)*k])
+				copy(b.dist[j*k:(j+1)*k], sdist[i*k:(i+1)*k])
+			}
+		}
+		b.done <- err
+	}()
 }
 
 // Privatize privatizes docs under src (Mechanism.Privatize).
