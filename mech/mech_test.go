@@ -777,3 +777,20 @@ func TestPerturbStopsWhenCancelled(t *testing.T) {
 		t.Errorf("%d queries searched: more than the batches up to the cancel and the one in flight", q)
 	}
 }
+
+// TestSpaceBatch: a mechanism built without Options.Batch searches in
+// its space's batches (a GPU space's 4,096), and Options.Batch overrides
+// them. Fails if New ignores the space's batch.
+func TestSpaceBatch(t *testing.T) {
+	s := tinySpace(t, 50, 8, 3, 1)
+	s.Batch = 7
+	for _, c := range []struct{ opt, want int }{{0, 7}, {5, 5}} {
+		m, err := New("laplace", s, 4, nil, Options{Batch: c.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.(*Laplace).batch; got != c.want {
+			t.Errorf("Options.Batch %d: batch %d, want %d", c.opt, got, c.want)
+		}
+	}
+}

@@ -16,7 +16,7 @@ type Params map[string]any
 
 // Options are settings that do not change a mechanism's output.
 type Options struct {
-	Batch  int   // tokens per nearest-neighbour search (0: 1024)
+	Batch  int   // tokens per nearest-neighbour search (0: the space's Batch)
 	Budget int64 // bytes of one block of scores or distances (0: 256 MiB)
 	// Counts are the task data's word frequencies: CusText's input
 	// vocabulary, SanText's candidates (candidates: task) and SanText+'s
@@ -125,6 +125,9 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 	build, ok := builders[name]
 	if !ok {
 		return nil, fmt.Errorf("mechanism %s is described in spec but not built by mech", name)
+	}
+	if opt.Batch == 0 {
+		opt.Batch = space.Batch
 	}
 	m, err := build(space, eps, v, opt)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sugarme/gotch"
+
 	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -144,7 +146,19 @@ func firstRate(rates map[string]rate, keys []string) (rate, bool) {
 // other path, would price the work several times off).
 func (s *Session) searchShape() string {
 	e := s.in.mech
-	return fmt.Sprintf(" on %d×%d %s", e.Len(), e.Dim, knn.AutoScoring(s.dev, e.Dim))
+	return searchShape(e.Len(), e.Dim, s.dev)
+}
+
+// searchShape names n candidates of dim dimensions searched on device:
+// the path that searches them there and, off the CPU, the device's kind
+// (a GPU and a CPU without the kernels both score with float32 products,
+// at different speeds).
+func searchShape(n, dim int, device gotch.Device) string {
+	shape := fmt.Sprintf(" on %d×%d %s", n, dim, knn.AutoScoring(device, dim))
+	if device != gotch.CPU {
+		shape += " (cuda)"
+	}
+	return shape
 }
 
 func readRates(cache string) map[string]map[string]rate {

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/sugarme/gotch"
 
 	"github.com/xp-nlp/xp/experiments"
 )
@@ -48,5 +51,19 @@ func TestAnalysisRateAtEpsilon(t *testing.T) {
 	}
 	if _, ok := firstRate(rates, analysisRateKeys(experiments.Cell{Analysis: "neighbours", Seed: 1}, shape)); ok {
 		t.Error("an analysis never measured is priced")
+	}
+}
+
+// TestSearchShapeNamesDevice: a GPU's search speed is kept apart from a
+// CPU's even where both take the same scoring path (float32 products on a
+// GPU and on a CPU without the kernels): the key names the device's kind.
+// Fails if the CUDA shape equals the CPU's float32 one.
+func TestSearchShapeNamesDevice(t *testing.T) {
+	cuda := searchShape(44252, 300, gotch.CudaBuilder(0))
+	if want := " on 44252×300 float32 (cuda)"; cuda != want {
+		t.Errorf("cuda: %q, want %q", cuda, want)
+	}
+	if cpu := searchShape(44252, 300, gotch.CPU); cpu == cuda || strings.Contains(cpu, "cuda") {
+		t.Errorf("cpu: %q", cpu)
 	}
 }

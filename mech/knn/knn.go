@@ -23,20 +23,27 @@
 //     faster; f32.go, f32.c): the same scan in float32, each score's
 //     rounding bounded, so that it too keeps what the bound cannot rule
 //     out and no certificate can fail.
-//   - float32 (any device): blocked matrix products through libtorch,
-//     scores ‖e‖² − 2e·q for a block of queries against every candidate,
-//     then a top-k per query as the candidate set, and a certificate (a
-//     rigorous bound on the float32 rounding error of every score) that
-//     no vector outside it can be nearer. A query whose certificate fails
-//     (near-ties at the boundary, duplicate vectors) is searched again by
-//     an exact float64 scan.
-//   - int8-torch (any device; the GPU's path; q8torch.go): the int8
+//   - float32 (any device; the GPU's path): blocked matrix products
+//     through libtorch, scores ‖e‖² − 2e·q for a block of queries
+//     against every candidate, then a top-k per query as the candidate
+//     set (on a GPU by chunk minima first: smallestK), and a certificate
+//     (a rigorous bound on the float32 rounding error of every score)
+//     that no vector outside it can be nearer. A query whose certificate
+//     fails (near-ties at the boundary, duplicate vectors) is searched
+//     again by an exact float64 scan. The bound assumes float32 products;
+//     New checks a GPU's (fullFloat32) and takes int8-torch where they
+//     are TF32.
+//   - int8-torch (any device; a GPU's where its float32 products are
+//     TF32; q8torch.go): the int8
 //     values, their products computed exactly through libtorch (_int_mm
 //     on CUDA where it exists, else float32 products of the int8 values,
 //     exact whether or not TF32 is on), per-row bounds on the device, the
 //     query's kc smallest lower bounds and its k-th smallest upper bound
 //     taken there as the certificate; where it fails, more rows are
 //     taken, then the exact scan answers.
+//
+// An Index may be searched from several goroutines at once (mech overlaps
+// one batch's search with the next batch's noise).
 package knn
 
 import (
