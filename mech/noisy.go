@@ -55,6 +55,8 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 		size = 1024
 	}
 	var flying *nnBatch // its search runs
+	var spare *nnBatch  // landed: its buffers serve the next batch
+	var z []float64     // a batch's noise
 	defer func() {
 		if flying != nil {
 			<-flying.done // nothing outlives perturb
@@ -79,6 +81,7 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 			seq++
 		}
 		bar.Add(int64(len(b.todo)))
+		spare = b
 		return nil
 	}
 	for {
@@ -96,7 +99,11 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := m.draw(todo, prune)
+		if n := len(todo) * m.space.Emb.Dim; cap(z) < n {
+			z = make([]float64, n)
+		}
+		b, err := m.draw(todo, prune, z, spare)
+		spare = nil
 		if err != nil {
 			return err
 		}
@@ -122,13 +129,20 @@ type nnBatch struct {
 	done   chan error // the search's end
 }
 
-// draw draws the batch's noise (each token's from its own stream, so
-// drawing on every core gives what drawing in turn would) and, with
-// prune, answers the tokens it can from their words' lists.
-func (m *noisyNN) draw(todo []token, prune bool) (*nnBatch, error) {
+// draw draws the batch's noise into z (each token's from its own stream,
+// so drawing on every core gives what drawing in turn would) and, with
+// prune, answers the tokens it can from their words' lists. It takes
+// spare's buffers where they are large enough (every value is written
+// before it is read).
+func (m *noisyNN) draw(todo []token, prune bool, z []float64, spare *nnBatch) (*nnBatch, error) {
 	dim := m.space.Emb.Dim
-	b := &nnBatch{todo: todo, q: make([]float32, len(todo)*dim), ids: make([]int32, len(todo)*m.k), dist: make([]float64, len(todo)*m.k)}
-	z := make([]float64, len(todo)*dim)
+	b := &nnBatch{todo: todo}
+	if spare != nil && cap(spare.q) >= len(todo)*dim && cap(spare.ids) >= len(todo)*m.k {
+		b.q, b.ids, b.dist = spare.q[:len(todo)*dim], spare.ids[:len(todo)*m.k], spare.dist[:len(todo)*m.k]
+	} else {
+		b.q, b.ids, b.dist = make([]float32, len(todo)*dim), make([]int32, len(todo)*m.k), make([]float64, len(todo)*m.k)
+	}
+	z = z[:len(todo)*dim]
 	q := b.q
 	split(len(todo), func(lo, hi int) {
 		var scratch []float64
