@@ -126,7 +126,7 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 	if !ok {
 		return nil, fmt.Errorf("mechanism %s is described in spec but not built by mech", name)
 	}
-	if opt.Batch == 0 {
+	if opt.Batch == 0 && space != nil {
 		opt.Batch = space.Batch
 	}
 	m, err := build(space, eps, v, opt)
