@@ -39,12 +39,12 @@ type Space struct {
 	// space without Options.Batch (0: 1024). It changes no output.
 	Batch int
 
-	mu      sync.Mutex
-	sqrts   map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
-	line    []int32               // 1-Diffractor's line of the words
-	lists   map[int]neighbourList // each drawn word's nearest candidates (prune.go)
-	largest float64               // the largest candidate norm, once computed (prune.go)
-	maps    []*keptMapping        // CusText's mappings used last, most recent last (mapmemo.go)
+	mu    sync.Mutex
+	sqrts map[float64][]float64 // Mahalanobis Σ_p^{1/2} by λ
+	line  []int32               // 1-Diffractor's line of the words
+	lists map[int]neighbourList // each drawn word's nearest candidates (prune.go)
+	lnorm float64               // the L-th smallest candidate norm, once computed (prune.go)
+	maps  []*keptMapping        // CusText's mappings used last, most recent last (mapmemo.go)
 }
 
 // sigmaSqrt returns Σ_p^{1/2} for λ, computed once per space.
