@@ -70,7 +70,15 @@ func queryAttack(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 			return a, err
 		}
 		a.Add("p0 "+word, p0)
-		a.Add("N "+word, n)
+		if vote.simulated && !math.IsInf(n, 1) { // N's Monte Carlo interval
+			lo, hi := vote.interval(ctx, target, limit)
+			if err := ctx.Err(); err != nil {
+				return a, err
+			}
+			a.AddCI("N "+word, n, lo, hi)
+		} else {
+			a.Add("N "+word, n)
+		}
 		// The runner-up and the support say why N is what it is: the vote
 		// needs more queries the closer the runner-up is to p0 (for
 		// CusText, p1/p0 = exp(ε(u1 − 1)/2) gives the runner-up's score).
@@ -81,7 +89,7 @@ func queryAttack(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 		a.Add("p1 "+word, p1)
 		a.Add("outputs "+word, float64(len(others)+1))
 		if vote.simulated {
-			a.Notes = append(a.Notes, fmt.Sprintf("%s: vote accuracy by 20,000 simulated votes at some N (exact cost too high)", word))
+			a.Notes = append(a.Notes, fmt.Sprintf("%s: vote accuracy by 20,000 simulated votes at some N (exact cost too high): N is an estimate, its interval from the simulated accuracies' 95%% intervals", word))
 		}
 		if vote.bound > 0 {
 			a.Notes = append(a.Notes, fmt.Sprintf("%s: pooled outputs bound the accuracy's error by %.1e", word, vote.bound))
@@ -104,6 +112,13 @@ type vote struct {
 	limit     int             // the search's largest n (0: unknown)
 	ctx       context.Context // stops a simulation (nil: never)
 	bound     float64         // largest error bound of an exact evaluation
+	// maxCost is the cost above which an accuracy is simulated (0:
+	// 3·10⁸ steps); z shifts every simulated accuracy by z standard
+	// errors (interval's searches; 0 otherwise); exact keeps the exact
+	// accuracies computed, by n, for those searches.
+	maxCost float64
+	z       float64
+	exact   map[int]float64
 }
 
 func newVote(p0 float64, others []float64, seed uint64) *vote {
@@ -197,16 +212,44 @@ func (v *vote) accuracy(n int) float64 {
 		cost += float64(cut) * float64(m+1) * float64(k)
 		terms = append(terms, term{k, pk, cut})
 	}
-	if cost > 3e8 {
+	if cost > cmp.Or(v.maxCost, 3e8) {
 		v.simulated = true
-		return v.simulate(n)
+		p := v.simulate(n)
+		return p + v.z*math.Sqrt(max(p*(1-p), 1.0/voteTrials)/voteTrials)
+	}
+	if acc, ok := v.exact[n]; ok {
+		return acc
 	}
 	v.bound = max(v.bound, bound)
 	var acc float64
 	for _, t := range terms {
 		acc += t.pk * v.allBelow(n-t.k, t.k, q, t.cut)
 	}
+	if v.exact == nil {
+		v.exact = map[int]float64{}
+	}
+	v.exact[n] = acc
 	return acc
+}
+
+// interval is the range of N that the simulated accuracies' sampling
+// error leaves open: the search again with every simulated accuracy taken
+// 1.96 standard errors up (lo) and down (hi; +Inf where that never
+// reaches target by limit). Each accuracy's interval is a pointwise 95%
+// one, not a band over every n. Where no accuracy was simulated both are
+// the search's N.
+func (v *vote) interval(ctx context.Context, target float64, limit int) (lo, hi float64) {
+	defer func() { v.z = 0 }()
+	lo, hi = math.Inf(1), math.Inf(1)
+	v.z = 1.96
+	if n, ok := v.smallest(ctx, target, limit); ok {
+		lo = float64(n)
+	}
+	v.z = -1.96
+	if n, ok := v.smallest(ctx, target, limit); ok {
+		hi = float64(n)
+	}
+	return lo, hi
 }
 
 // allBelow is Pr[every count < k] when m draws fall among outputs with

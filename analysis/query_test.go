@@ -297,3 +297,36 @@ func TestSimulatedVotes(t *testing.T) {
 	}
 	t.Logf("exact N %d, first simulated n %d", exact, n)
 }
+
+// TestSimulatedNInterval: where the vote's accuracies are simulated, N
+// comes with the interval the simulation's sampling error leaves open,
+// which contains the N the exact accuracies give; where they are exact
+// the interval is N itself. The simulation is forced by a cost cap of 1.
+// Fails if interval ignores the simulated accuracies' error (lo = hi) or
+// shifts the wrong way.
+func TestSimulatedNInterval(t *testing.T) {
+	p := []float64{0.3, 0.25, 0.2, 0.15, 0.1}
+	ctx := context.Background()
+	exact := newVote(p[0], p[1:], 7)
+	want, ok := exact.smallest(ctx, 0.95, 10000)
+	if !ok || exact.simulated {
+		t.Fatalf("exact search: N %d ok %v simulated %v", want, ok, exact.simulated)
+	}
+	if lo, hi := exact.interval(ctx, 0.95, 10000); lo != float64(want) || hi != float64(want) {
+		t.Errorf("exact accuracies: interval [%v, %v], want N = %d both", lo, hi, want)
+	}
+	sim := newVote(p[0], p[1:], 7)
+	sim.maxCost = 1
+	n, ok := sim.smallest(ctx, 0.95, 10000)
+	if !ok || !sim.simulated {
+		t.Fatalf("forced simulation: N %d ok %v simulated %v", n, ok, sim.simulated)
+	}
+	lo, hi := sim.interval(ctx, 0.95, 10000)
+	if !(lo < hi) || lo > float64(n) || hi < float64(n) || lo > float64(want) || hi < float64(want) {
+		t.Errorf("simulated N %d, interval [%v, %v]; exact N %d", n, lo, hi, want)
+	}
+	if sim.z != 0 {
+		t.Errorf("interval left z = %v", sim.z)
+	}
+	t.Logf("exact N %d; simulated N %d in [%v, %v]", want, n, lo, hi)
+}

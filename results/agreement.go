@@ -71,7 +71,8 @@ var Rules = map[string]string{
 
 // RuleText is the stated rule every verdict follows.
 const RuleText = "Each xp value is the mean over seeds with its 95% interval (Student's t over seeds; " +
-	"a statistic computed exactly from a known output distribution has no sampling interval). " +
+	"a statistic computed exactly from a known output distribution has no sampling interval, except a query attack's N on one seed whose vote was simulated, " +
+	"which carries the interval the simulated accuracies leave open). " +
 	"A comparison **holds** when the intervals are on the claimed side of each other (or of the threshold), " +
 	"**does not hold** when they are on the other side, and is **unsettled** when they overlap the decision, " +
 	"or when a sampled value rests on one seed (no interval). Two values measured on the same seeds " +
@@ -172,6 +173,10 @@ type Estimate struct {
 	// Exact: computed from a known output distribution (no sampling
 	// interval); a sampled value whose seeds agree has CI 0 too.
 	Exact bool
+	// Simulated: one seed's value that an exact analysis estimated by
+	// simulation (a query attack's N); CI is the larger side of its
+	// recorded interval.
+	Simulated bool
 	// bySeed are the values by seed, where the run has them (analysis
 	// rows): two estimates on the same seeds are compared pairwise.
 	bySeed map[uint64]float64
@@ -371,7 +376,10 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 			return Estimate{}
 		}
 		e := Estimate{Mean: r.Mean[i], CI: r.CI[i], Seeds: r.Seeds, Found: true, bySeed: r.BySeed[stat]}
-		if strings.HasPrefix(r.Method, "exact") {
+		switch iv, ok := r.Interval[stat]; {
+		case strings.HasPrefix(r.Method, "exact") && ok:
+			e.Simulated, e.CI = true, max(e.Mean-iv[0], iv[1]-e.Mean)
+		case strings.HasPrefix(r.Method, "exact"):
 			e.Exact = true
 			if r.Seeds == 1 {
 				e.CI = 0
@@ -448,6 +456,8 @@ func estimateText(e Estimate) string {
 		return fmt.Sprintf("%s (%s)", fnum(e.Mean), seeds)
 	case e.Exact && e.CI == 0:
 		return fmt.Sprintf("%s (exact, %s)", fnum(e.Mean), seeds)
+	case e.Simulated:
+		return fmt.Sprintf("%s ± %s (simulated votes, %s)", fnum(e.Mean), fnum(e.CI), seeds)
 	case e.CI == 0:
 		return fmt.Sprintf("%s (all %s equal)", fnum(e.Mean), seeds)
 	}

@@ -21,6 +21,8 @@ func TestAgree(t *testing.T) {
 		{Analysis: "query-attack", Setting: "a", Epsilon: 1, Seeds: 1, Names: []string{"N w"}, Mean: []float64{90}, CI: []float64{math.NaN()}, Method: "exact"},
 		{Analysis: "query-attack", Setting: "b", Epsilon: 1, Seeds: 1, Names: []string{"N w"}, Mean: []float64{12}, CI: []float64{math.NaN()}, Method: "exact"},
 		{Analysis: "plausible-deniability", Setting: "a", Epsilon: 5, Seeds: 1, Names: []string{"S_w min"}, Mean: []float64{453}, CI: []float64{math.NaN()}, Method: "sampled (1000 draws per word)"},
+		// N from simulated votes within an exact analysis: its interval
+		{Analysis: "query-attack", Setting: "sim", Epsilon: 1, Seeds: 1, Names: []string{"N w"}, Mean: []float64{977}, CI: []float64{math.NaN()}, Method: "exact", Interval: map[string][2]float64{"N w": {960, 990}}},
 	}
 	u := func(setting string) ClaimPoint { return ClaimPoint{Setting: setting, Mode: "both", Epsilon: 1} }
 	q := func(setting string) ClaimPoint {
@@ -44,6 +46,9 @@ func TestAgree(t *testing.T) {
 		{"at-least its own value holds", Claim{Rule: "at-least", Bar: 90, Stat: "N w", Points: []ClaimPoint{q("a")}}, Holds},
 		{"at-least above it fails", Claim{Rule: "at-least", Bar: 91, Stat: "N w", Points: []ClaimPoint{q("a")}}, Fails},
 		{"at-most straddled", Claim{Rule: "at-most", Bar: 0.61, Stat: "accuracy", Points: []ClaimPoint{u("m k=500")}}, Unsettled},
+		{"simulated N inside its interval", Claim{Rule: "at-least", Bar: 970, Stat: "N w", Points: []ClaimPoint{q("sim")}}, Unsettled},
+		{"simulated N: bar below the interval", Claim{Rule: "at-least", Bar: 940, Stat: "N w", Points: []ClaimPoint{q("sim")}}, Holds},
+		{"simulated N: bar above the interval", Claim{Rule: "at-least", Bar: 1000, Stat: "N w", Points: []ClaimPoint{q("sim")}}, Fails},
 		{"baseline's difference", Claim{Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{{Setting: "none", Mode: "none"}, u("m k=5")}}, Holds},
 		{"missing row", Claim{Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("m k=5"), u("m k=9")}}, NotRun},
 		{"unknown statistic", Claim{Rule: "greater", Stat: "N w", Points: []ClaimPoint{q("a"), q("zzz")}}, NotRun},
@@ -98,6 +103,10 @@ func TestAgree(t *testing.T) {
 	}
 	if a := Agree(Claim{Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("a"), u("b")}}, urows, nil); a.Verdict != Holds {
 		t.Errorf("paired utility lines: %s (%s), want %s", a.Verdict, a.Reason, Holds)
+	}
+	// A simulated N is not called exact: its interval's larger side.
+	if got := estimateText(lookup(q("sim"), "N w", nil, stats)); got != "977 ± 17 (simulated votes, 1 seed)" {
+		t.Errorf("simulated N shown as %q", got)
 	}
 	// A sampled value whose seeds agree is not called exact.
 	same := StatRow{Analysis: "epsilon-search", Setting: "laplace", Seeds: 3, Names: []string{"ε"}, Mean: []float64{12}, CI: []float64{0}, Method: "bisection"}
