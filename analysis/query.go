@@ -70,12 +70,12 @@ func queryAttack(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 			return a, err
 		}
 		a.Add("p0 "+word, p0)
-		if vote.simulated && !math.IsInf(n, 1) { // N's Monte Carlo interval
+		if vote.simulated { // N's Monte Carlo interval
 			lo, hi := vote.interval(ctx, target, limit)
 			if err := ctx.Err(); err != nil {
 				return a, err
 			}
-			a.AddCI("N "+word, n, lo, hi)
+			a.AddSimulated("N "+word, n, lo, hi)
 		} else {
 			a.Add("N "+word, n)
 		}

@@ -24,12 +24,15 @@ type Analysis struct {
 }
 
 // Stat is one named statistic, with a confidence interval where it is
-// estimated (Lo = Hi = 0: none).
+// estimated (Lo = Hi = 0: none). Simulated marks a value an otherwise
+// exact analysis estimated by simulation (a query attack's N), Lo and Hi
+// the range that simulation leaves open.
 type Stat struct {
-	Name  string `json:"name"`
-	Value Num    `json:"value"`
-	Lo    Num    `json:"lo,omitempty"`
-	Hi    Num    `json:"hi,omitempty"`
+	Name      string `json:"name"`
+	Value     Num    `json:"value"`
+	Lo        Num    `json:"lo,omitempty"`
+	Hi        Num    `json:"hi,omitempty"`
+	Simulated bool   `json:"simulated,omitempty"`
 }
 
 // Add appends a statistic.
@@ -40,6 +43,12 @@ func (a *Analysis) Add(name string, v float64) {
 // AddCI appends a statistic with its confidence interval.
 func (a *Analysis) AddCI(name string, v, lo, hi float64) {
 	a.Stats = append(a.Stats, Stat{Name: name, Value: Num(v), Lo: Num(lo), Hi: Num(hi)})
+}
+
+// AddSimulated appends a statistic estimated by simulation within an
+// exact analysis, with the range [lo, hi] the simulation leaves open.
+func (a *Analysis) AddSimulated(name string, v, lo, hi float64) {
+	a.Stats = append(a.Stats, Stat{Name: name, Value: Num(v), Lo: Num(lo), Hi: Num(hi), Simulated: true})
 }
 
 // Stat returns the named statistic (NaN when absent).

@@ -378,7 +378,7 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 		e := Estimate{Mean: r.Mean[i], CI: r.CI[i], Seeds: r.Seeds, Found: true, bySeed: r.BySeed[stat]}
 		switch iv, ok := r.Interval[stat]; {
 		case strings.HasPrefix(r.Method, "exact") && ok:
-			e.Simulated, e.CI = true, max(e.Mean-iv[0], iv[1]-e.Mean)
+			e.Simulated, e.CI = true, halfWidth(e.Mean, iv[0], iv[1])
 		case strings.HasPrefix(r.Method, "exact"):
 			e.Exact = true
 			if r.Seeds == 1 {
@@ -388,6 +388,19 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 		return e
 	}
 	return Estimate{}
+}
+
+// halfWidth is the larger side of [lo, hi] around m (lo ≤ m ≤ hi, any of
+// them +∞: a query attack's N that no vote reached by the cap): 0 where
+// the range is closed at m, +∞ where m is +∞ and lo is not.
+func halfWidth(m, lo, hi float64) float64 {
+	switch {
+	case lo == m && hi == m:
+		return 0
+	case math.IsInf(m, 1):
+		return math.Inf(1)
+	}
+	return max(m-lo, hi-m)
 }
 
 // AgreementMarkdown writes the agreement table: one row per claim with

@@ -104,6 +104,14 @@ func TestAgree(t *testing.T) {
 	if a := Agree(Claim{Rule: "greater", Stat: "accuracy", Points: []ClaimPoint{u("a"), u("b")}}, urows, nil); a.Verdict != Holds {
 		t.Errorf("paired utility lines: %s (%s), want %s", a.Verdict, a.Reason, Holds)
 	}
+	for _, c := range []struct{ m, lo, hi, want float64 }{
+		{977, 960, 990, 17}, {50, 50, 50, 0}, {math.Inf(1), math.Inf(1), math.Inf(1), 0},
+		{math.Inf(1), 4000, math.Inf(1), math.Inf(1)}, {900, 850, math.Inf(1), math.Inf(1)},
+	} {
+		if got := halfWidth(c.m, c.lo, c.hi); got != c.want {
+			t.Errorf("halfWidth(%v, %v, %v) = %v, want %v", c.m, c.lo, c.hi, got, c.want)
+		}
+	}
 	// A simulated N is not called exact: its interval's larger side.
 	if got := estimateText(lookup(q("sim"), "N w", nil, stats)); got != "977 ± 17 (simulated votes, 1 seed)" {
 		t.Errorf("simulated N shown as %q", got)

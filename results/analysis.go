@@ -36,8 +36,8 @@ type StatRow struct {
 	// CI is the half-width of the 95% t-interval of the mean over seeds
 	// (NaN for one seed).
 	CI []float64
-	// Interval is a one-seed row's recorded interval of a statistic the
-	// analysis estimated within an otherwise exact method (a query
+	// Interval is a one-seed row's recorded range of each statistic the
+	// analysis simulated within an otherwise exact method (a query
 	// attack's N from simulated votes), by name: absent where none.
 	Interval map[string][2]float64
 	// BySeed are each statistic's values by seed (the claims compare two
@@ -105,7 +105,7 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 				}
 				values[s.Name] = append(values[s.Name], float64(s.Value))
 				row.BySeed.set(s.Name, r.Cell.Seed, float64(s.Value))
-				if s.Lo < s.Hi {
+				if s.Simulated {
 					if row.Interval == nil {
 						row.Interval = map[string][2]float64{}
 					}

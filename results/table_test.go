@@ -534,23 +534,25 @@ func TestHistograms(t *testing.T) {
 	}
 }
 
-// TestAnalysisTableInterval: a one-seed row keeps the interval a record
-// gave a statistic (a query attack's N from simulated votes), a row over
-// several seeds does not (its t-interval speaks), and a degenerate
-// interval (lo = hi) is none. Fails if the interval is dropped.
+// TestAnalysisTableInterval: a one-seed row keeps the range a record
+// gave a simulated statistic (a query attack's N from simulated votes),
+// closed ranges included, and not a sampled statistic's interval; a row
+// over several seeds keeps none (its t-interval speaks). Fails if the
+// range is dropped.
 func TestAnalysisTableInterval(t *testing.T) {
 	rec := func(seed uint64, eps float64) Record {
 		a := &metrics.Analysis{Method: "exact distributions"}
-		a.AddCI("N w", 977, 960, 990)
-		a.AddCI("E_M", 0.5, 0.5, 0.5)
+		a.AddSimulated("N w", 977, 960, 990)
+		a.AddSimulated("N v", 50, 50, 50) // simulated, the range closed: still not exact
+		a.AddCI("E_M", 0.5, 0.4, 0.6)     // a sampled interval is not a simulated value's
 		return Record{Cell: experiments.Cell{Analysis: "query-attack", Mechanism: "custext", Epsilon: eps, Seed: seed}, Status: "ok", Analysis: a}
 	}
 	rows := AnalysisTable([]Record{rec(1, 1), rec(1, 2), rec(2, 2)}, nil)
 	if len(rows) != 2 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	if got := rows[0].Interval; len(got) != 1 || got["N w"] != [2]float64{960, 990} {
-		t.Errorf("one seed: interval %v, want N w [960 990] only", got)
+	if got := rows[0].Interval; len(got) != 2 || got["N w"] != [2]float64{960, 990} || got["N v"] != [2]float64{50, 50} {
+		t.Errorf("one seed: intervals %v, want N w [960 990] and N v [50 50] only", got)
 	}
 	if got := rows[1].Interval; got != nil {
 		t.Errorf("two seeds: interval %v, want none", got)
