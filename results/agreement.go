@@ -390,9 +390,11 @@ func lookup(p ClaimPoint, stat string, rows []Row, stats []StatRow) Estimate {
 	return Estimate{}
 }
 
-// halfWidth is the larger side of [lo, hi] around m (lo ≤ m ≤ hi, any of
-// them +∞: a query attack's N that no vote reached by the cap): 0 where
-// the range is closed at m, +∞ where m is +∞ and lo is not.
+// halfWidth is the larger distance from m to lo or hi (any of them +∞: a
+// query attack's N that no vote reached by the cap): 0 where the range is
+// closed at m, +∞ where m is +∞ and lo is not. The searches behind lo and
+// hi need not bracket m (the accuracy is not monotone in N): the
+// distances count either way.
 func halfWidth(m, lo, hi float64) float64 {
 	switch {
 	case lo == m && hi == m:
@@ -400,7 +402,7 @@ func halfWidth(m, lo, hi float64) float64 {
 	case math.IsInf(m, 1):
 		return math.Inf(1)
 	}
-	return max(m-lo, hi-m)
+	return max(math.Abs(m-lo), math.Abs(hi-m))
 }
 
 // AgreementMarkdown writes the agreement table: one row per claim with

@@ -107,6 +107,7 @@ func TestAgree(t *testing.T) {
 	for _, c := range []struct{ m, lo, hi, want float64 }{
 		{977, 960, 990, 17}, {50, 50, 50, 0}, {math.Inf(1), math.Inf(1), math.Inf(1), 0},
 		{math.Inf(1), 4000, math.Inf(1), math.Inf(1)}, {900, 850, math.Inf(1), math.Inf(1)},
+		{900, 905, 930, 30}, {900, 880, 890, 20}, // searches that do not bracket N
 	} {
 		if got := halfWidth(c.m, c.lo, c.hi); got != c.want {
 			t.Errorf("halfWidth(%v, %v, %v) = %v, want %v", c.m, c.lo, c.hi, got, c.want)
