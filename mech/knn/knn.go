@@ -549,15 +549,9 @@ func (ix *Index) rerank(q []float32, lo, hi, kc, k, avail int, c candidates, exc
 	nq := hi - lo
 	w := max(1, min(runtime.GOMAXPROCS(0), nq/64)) // runs of at least 64 queries
 	fbs := make([][]int, w)
-	var wg sync.WaitGroup
-	for p := range w {
-		wg.Add(1)
-		go func(from, to int) {
-			defer wg.Done()
-			fbs[p] = ix.rerankRows(q, lo, from, to, kc, k, avail, c, except, ids, dist)
-		}(p*nq/w, (p+1)*nq/w)
-	}
-	wg.Wait()
+	parallel(w, func(p int) {
+		fbs[p] = ix.rerankRows(q, lo, p*nq/w, (p+1)*nq/w, kc, k, avail, c, except, ids, dist)
+	})
 	var fb []int
 	for _, f := range fbs {
 		fb = append(fb, f...)
