@@ -23,25 +23,38 @@ static void mix_generic(const double *restrict t, int dim, const double *restric
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void mix_avx2(const double *restrict t, int dim, const double *restrict row,
+                                                     double *restrict out) {
+	XP_MIX_BODY
+}
+
 __attribute__((target("avx512f"))) static void mix_avx512(const double *restrict t, int dim,
                                                           const double *restrict row, double *restrict out) {
 	XP_MIX_BODY
 }
 
-int xp_mix_wide(void) {
+int xp_mix_level(void) {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f");
+	if (__builtin_cpu_supports("avx512f")) {
+		return 2;
+	}
+	return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
-void xp_mix_row(const double *t, int dim, const double *row, double *out, int wide) {
-	if (wide) {
+void xp_mix_row(const double *t, int dim, const double *row, double *out, int level) {
+	switch (level) {
+	case 2:
 		mix_avx512(t, dim, row, out);
-	} else {
+		break;
+	case 1:
+		mix_avx2(t, dim, row, out);
+		break;
+	default:
 		mix_generic(t, dim, row, out);
 	}
 }
 #else
-int xp_mix_wide(void) { return 0; }
+int xp_mix_level(void) { return 0; }
 
-void xp_mix_row(const double *t, int dim, const double *row, double *out, int wide) { mix_generic(t, dim, row, out); }
+void xp_mix_row(const double *t, int dim, const double *row, double *out, int level) { mix_generic(t, dim, row, out); }
 #endif

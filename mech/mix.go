@@ -16,11 +16,21 @@ import "unsafe"
 type mixer struct {
 	t    []float64 // sqrt transposed: column i of sqrt is row i of t
 	dim  int
-	wide C.int // the AVX-512 version runs
+	level int // the C version that runs (xp_mix_level)
+}
+
+// mixLevels lists the versions of the mixer this CPU runs, the widest
+// last (0 generic, 1 AVX2, 2 AVX-512).
+func mixLevels() []int {
+	var l []int
+	for i := 0; i <= int(C.xp_mix_level()); i++ {
+		l = append(l, i)
+	}
+	return l
 }
 
 func newMixer(sqrt []float64, dim int) *mixer {
-	m := &mixer{t: make([]float64, dim*dim), dim: dim, wide: C.xp_mix_wide()}
+	m := &mixer{t: make([]float64, dim*dim), dim: dim, level: int(C.xp_mix_level())}
 	for i := 0; i < dim; i++ {
 		for j := 0; j < dim; j++ {
 			m.t[j*dim+i] = sqrt[i*dim+j]
@@ -35,5 +45,5 @@ func (m *mixer) row(out, row []float64) {
 	if m.dim == 0 {
 		return
 	}
-	C.xp_mix_row((*C.double)(unsafe.Pointer(&m.t[0])), C.int(m.dim), (*C.double)(unsafe.Pointer(&row[0])), (*C.double)(unsafe.Pointer(&out[0])), m.wide)
+	C.xp_mix_row((*C.double)(unsafe.Pointer(&m.t[0])), C.int(m.dim), (*C.double)(unsafe.Pointer(&row[0])), (*C.double)(unsafe.Pointer(&out[0])), C.int(m.level))
 }
