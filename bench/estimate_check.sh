@@ -44,3 +44,4 @@ check fig5enronquick configs/paper/feyisetan_fig5_enron.yaml --set train.epochs=
 check table8quick configs/paper/custext_table8_tradeoff.yaml --set 'mechanisms.0.epsilon=[3]' --set 'mechanisms.1.epsilon=[3]' --
 check table56quick configs/paper/custext_table5_6_strategies.yaml --set dataset.train_limit=5000 --set train.epochs=1 --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'
+check twitterutilseed1 configs/paper/xu_fig2_twitter_utility.yaml --set 'seeds=[1]' --set train.epochs=1 -- --set 'seeds=[1]'

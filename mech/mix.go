@@ -14,8 +14,8 @@ import "unsafe"
 // (TestMixRow); the outputs are summed side by side in vector lanes,
 // which the order of each sum does not see.
 type mixer struct {
-	t    []float64 // sqrt transposed: column i of sqrt is row i of t
-	dim  int
+	t     []float64 // sqrt transposed: column i of sqrt is row i of t
+	dim   int
 	level int // the C version that runs (xp_mix_level)
 }
 
