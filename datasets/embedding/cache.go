@@ -54,38 +54,64 @@ func cachePath(dir, source string) string {
 	return filepath.Join(dir, base+"-"+hex.EncodeToString(sum[:8])+".xpvec")
 }
 
-func readCache(dir, source string, st fs.FileInfo) (*Embedding, error) {
+// readCache reads the cache of source, whose file's state is st. A
+// cache whose source has the recorded size but another mtime (data copied
+// to a node's scratch, a fresh checkout of the data) is read when the
+// file's sha256 still equals the recorded one; refresh then says the
+// cache should be written again with the new mtime.
+func readCache(dir, source string, st fs.FileInfo) (e *Embedding, refresh bool, err error) {
 	path := cachePath(dir, source)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNoCache
+		return nil, false, errNoCache
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	bad := func(why string) error { return fmt.Errorf("%s: %s", path, why) }
+	e, refresh, err = decodeCache(raw, source, st)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return e, refresh, nil
+}
+
+func decodeCache(raw []byte, source string, st fs.FileInfo) (*Embedding, bool, error) {
+	bad := errors.New
 	if len(raw) < len(cacheMagic)+4 || string(raw[:len(cacheMagic)]) != cacheMagic {
-		return nil, bad("not an xp embedding cache")
+		return nil, false, bad("not an xp embedding cache")
 	}
 	hlen := int(binary.LittleEndian.Uint32(raw[len(cacheMagic):]))
 	off := len(cacheMagic) + 4
 	if hlen > len(raw)-off {
-		return nil, bad("truncated header")
+		return nil, false, bad("truncated header")
 	}
 	var h cacheHeader
 	if err := json.Unmarshal(raw[off:off+hlen], &h); err != nil {
-		return nil, bad("header: " + err.Error())
+		return nil, false, bad("header: " + err.Error())
 	}
-	if h.Size != st.Size() || h.ModTimeNS != st.ModTime().UnixNano() {
-		return nil, bad("stale: source changed since the cache was written")
+	refresh := false
+	if h.Size != st.Size() {
+		return nil, false, bad("stale: source changed since the cache was written")
+	}
+	if h.ModTimeNS != st.ModTime().UnixNano() {
+		// The same size at another mtime: the content decides.
+		file, _, _ := strings.Cut(source, "#")
+		sum, err := xio.SHA256File(file)
+		if err != nil {
+			return nil, false, err
+		}
+		if sum != h.SourceSHA256 {
+			return nil, false, bad("stale: source changed since the cache was written")
+		}
+		refresh = true
 	}
 	body := raw[off+hlen:]
 	data := align(h.WordBytes)
 	if len(body) != data+4*h.Len*h.Dim || h.Len <= 0 || h.Dim <= 0 {
-		return nil, bad("truncated")
+		return nil, false, bad("truncated")
 	}
 	if crc32.Checksum(body, castagnoli) != h.CRC32C {
-		return nil, bad("checksum mismatch")
+		return nil, false, bad("checksum mismatch")
 	}
 	e := &Embedding{
 		Dim: h.Dim, Source: source, SourceSHA256: h.SourceSHA256, Format: h.Format, Skipped: h.Skipped,
@@ -99,7 +125,7 @@ func readCache(dir, source string, st fs.FileInfo) (*Embedding, error) {
 		all = all[i+1:]
 	}
 	if len(e.Words) != h.Len {
-		return nil, bad("word count mismatch")
+		return nil, false, bad("word count mismatch")
 	}
 	floats := body[data:]
 	if uintptr(unsafe.Pointer(unsafe.SliceData(floats)))%4 != 0 || !littleEndian() {
@@ -111,7 +137,7 @@ func readCache(dir, source string, st fs.FileInfo) (*Embedding, error) {
 		// The file's buffer becomes the matrix: no copy.
 		e.Data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(floats))), h.Len*h.Dim)
 	}
-	return e, nil
+	return e, refresh, nil
 }
 
 func writeCache(dir, source string, st fs.FileInfo, e *Embedding) error {

@@ -209,6 +209,18 @@ func TestCache(t *testing.T) {
 		first.SourceSHA256 != again.SourceSHA256 || first.Skipped != again.Skipped || first.Format != again.Format {
 		t.Fatal("cached load differs from the first load")
 	}
+	// A new mtime over the same bytes (data copied elsewhere) keeps the
+	// cache, once checked by sha256, and records the new mtime.
+	os.Chtimes(p, time.Now(), time.Now().Add(time.Hour))
+	var log strings.Builder
+	touched, err := Load(context.Background(), p, Options{CacheDir: cache, Log: &log})
+	if err != nil || !reflect.DeepEqual(touched.Data, first.Data) || !strings.Contains(log.String(), "embedding cache kept") {
+		t.Fatalf("touched source: %v, log %q", err, log.String())
+	}
+	log.Reset()
+	if _, err := Load(context.Background(), p, Options{CacheDir: cache, Log: &log}); err != nil || log.Len() > 0 {
+		t.Fatalf("after the refresh: %v, log %q", err, log.String())
+	}
 	cfile := cachePath(cache, p)
 	// A damaged cache is rebuilt, not trusted.
 	raw, _ := os.ReadFile(cfile)
@@ -217,6 +229,15 @@ func TestCache(t *testing.T) {
 	fixed, err := Load(context.Background(), p, Options{CacheDir: cache})
 	if err != nil || !reflect.DeepEqual(fixed.Data, first.Data) {
 		t.Fatalf("damaged cache was used: %v", err)
+	}
+	// Other bytes of the same size at a new mtime invalidate the cache.
+	same := []byte(strings.Replace(b.String(), " 0.25 ", " 0.75 ", 1))
+	os.WriteFile(p, same, 0o644)
+	os.Chtimes(p, time.Now(), time.Now().Add(2*time.Hour))
+	log.Reset()
+	resized, err := Load(context.Background(), p, Options{CacheDir: cache, Log: &log})
+	if err != nil || resized.Data[0] != 0.75 || !strings.Contains(log.String(), "stale") {
+		t.Fatalf("same-size change: cache used (%v, log %q)", err, log.String())
 	}
 	// A changed source invalidates the cache.
 	os.WriteFile(p, []byte("1 4\nnew 1 2 3 4\n"), 0o644)

@@ -48,7 +48,8 @@ type Options struct {
 
 // Load reads the embedding at path (plain, .gz, .zip or "x.zip#member"),
 // from the cache in opt.CacheDir when the source is unchanged since the
-// cache was written, and writes the cache after a first load.
+// cache was written (its size and mtime, or where only the mtime moved,
+// its sha256), and writes the cache after a first load.
 func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
 	file, _, _ := strings.Cut(path, "#")
 	st, err := os.Stat(file)
@@ -56,8 +57,18 @@ func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
 		return nil, fmt.Errorf("embedding: %w", err)
 	}
 	if opt.CacheDir != "" {
-		e, err := readCache(opt.CacheDir, path, st)
+		e, refresh, err := readCache(opt.CacheDir, path, st)
 		if err == nil {
+			if refresh && !opt.KeepCache {
+				// Recorded under the new mtime, so the next load need
+				// not hash the source again.
+				if opt.Log != nil {
+					fmt.Fprintf(opt.Log, "embedding cache kept: %s has a new mtime but the same sha256\n", file)
+				}
+				if err := writeCache(opt.CacheDir, path, st, e); err != nil {
+					return nil, fmt.Errorf("embedding cache: %w", err)
+				}
+			}
 			return e, nil
 		}
 		if !errors.Is(err, errNoCache) {
