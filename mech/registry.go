@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/xp-nlp/xp/spec"
 )
@@ -113,6 +114,29 @@ var exactNames = map[string]bool{"santext": true, "santext+": true, "tem": true,
 // Exact reports whether the named mechanism's output distribution is
 // known in closed form.
 func Exact(name string) bool { return exactNames[name] }
+
+// searchNames are the mechanisms whose work per token is one search of
+// the nearest candidates of a noisy vector (noisyNN's): their speeds on
+// one machine were within 1.5× of each other wherever measured
+// (docs/performance.md, BenchmarkScoring).
+var searchNames = []string{"laplace", "mahalanobis", "vickrey"}
+
+// SameSearch returns the other mechanisms whose work per token is, as
+// name's is, one nearest-neighbour search of a noisy vector (nil where
+// name's is not): for estimates, which may price one at another's
+// measured speed.
+func SameSearch(name string) []string {
+	if !slices.Contains(searchNames, name) {
+		return nil
+	}
+	var out []string
+	for _, n := range searchNames {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // New builds the named mechanism at ε. Unknown names, unknown parameters
 // and values of the wrong type or range are errors, by the rules of the

@@ -71,6 +71,15 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 			fmt.Fprintf(out, "estimated time: at least %s (%s), from %s; no rate recorded yet for: %s\n",
 				seconds(e.Seconds), fixed(e), e.Basis, strings.Join(e.Unknown, "; "))
 		}
+		if e.Borrowed > 0 {
+			var pairs []string
+			for k, b := range e.BorrowedFrom {
+				pairs = append(pairs, k+" at the rate of "+b)
+			}
+			sort.Strings(pairs)
+			fmt.Fprintf(out, "borrowed: %s of it priced at another mechanism's speed with the same search, none measured for its own (%s); such speeds were within 1.5× of each other on one machine (docs/performance.md)\n",
+				seconds(e.Borrowed), strings.Join(pairs, "; "))
+		}
 		if e.RoughCells > 0 && e.Seconds > 0 {
 			fmt.Fprintf(out, "rough: %s of it for %d cells priced from other cells' rates (%s); that part can be several times off\n",
 				seconds(e.Rough), e.RoughCells, e.RoughWhy)

@@ -76,6 +76,12 @@ type Estimate struct {
 	Rough      float64
 	RoughCells int
 	RoughWhy   string
+	// Borrowed is the part of Seconds priced at the speed of another
+	// mechanism with the same search (mech.SameSearch: Vickrey at
+	// Laplace's, say) where no run on this host measured the mechanism
+	// itself; BorrowedFrom maps each rate so missing to the one used.
+	Borrowed     float64
+	BorrowedFrom map[string]string
 	// Basis says where the rates come from.
 	Basis string
 }
@@ -259,10 +265,26 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 	rates := readRates(s.c.Cache)[host]
 	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
 	seen, built := map[string]bool{}, map[string]bool{}
-	price := func(key string, n int64) {
+	// price adds n units of work at key's rate, or else at the first of
+	// the borrowed keys measured (another mechanism's rate for the same
+	// search: sameSearch).
+	price := func(key string, n int64, borrowed ...string) {
 		if r, ok := rates[key]; ok && r.PerSec > 0 {
 			e.Seconds += float64(n) / r.PerSec
-		} else if !slices.Contains(e.Unknown, key) {
+			return
+		}
+		for _, b := range borrowed {
+			if r, ok := rates[b]; ok && r.PerSec > 0 {
+				e.Seconds += float64(n) / r.PerSec
+				e.Borrowed += float64(n) / r.PerSec
+				if e.BorrowedFrom == nil {
+					e.BorrowedFrom = map[string]string{}
+				}
+				e.BorrowedFrom[key] = b
+				return
+			}
+		}
+		if !slices.Contains(e.Unknown, key) {
 			e.Unknown = append(e.Unknown, key)
 		}
 	}
@@ -296,7 +318,7 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 				}
 				e.Measured++
 				e.Lookups += n * int64(measures.Int("draws"))
-				price(priv, n*int64(measures.Int("draws")))
+				price(priv, n*int64(measures.Int("draws")), s.sameSearch(cell, false)...)
 			}
 			key := s.c.CorpusKey(cell, split, s.in.sums)
 			if seen[key] || exists(filepath.Join(s.c.Cache, "corpora", key+".gob.gz")) {
@@ -307,7 +329,7 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 			n := s.in.splits[split].tokens()
 			e.Privatizations++
 			e.Tokens += n
-			price(priv, n)
+			price(priv, n, s.sameSearch(cell, false)...)
 		}
 		s.priceTraining(e, cell, train, seen, price)
 	}
@@ -324,7 +346,34 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 
 // priceTraining adds the training of cell's model to e unless the model
 // cache holds it or another cell already priced it.
-func (s *Session) priceTraining(e *Estimate, cell experiments.Cell, train string, seen map[string]bool, price func(string, int64)) {
+// sameSearch names the rates that may price cell's work where its own
+// mechanism has none on this host: those of the mechanisms with the same
+// search per token (mech.SameSearch), with analysis their rates for the
+// cell's analysis (at its ε, then at any) before their privatization
+// rates.
+func (s *Session) sameSearch(cell experiments.Cell, analysis bool) []string {
+	shape := s.searchShape()
+	var keys []string
+	others := mech.SameSearch(cell.Mechanism)
+	if analysis {
+		for _, m := range others {
+			c := cell
+			c.Mechanism, c.Params = m, nil
+			k := analysisRateKeys(c, shape)
+			keys = append(keys, k[len(k)-2:]...) // the mechanism's, not a setting's
+		}
+	}
+	for _, m := range others {
+		keys = append(keys, "privatize "+m+shape)
+	}
+	return keys
+}
+
+// pricer prices n units of work at key's rate, or else at a borrowed one
+// (estimate's price).
+type pricer func(key string, n int64, borrowed ...string)
+
+func (s *Session) priceTraining(e *Estimate, cell experiments.Cell, train string, seen map[string]bool, price pricer) {
 	key := s.c.ModelKey(cell, s.in.sums)
 	if seen[key] || exists(filepath.Join(s.c.Cache, modelsDir, key, modelMetaFile)) {
 		return
@@ -347,7 +396,7 @@ func searchProbes(lo, hi float64, max int) int {
 // priceStages adds the searching stages' work to e: each result the
 // store lacks (keyed as runStages keys it, from its inputs' keys),
 // grouped by mechanism setting and seed as the stages group.
-func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, seen map[string]bool, threads int, rates map[string]rate, price func(string, int64)) {
+func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, seen map[string]bool, threads int, rates map[string]rate, price pricer) {
 	for i, st := range s.c.Stages {
 		if st.Kind != "epsilon-search" && st.Kind != "matched-privacy" {
 			continue
@@ -398,7 +447,7 @@ func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, s
 			switch st.Kind {
 			case "epsilon-search":
 				if !mech.Exact(cell.Mechanism) { // exact N_w: a distribution per word, no draws
-					price(priv, units)
+					price(priv, units, s.sameSearch(cell, false)...)
 				}
 			case "matched-privacy":
 				// The probes privatize the attack's texts; then the attack
@@ -406,7 +455,7 @@ func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, s
 				ap := s.c.AnalysisParams()
 				n := probes * s.attackTokens(cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
 				e.StageLookups += n
-				price(priv, n)
+				price(priv, n, s.sameSearch(cell, false)...)
 				at := cell
 				at.Epsilon = cells[len(cells)-1].Cell.Epsilon
 				s.priceAnalysis(e, at, rates, price)
@@ -416,7 +465,7 @@ func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, s
 						n := s.in.splits[split].tokens()
 						e.Privatizations++
 						e.Tokens += n
-						price(priv, n)
+						price(priv, n, s.sameSearch(cell, false)...)
 					}
 				}
 				if u.Privatizes("train") {
@@ -464,7 +513,7 @@ func (s *Session) attackTokens(cell experiments.Cell, n, maxLen int) int64 {
 }
 
 // priceAnalysis adds an analysis cell's planned work to e.
-func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[string]rate, price func(string, int64)) {
+func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[string]rate, price pricer) {
 	in := s.in.view(cell)
 	w, err := analysis.Plan(cell.Analysis, s.c.Analysis.Params, analysis.Env{Space: &mech.Space{Emb: s.in.mech}, Counts: in.counts, Seed: cell.Seed})
 	if err != nil {
@@ -487,7 +536,7 @@ func (s *Session) priceAnalysis(e *Estimate, cell experiments.Cell, rates map[st
 		return
 	}
 	if priv, _ := s.rateKeys(cell, 0); sampled {
-		price(priv, w.Units(true)) // batched draws run at about the privatization rate
+		price(priv, w.Units(true), s.sameSearch(cell, true)...) // batched draws run at about the privatization rate
 	} else if key := keys[len(keys)-1]; !slices.Contains(e.Unknown, key) {
 		e.Unknown = append(e.Unknown, key)
 	}

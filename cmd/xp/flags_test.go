@@ -304,6 +304,99 @@ cache: %s
 	}
 }
 
+// TestDryRunBorrowsSameSearch: where no run on this host measured a
+// mechanism, its cells are priced at the speed another mechanism with the
+// same search measured (Vickrey and Mahalanobis at Laplace's), and the
+// dry run says so; before, it gave no estimate at all (Xu Algorithm 2,
+// all Vickrey, on a host that had run Laplace only). A mechanism with
+// another kind of work (SanText) borrows nothing.
+func TestDryRunBorrowsSameSearch(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(fmt.Sprintf(body, filepath.Join(dir, "data"), filepath.Join(dir, "out-"+name), filepath.Join(dir, "cache"))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	analysisCfg := write("pd.yaml", `name: pd
+data: %s
+embedding:
+  path: vectors.txt
+analysis:
+  kind: plausible-deniability
+  words: 5
+  draws: 20
+mechanisms:
+  - name: laplace
+    epsilon: [5]
+  - name: vickrey
+    epsilon: [5]
+    params: {t: 0.5}
+seeds: [1]
+output: %s
+cache: %s
+`)
+	utilityCfg := write("ut.yaml", `name: ut
+data: %s
+dataset:
+  name: folder
+  path: corpus
+embedding:
+  path: vectors.txt
+mechanisms:
+  - name: laplace
+    epsilon: [5]
+  - name: mahalanobis
+    epsilon: [5]
+  - name: santext
+    epsilon: [5]
+apply: [train]
+model:
+  kind: baseline
+train:
+  epochs: 1
+seeds: [1]
+output: %s
+cache: %s
+`)
+	dry := func(cfg string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"run", "--dry-run", cfg}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	for _, c := range []struct {
+		cfg, measure string
+		want         []string
+		not          []string
+	}{
+		{analysisCfg, "mechanisms=[{name: laplace, epsilon: [5]}]", []string{"estimated time: ", "borrowed: ", "privatize vickrey on ", "at the rate of analysis plausible-deniability laplace on "}, []string{"no rate", "no time estimate"}},
+		{utilityCfg, "mechanisms=[{name: laplace, epsilon: [5]}]", []string{"borrowed: ", "privatize mahalanobis on ", "at the rate of privatize laplace on ", "no rate recorded yet for: privatize santext on "}, nil},
+	} {
+		if err := run(context.Background(), []string{"run", "-q", c.cfg, "--set", c.measure}, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		out := dry(c.cfg)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", filepath.Base(c.cfg), w, out)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: %q in\n%s", filepath.Base(c.cfg), w, out)
+			}
+		}
+	}
+}
+
 // TestDryRunSaysQueryAttackIsRough: a query attack's cells priced from
 // another cell's rate are said to be rough (their vote's cost follows
 // each word's probability at its ε: CusText Table 8 from its quick look
