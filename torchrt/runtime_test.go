@@ -389,3 +389,23 @@ func copyBack[T float32 | float64 | int8 | uint8 | int16 | int32 | int64](t *ts.
 	dst := make([]T, 4)
 	return dst, t.CopyData(dst, 4)
 }
+
+// BenchmarkNewTensor times one small operation that makes a tensor (a
+// 4 × 4 add, then its drop) against the same add in place: what gotch
+// adds to each tensor it makes (tools/torchbuild removed its 100 KB Go
+// allocation per tensor; docs/performance.md).
+func BenchmarkNewTensor(b *testing.B) {
+	x := ts.MustOnes([]int64{4, 4}, gotch.Float, gotch.CPU)
+	defer x.MustDrop()
+	b.Run("add", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			y := x.MustAdd(x, false)
+			y.MustDrop()
+		}
+	})
+	b.Run("add-in-place", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.MustAdd_(x)
+		}
+	})
+}
