@@ -10,12 +10,16 @@ cd "$(dirname "$0")/.."
 export OMP_WAIT_POLICY=passive
 check() { # name config calibration-sets -- target-sets
   local name=$1 cfg=$2; shift 2
+  check2 $name $cfg $cfg "$@"
+}
+check2() { # name calibration-config target-config calibration-sets -- target-sets
+  local name=$1 calcfg=$2 cfg=$3; shift 3
   [ -z "${CHECKS:-}" ] || [[ " $CHECKS " == *" $name "* ]] || return 0
   local cal=() tgt=() side=cal
   for a in "$@"; do if [ "$a" = "--" ]; then side=tgt; continue; fi; [ $side = cal ] && cal+=("$a") || tgt+=("$a"); done
   local cache=/tmp/ec-$name-cache out=/tmp/ec-$name
   rm -rf $cache $out $out-cal; mkdir -p $cache; [ -d runs/cache/embeddings ] && ln -s "$PWD/runs/cache/embeddings" $cache/embeddings
-  bin/xp run -q $cfg "${cal[@]}" --set output=$out-cal --set cache=$cache > /tmp/ec-$name-cal.log 2>&1
+  bin/xp run -q $calcfg "${cal[@]}" --set output=$out-cal --set cache=$cache > /tmp/ec-$name-cal.log 2>&1
   est=$(bin/xp run --dry-run $cfg "${tgt[@]}" --set output=$out --set cache=$cache 2>&1 | grep -E "estimated time|no time estimate")
   t0=$(date +%s.%N)
   bin/xp run -q $cfg "${tgt[@]}" --set output=$out --set cache=$cache > /tmp/ec-$name.log 2>&1
@@ -45,3 +49,5 @@ check table8quick configs/paper/custext_table8_tradeoff.yaml --set 'mechanisms.0
 check table56quick configs/paper/custext_table5_6_strategies.yaml --set dataset.train_limit=5000 --set train.epochs=1 --
 check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=[2,3]'
 check twitterutilseed1 configs/paper/xu_fig2_twitter_utility.yaml --set 'seeds=[1]' --set train.epochs=1 -- --set 'seeds=[1]'
+# Algorithm 2's Vickrey cells priced at Laplace's speed (no Vickrey run in the cache: the "borrowed" line)
+check2 algo2cell configs/paper/xu_fig2_product_reviews.yaml configs/paper/xu_algorithm2_budget.yaml --set analysis.samples=20 --set 'seeds=[1]' --set 'mechanisms=[{name: laplace, epsilon: [10, 25]}]' -- --set 'mechanisms.0.grid.t=[0]' --set 'mechanisms.0.epsilon=[8]'

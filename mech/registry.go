@@ -117,8 +117,9 @@ func Exact(name string) bool { return exactNames[name] }
 
 // searchNames are the mechanisms whose work per token is one search of
 // the nearest candidates of a noisy vector (noisyNN's): their speeds on
-// one machine were within 1.5× of each other wherever measured
-// (docs/performance.md, BenchmarkScoring).
+// one machine were within 1.5× of each other in BenchmarkScoring on the
+// two CPUs measured since Mahalanobis' transform moved to C
+// (docs/performance.md).
 var searchNames = []string{"laplace", "mahalanobis", "vickrey"}
 
 // SameSearch returns the other mechanisms whose work per token is, as
