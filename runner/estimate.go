@@ -344,8 +344,6 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 	return e
 }
 
-// priceTraining adds the training of cell's model to e unless the model
-// cache holds it or another cell already priced it.
 // sameSearch names the rates that may price cell's work where its own
 // mechanism has none on this host: those of the mechanisms with the same
 // search per token (mech.SameSearch), with analysis their rates for the
@@ -373,6 +371,8 @@ func (s *Session) sameSearch(cell experiments.Cell, analysis bool) []string {
 // (estimate's price).
 type pricer func(key string, n int64, borrowed ...string)
 
+// priceTraining adds the training of cell's model to e unless the model
+// cache holds it or another cell already priced it.
 func (s *Session) priceTraining(e *Estimate, cell experiments.Cell, train string, seen map[string]bool, price pricer) {
 	key := s.c.ModelKey(cell, s.in.sums)
 	if seen[key] || exists(filepath.Join(s.c.Cache, modelsDir, key, modelMetaFile)) {
