@@ -658,6 +658,34 @@ func TestPrunedDrawsExact(t *testing.T) {
 	}
 }
 
+// TestNeighboursPrefetch: a missing list brings the lists of the rows
+// named beside it in the same search, each equal to its own search's; a
+// kept list brings none.
+func TestNeighboursPrefetch(t *testing.T) {
+	s, lone := tinySpace(t, 700, 5, 9, 1), tinySpace(t, 700, 5, 9, 1)
+	if _, err := s.neighbours([]int{3}, []int{1, 2, 3, 4, 5}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.lists) != 5 {
+		t.Fatalf("%d lists kept after asking for row 3 with rows 1–5 beside it, want 5", len(s.lists))
+	}
+	for w := 1; w <= 5; w++ {
+		want, err := lone.neighbours([]int{w}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.lists[w]; !slices.Equal(got.ids, want[0].ids) || !slices.Equal(got.dist, want[0].dist) {
+			t.Errorf("row %d: the list searched beside row 3 differs from its own search's", w)
+		}
+	}
+	if _, err := s.neighbours([]int{3}, []int{6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.lists) != 5 {
+		t.Errorf("%d lists kept after asking again for a kept one, want 5", len(s.lists))
+	}
+}
+
 // TestMayPrune: the test that spares a draw its word's list never turns
 // away a draw the list answers, and does turn away the draws of noise far
 // larger than the vectors.
@@ -675,7 +703,7 @@ func TestMayPrune(t *testing.T) {
 			for j, x := range s.Emb.Vector(w) {
 				q[j] = float32(float64(x) + z[j])
 			}
-			lists, err := s.neighbours([]int{w})
+			lists, err := s.neighbours([]int{w}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,13 +43,15 @@ type token struct {
 // false) in batches of m.batch searches, calling emit with each token's
 // sequence number and output row. It is the one place where the noise of
 // Laplace, Vickrey and Mahalanobis is drawn and the neighbour searched.
-// With prune, a token whose answer provably lies among its word's nearest
-// candidates is answered from them (prune.go): the same output, without
-// the full search. One batch's search runs while the next batch is
+// With prune (the rows its tokens' words come from), a token whose answer
+// provably lies among its word's nearest candidates is answered from
+// them (prune.go): the same output, without the full search; the first
+// batch that needs a list searches the lists of all of prune not kept
+// yet, at once (one search of many rows instead of one per batch). One batch's search runs while the next batch is
 // drawn and the previous one's outputs are picked and emitted (on a GPU
 // the host's share of a batch was a quarter of its time: docs/gpu.md);
 // emit is called in order, from the caller's goroutine.
-func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, prune bool) error {
+func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, prune []int) error {
 	size := m.batch
 	if size <= 0 {
 		size = 1024
@@ -131,10 +133,10 @@ type nnBatch struct {
 
 // draw draws the batch's noise into z (each token's from its own stream,
 // so drawing on every core gives what drawing in turn would) and, with
-// prune, answers the tokens it can from their words' lists. It takes
+// prune (perturb's), answers the tokens it can from their words' lists. It takes
 // spare's buffers where they are large enough (every value is written
 // before it is read).
-func (m *noisyNN) draw(todo []token, prune bool, z []float64, spare *nnBatch) (*nnBatch, error) {
+func (m *noisyNN) draw(todo []token, prune []int, z []float64, spare *nnBatch) (*nnBatch, error) {
 	dim := m.space.Emb.Dim
 	b := &nnBatch{todo: todo}
 	if spare != nil && cap(spare.q) >= len(todo)*dim && cap(spare.ids) >= len(todo)*m.k {
@@ -161,7 +163,7 @@ func (m *noisyNN) draw(todo []token, prune bool, z []float64, spare *nnBatch) (*
 			}
 		}
 	})
-	if !prune {
+	if prune == nil {
 		b.search = make([]int, len(todo))
 		for j := range b.search {
 			b.search[j] = j
@@ -175,7 +177,7 @@ func (m *noisyNN) draw(todo []token, prune bool, z []float64, spare *nnBatch) (*
 			rows = append(rows, t.w)
 		}
 	}
-	lists, err := m.space.neighbours(rows)
+	lists, err := m.space.neighbours(rows, prune)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +274,7 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 		return nil
 	}
 	before := m.space.Index.Stats().Fallbacks
-	if err := m.perturb(ctx, next, emit, bar, false); err != nil {
+	if err := m.perturb(ctx, next, emit, bar, nil); err != nil {
 		return nil, err
 	}
 	rep.Fallbacks = m.space.Index.Stats().Fallbacks - before
@@ -315,7 +317,7 @@ func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f fu
 		}
 		return nil
 	}
-	return m.perturb(ctx, next, emit, bar, true)
+	return m.perturb(ctx, next, emit, bar, rows)
 }
 
 // WordSource is the source of a word's draws in word-level analyses: src

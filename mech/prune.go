@@ -24,24 +24,42 @@ import (
 // pruneList is the length of each word's list of nearest candidates.
 const pruneList = 256
 
+// prefetchLists bounds the lists neighbours searches ahead of need in one
+// batch (its buffers: ≈ 50 MB for 4,096 lists).
+const prefetchLists = 4096
+
 type neighbourList struct {
 	ids  []int32
 	dist []float64 // increasing
 }
 
-// neighbours returns the lists of rows (searching those not kept yet in
-// one batch).
-func (s *Space) neighbours(rows []int) ([]neighbourList, error) {
+// neighbours returns the lists of rows. Where one is not kept yet, it
+// searches in one batch those of rows and of also (rows likely to be
+// asked for next: an analysis's words) not kept yet: a search of a few
+// rows streams the whole candidate matrix for them (on 2 Zen 2 cores, an
+// analysis cell of 4,879 words at ε = 100, whose batches each asked for
+// a few new lists, ran 5% slower than at ε = 25, where none is asked).
+func (s *Space) neighbours(rows, also []int) ([]neighbourList, error) {
 	n := min(pruneList, s.Emb.Len())
 	s.mu.Lock()
 	if s.lists == nil {
 		s.lists = map[int]neighbourList{}
 	}
 	var missing []int
-	for _, w := range rows {
-		if _, ok := s.lists[w]; !ok && !slices.Contains(missing, w) {
-			missing = append(missing, w)
+	seen := map[int]bool{}
+	add := func(ws []int, most int) {
+		for _, w := range ws {
+			if len(missing) == most {
+				return
+			}
+			if _, ok := s.lists[w]; !ok && !seen[w] {
+				seen[w] = true
+				missing = append(missing, w)
+			}
 		}
+	}
+	if add(rows, -1); len(missing) > 0 {
+		add(also, len(missing)+prefetchLists)
 	}
 	s.mu.Unlock()
 	if len(missing) > 0 {
