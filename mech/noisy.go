@@ -47,10 +47,11 @@ type token struct {
 // provably lies among its word's nearest candidates is answered from
 // them (prune.go): the same output, without the full search; the first
 // batch that needs a list searches the lists of all of prune not kept
-// yet, at once (one search of many rows instead of one per batch). One batch's search runs while the next batch is
-// drawn and the previous one's outputs are picked and emitted (on a GPU
-// the host's share of a batch was a quarter of its time: docs/gpu.md);
-// emit is called in order, from the caller's goroutine.
+// yet, at once (one search of many rows instead of one per batch). One
+// batch's search runs while the next batch is drawn and the previous
+// one's outputs are picked and emitted (on a GPU the host's share of a
+// batch was a quarter of its time: docs/gpu.md); emit is called in
+// order, from the caller's goroutine.
 func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, prune []int) error {
 	size := m.batch
 	if size <= 0 {
@@ -133,9 +134,9 @@ type nnBatch struct {
 
 // draw draws the batch's noise into z (each token's from its own stream,
 // so drawing on every core gives what drawing in turn would) and, with
-// prune (perturb's), answers the tokens it can from their words' lists. It takes
-// spare's buffers where they are large enough (every value is written
-// before it is read).
+// prune (perturb's), answers the tokens it can from their words' lists.
+// It takes spare's buffers where they are large enough (every value is
+// written before it is read).
 func (m *noisyNN) draw(todo []token, prune []int, z []float64, spare *nnBatch) (*nnBatch, error) {
 	dim := m.space.Emb.Dim
 	b := &nnBatch{todo: todo}
