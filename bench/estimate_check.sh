@@ -51,3 +51,5 @@ check quickstart configs/sst2_quickstart.yaml --set 'seeds=[1]' -- --set 'seeds=
 check twitterutilseed1 configs/paper/xu_fig2_twitter_utility.yaml --set 'seeds=[1]' --set train.epochs=1 -- --set 'seeds=[1]'
 # Algorithm 2's Vickrey cells priced at Laplace's speed (no Vickrey run in the cache: the "borrowed" line)
 check2 algo2cell configs/paper/xu_fig2_product_reviews.yaml configs/paper/xu_algorithm2_budget.yaml --set analysis.samples=20 --set 'seeds=[1]' --set 'mechanisms=[{name: laplace, epsilon: [10, 25]}]' -- --set 'mechanisms.0.grid.t=[0]' --set 'mechanisms.0.epsilon=[8]'
+# One full-size Twitter analysis cell (5,000 words × 1,000 draws) from reduced product-review cells
+check2 twittercell configs/paper/xu_fig2_product_reviews.yaml configs/paper/xu_fig2_twitter.yaml --set analysis.samples=20 --set 'seeds=[1]' --set 'mechanisms=[{name: laplace, epsilon: [10, 25]}]' -- --set 'seeds=[1]' --set 'stages=[]' --set 'mechanisms=[{name: laplace, epsilon: [25]}]'
