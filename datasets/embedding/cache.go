@@ -68,50 +68,67 @@ func readCache(dir, source string, st fs.FileInfo) (e *Embedding, refresh bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	e, refresh, err = decodeCache(raw, source, st)
+	h, body, err := parseHeader(raw)
+	if err == nil {
+		refresh, err = stale(h, source, st)
+	}
+	if err == nil {
+		e, err = decodeBody(h, body, source)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return e, refresh, nil
 }
 
-func decodeCache(raw []byte, source string, st fs.FileInfo) (*Embedding, bool, error) {
-	bad := errors.New
+// parseHeader splits a cache file into its header and body.
+func parseHeader(raw []byte) (h cacheHeader, body []byte, err error) {
 	if len(raw) < len(cacheMagic)+4 || string(raw[:len(cacheMagic)]) != cacheMagic {
-		return nil, false, bad("not an xp embedding cache")
+		return h, nil, errors.New("not an xp embedding cache")
 	}
 	hlen := int(binary.LittleEndian.Uint32(raw[len(cacheMagic):]))
 	off := len(cacheMagic) + 4
 	if hlen > len(raw)-off {
-		return nil, false, bad("truncated header")
+		return h, nil, errors.New("truncated header")
 	}
-	var h cacheHeader
 	if err := json.Unmarshal(raw[off:off+hlen], &h); err != nil {
-		return nil, false, bad("header: " + err.Error())
+		return h, nil, errors.New("header: " + err.Error())
 	}
-	refresh := false
+	return h, raw[off+hlen:], nil
+}
+
+// stale says whether the source (state st) is not the one the cache of
+// header h was written from (an error), or is, under a new mtime
+// (refresh: its size and sha256 are the recorded ones).
+func stale(h cacheHeader, source string, st fs.FileInfo) (refresh bool, err error) {
+	errStale := errors.New("stale: source changed since the cache was written")
 	if h.Size != st.Size() {
-		return nil, false, bad("stale: source changed since the cache was written")
+		return false, errStale
 	}
-	if h.ModTimeNS != st.ModTime().UnixNano() {
-		// The same size at another mtime: the content decides.
-		file, _, _ := strings.Cut(source, "#")
-		sum, err := xio.SHA256File(file)
-		if err != nil {
-			return nil, false, err
-		}
-		if sum != h.SourceSHA256 {
-			return nil, false, bad("stale: source changed since the cache was written")
-		}
-		refresh = true
+	if h.ModTimeNS == st.ModTime().UnixNano() {
+		return false, nil
 	}
-	body := raw[off+hlen:]
+	file, _, _ := strings.Cut(source, "#")
+	sum, err := xio.SHA256File(file)
+	if err != nil {
+		return false, err
+	}
+	if sum != h.SourceSHA256 {
+		return false, errStale
+	}
+	return true, nil
+}
+
+// decodeBody checks a cache's body against its header and returns the
+// embedding it holds (its matrix the body's own bytes where aligned).
+func decodeBody(h cacheHeader, body []byte, source string) (*Embedding, error) {
+	bad := errors.New
 	data := align(h.WordBytes)
 	if len(body) != data+4*h.Len*h.Dim || h.Len <= 0 || h.Dim <= 0 {
-		return nil, false, bad("truncated")
+		return nil, bad("truncated")
 	}
 	if crc32.Checksum(body, castagnoli) != h.CRC32C {
-		return nil, false, bad("checksum mismatch")
+		return nil, bad("checksum mismatch")
 	}
 	e := &Embedding{
 		Dim: h.Dim, Source: source, SourceSHA256: h.SourceSHA256, Format: h.Format, Skipped: h.Skipped,
@@ -125,7 +142,7 @@ func decodeCache(raw []byte, source string, st fs.FileInfo) (*Embedding, bool, e
 		all = all[i+1:]
 	}
 	if len(e.Words) != h.Len {
-		return nil, false, bad("word count mismatch")
+		return nil, bad("word count mismatch")
 	}
 	floats := body[data:]
 	if uintptr(unsafe.Pointer(unsafe.SliceData(floats)))%4 != 0 || !littleEndian() {
@@ -137,7 +154,7 @@ func decodeCache(raw []byte, source string, st fs.FileInfo) (*Embedding, bool, e
 		// The file's buffer becomes the matrix: no copy.
 		e.Data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(floats))), h.Len*h.Dim)
 	}
-	return e, refresh, nil
+	return e, nil
 }
 
 func writeCache(dir, source string, st fs.FileInfo, e *Embedding) error {
