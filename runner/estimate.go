@@ -128,13 +128,19 @@ func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train
 // so a setting measured at another ε comes before another setting at
 // this one.
 func analysisRateKeys(cell experiments.Cell, shape string) []string {
-	mechanism := strings.TrimSpace("analysis "+cell.Analysis+" "+cell.Mechanism) + shape
 	if cell.Mechanism == "" {
-		return []string{mechanism}
+		return []string{strings.TrimSpace("analysis "+cell.Analysis) + shape}
 	}
 	setting := "analysis " + cell.Analysis + " " + cell.Setting() + shape
 	at := " at eps=" + strconv.FormatFloat(cell.Epsilon, 'g', -1, 64)
-	return []string{setting + at, setting, mechanism + at, mechanism}
+	return append([]string{setting + at, setting}, mechanismAnalysisKeys(cell.Analysis, cell.Mechanism, cell.Epsilon, shape)...)
+}
+
+// mechanismAnalysisKeys are analysisRateKeys' keys of a mechanism (not a
+// setting of it): at ε, then at any ε.
+func mechanismAnalysisKeys(analysis, mechanism string, eps float64, shape string) []string {
+	key := "analysis " + analysis + " " + mechanism + shape
+	return []string{key + " at eps=" + strconv.FormatFloat(eps, 'g', -1, 64), key}
 }
 
 // firstRate is the rate of the first of keys measured.
@@ -355,10 +361,7 @@ func (s *Session) sameSearch(cell experiments.Cell, analysis bool) []string {
 	others := mech.SameSearch(cell.Mechanism)
 	if analysis {
 		for _, m := range others {
-			c := cell
-			c.Mechanism, c.Params = m, nil
-			k := analysisRateKeys(c, shape)
-			keys = append(keys, k[len(k)-2:]...) // the mechanism's, not a setting's
+			keys = append(keys, mechanismAnalysisKeys(cell.Analysis, m, cell.Epsilon, shape)...)
 		}
 	}
 	for _, m := range others {
