@@ -327,7 +327,7 @@ func BenchmarkScoring(b *testing.B) {
 		b.Fatalf("XP_DEVICE: %v", err)
 	}
 	paths := []knn.Scoring{knn.ScoringFloat32, knn.ScoringInt8Torch}
-	for _, sc := range []knn.Scoring{knn.ScoringFloat32Kernel, knn.ScoringInt8} {
+	for _, sc := range []knn.Scoring{knn.ScoringFloat32Kernel, knn.ScoringInt8AVX2, knn.ScoringInt8} {
 		if dev != gotch.CPU {
 			break
 		}

@@ -74,7 +74,7 @@ func BenchmarkRealConservativeMapping(b *testing.B) {
 		vocab[w] = 1
 	}
 	spaces := map[knn.Scoring]*Space{}
-	paths := []knn.Scoring{knn.ScoringFloat32, knn.ScoringFloat32Kernel, knn.ScoringInt8}
+	paths := []knn.Scoring{knn.ScoringFloat32, knn.ScoringFloat32Kernel, knn.ScoringInt8AVX2, knn.ScoringInt8}
 	for _, sc := range paths {
 		ix, err := knn.New(space.Emb.Data, space.Emb.Len(), space.Emb.Dim, gotch.CPU, knn.Options{Scoring: sc})
 		if err != nil {

@@ -114,9 +114,118 @@ XP_F32_TARGET void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q
 	keep_final(q->nq, k, cap, out, count, top, lo);
 }
 
+/* dot8 is e·q with eight FMA chains over the dimensions (a chain where
+ * dim < 8) and their sum: at most ⌈dim/8⌉ + 4 ≤ dim roundings deep for
+ * any term, within the kernel's bound γ_dim·‖e‖‖q‖ (f32.go), which holds
+ * for any order of summation of that depth. */
+XP_F32_TARGET static inline float dot8(const float *e, const float *q, int dim) {
+	if (dim < 8) {
+		float s = 0;
+		for (int j = 0; j < dim; j++) {
+			s = fmaf(e[j], q[j], s);
+		}
+		return s;
+	}
+	__m256 acc = _mm256_setzero_ps();
+	int j = 0;
+	for (; j + 8 <= dim; j += 8) {
+		acc = _mm256_fmadd_ps(_mm256_loadu_ps(e + j), _mm256_loadu_ps(q + j), acc);
+	}
+	float t = 0;
+	for (; j < dim; j++) {
+		t = fmaf(e[j], q[j], t);
+	}
+	__m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+	h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+	h = _mm_add_ss(h, _mm_movehdup_ps(h));
+	return _mm_cvtss_f32(h) + t;
+}
+
+/* insert_top puts u among the k smallest values top holds (ascending). */
+static inline void insert_top(float *top, int k, float u) {
+	if (u < top[k - 1]) {
+		int i = k - 1;
+		while (i > 0 && top[i - 1] > u) {
+			top[i] = top[i - 1];
+			i--;
+		}
+		top[i] = u;
+	}
+}
+
+XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, const float *en, const float *q,
+                                float qc, float c1, const int32_t *idx, const float *lo8, int n, int k,
+                                int32_t *out, float *scratch) {
+	if (k > 64) { /* keep every row: the exact ranking sorts them out */
+		for (int j = 0; j < n; j++) {
+			out[j] = idx[j];
+		}
+		return n;
+	}
+	float *lo = scratch; /* a scored row's float32 lower bound; +inf: not scored */
+	float top[64];
+	int first[64];
+	for (int j = 0; j < k; j++) {
+		top[j] = FLT_MAX;
+		first[j] = -1;
+	}
+	/* the k rows of smallest lower bound first (insertion, k small) */
+	float fl[64];
+	for (int j = 0; j < k; j++) {
+		fl[j] = INFINITY;
+	}
+	for (int j = 0; j < n; j++) {
+		lo[j] = INFINITY;
+		if (lo8[j] < fl[k - 1] || first[k - 1] < 0) {
+			int i = k - 1;
+			while (i > 0 && (first[i - 1] < 0 || fl[i - 1] > lo8[j])) {
+				fl[i] = fl[i - 1];
+				first[i] = first[i - 1];
+				i--;
+			}
+			fl[i] = lo8[j];
+			first[i] = j;
+		}
+	}
+#define XP_SCORE(j)                                                                                        \
+	{                                                                                                  \
+		int32_t r = idx[j];                                                                        \
+		float a = fmaf(-2.0f, dot8(data + (size_t)r * dim, q, dim), norm[r]);                      \
+		float d = fmaf(en[r], qc, norm[r] * c1);                                                   \
+		lo[j] = a - d;                                                                             \
+		insert_top(top, k, a + d);                                                                 \
+	}
+	for (int i = 0; i < k; i++) {
+		XP_SCORE(first[i])
+	}
+	/* then every other row whose lower bound reaches the threshold so
+	 * far: one that does not lies above the final threshold too */
+	for (int j = 0; j < n; j++) {
+		if (lo[j] == INFINITY && lo8[j] <= top[k - 1]) {
+			XP_SCORE(j)
+		}
+	}
+#undef XP_SCORE
+	int w = 0;
+	for (int j = 0; j < n; j++) {
+		if (lo[j] <= top[k - 1]) {
+			out[w++] = idx[j];
+		}
+	}
+	return w;
+}
+
 #else
 
 int xp_f32_supported(void) { return 0; }
+
+int xp_f32_refine(const float *data, int dim, const float *norm, const float *en, const float *q, float qc, float c1,
+                  const int32_t *idx, const float *lo8, int n, int k, int32_t *out, float *scratch) {
+	for (int j = 0; j < n; j++) { /* never called: keeps every row */
+		out[j] = idx[j];
+	}
+	return n;
+}
 
 void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int cap, int32_t *out, int32_t *count,
                    float *top, float *lo) {

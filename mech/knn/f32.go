@@ -18,6 +18,7 @@ import "C"
 import (
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The float32 kernel (CPU, x86-64 with AVX2 and FMA; ScoringFloat32Kernel):
@@ -80,29 +81,55 @@ func newF32(data []float32, n, dim int) *f32 {
 
 func (m *f32) rowNorms() []float32 { return m.norm }
 
+// f32Weights are the float32 bound's weights: c1 of a row's norm (one
+// constant) and that of its en for the query q of dim values.
+func f32Weights(q []float32) (c1, qc float32) {
+	const u = 1.0 / (1 << 24)
+	dim := len(q)
+	gamma := float64(dim) * u / (1 - float64(dim)*u)
+	var n2 float64
+	for _, v := range q {
+		n2 += float64(v) * float64(v)
+	}
+	return up32(2 * 1.01 * 2.02 * u), up32(2 * 1.01 * (2*gamma + 2.02*u) * math.Sqrt(n2) * (1 + 1e-6))
+}
+
 // selectRows is q8.selectRows for the float32 kernel.
-func (m *f32) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
+func (m *f32) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][]float32) {
 	b := len(q) / dim
 	nq := (b + 5) / 6 * 6
 	qq := make([]float32, nq*dim)
 	copy(qq, q)
-	const u = 1.0 / (1 << 24)
-	gamma := float64(dim) * u / (1 - float64(dim)*u)
-	c1 := up32(2 * 1.01 * 2.02 * u)
+	var c1 float32
 	qc := make([]float32, nq)
 	for i := 0; i < b; i++ {
-		var n2 float64
-		for _, v := range q[i*dim : (i+1)*dim] {
-			n2 += float64(v) * float64(v)
-		}
-		qc[i] = up32(2 * 1.01 * (2*gamma + 2.02*u) * math.Sqrt(n2) * (1 + 1e-6))
+		c1, qc[i] = f32Weights(q[i*dim : (i+1)*dim])
 	}
 	if norm == nil {
 		norm = m.norm
 	}
-	return kernelRows(&m.scratch, b, nq, 6, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
+	return kernelRows(&m.scratch, b, nq, 6, q8CapFor(k), k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.f32_flat((*C.float)(&m.f[0]), (*C.float)(&norm[0]), (*C.float)(&m.en[0]), C.int(m.nb), C.int(m.dim),
 			C.float(m.max[0]), C.float(m.max[1]), (*C.float)(&qq[lo*dim]), (*C.float)(&qc[lo]), C.float(c1), C.int(cn),
 			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
 	})
+}
+
+// refineF32 returns, of the rows cand (at least k) of data (row-major,
+// len(q) values a row) with lower bounds lo on their scores (a kernel's),
+// those whose float32 score's bound (the float32 kernel's, norm and en
+// indexed by row) cannot rule them out of q's k nearest: a superset of
+// them, in cand's order, that the exact ranking then orders. It scores
+// in float32 only the rows whose lower bound is at most the k-th
+// smallest float32 upper bound so far, starting from the k lowest. Where
+// a kernel's own bound is loose (int8-avx2) this leaves the float64
+// ranking a few rows instead of hundreds.
+func refineF32(data []float32, norm, en, q []float32, cand []int32, lo []float32, k int) []int32 {
+	c1, qc := f32Weights(q)
+	out := make([]int32, len(cand))
+	scratch := make([]float32, len(cand))
+	n := C.xp_f32_refine((*C.float)(&data[0]), C.int(len(q)), (*C.float)(&norm[0]), (*C.float)(&en[0]),
+		(*C.float)(&q[0]), C.float(qc), C.float(c1), (*C.int32_t)(unsafe.Pointer(&cand[0])), (*C.float)(&lo[0]), C.int(len(cand)), C.int(k),
+		(*C.int32_t)(unsafe.Pointer(&out[0])), (*C.float)(&scratch[0]))
+	return out[:n]
 }

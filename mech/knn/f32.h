@@ -32,4 +32,16 @@ typedef struct {
  * is scratch of nq*k floats and lo of nq*cap floats. */
 void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int cap, int32_t *out, int32_t *count,
                    float *top, float *lo);
+
+/* xp_f32_refine takes the n rows idx of data (row-major, dim floats a
+ * row) with lower bounds lo8 on their scores against the query q (a
+ * kernel's), scores in float32 with the kernel's bound (norm and en per
+ * row as in xp_f32_matrix, indexed by row; qc and c1 as in
+ * xp_f32_queries) the k of lowest lo8, then each other row whose lo8 is
+ * at most the k-th smallest upper bound so far, and keeps, in their
+ * order, the scored rows whose lower bound is at most the final one (k ≤
+ * n): it writes them to out and returns their number. scratch holds n
+ * floats. */
+int xp_f32_refine(const float *data, int dim, const float *norm, const float *en, const float *q, float qc, float c1,
+                  const int32_t *idx, const float *lo8, int n, int k, int32_t *out, float *scratch);
 #endif

@@ -63,20 +63,23 @@ static inline void keep_init(int nq, int k, int32_t *count, float *top) {
 }
 
 /* final keeps, of each query's kept rows, those whose lower bound is at
- * most the query's final threshold (its k-th smallest upper bound). */
+ * most the query's final threshold (its k-th smallest upper bound), their
+ * lower bounds beside them. */
 static inline void keep_final(int nq, int k, int cap, int32_t *out, int32_t *count, const float *top,
-                              const float *lo) {
+                              float *lo) {
 	for (int i = 0; i < nq; i++) {
 		if (count[i] < 0) {
 			continue;
 		}
 		float thr = top[(size_t)i * k + k - 1];
 		int32_t *idx = out + (size_t)i * cap;
-		const float *los = lo + (size_t)i * cap;
+		float *los = lo + (size_t)i * cap;
 		int w = 0;
 		for (int j = 0; j < count[i]; j++) {
 			if (los[j] <= thr) {
-				idx[w++] = idx[j];
+				idx[w] = idx[j];
+				los[w] = los[j];
+				w++;
 			}
 		}
 		count[i] = w;

@@ -112,6 +112,10 @@ const (
 	// through libtorch (any device, at most 1,024 dimensions; q8torch.go):
 	// the GPU's path.
 	ScoringInt8Torch Scoring = "int8-torch"
+	// ScoringInt8AVX2 scores with the int8 kernel's AVX2 version (CPU,
+	// x86-64 with AVX2, at most 1,024 dimensions; q8.go): values in
+	// [−45, 45], whose int16 sums vpmaddubsw can add four at a time.
+	ScoringInt8AVX2 Scoring = "int8-avx2"
 )
 
 // Int8Available says whether this CPU runs the int8 scoring kernel, and
@@ -259,7 +263,11 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 		}
 		return nil, fmt.Errorf("knn: int8 scoring unavailable: %s", why)
 	case opt.Scoring == ScoringInt8 || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8:
-		ix.q8 = newQ8(data, n, dim)
+		ix.q8 = newQ8(data, n, dim, q8VNNI)
+	case opt.Scoring == ScoringInt8AVX2 && (device != gotch.CPU || !q8aSupported() || dim > q8MaxDim):
+		return nil, fmt.Errorf("knn: int8-avx2 scoring unavailable: it runs on the CPU with AVX2 and FMA, at most %d dimensions (the index is on %v, %d dimensions)", q8MaxDim, torchrt.DeviceString(device), dim)
+	case opt.Scoring == ScoringInt8AVX2 || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringInt8AVX2:
+		ix.q8 = newQ8(data, n, dim, q8AVX2)
 	case opt.Scoring == ScoringFloat32Kernel && (device != gotch.CPU || !f32Supported()):
 		return nil, fmt.Errorf("knn: float32 kernel unavailable: it runs on the CPU with AVX2 and FMA (the index is on %v)", torchrt.DeviceString(device))
 	case opt.Scoring == ScoringFloat32Kernel || opt.Scoring == ScoringAuto && AutoScoring(device, dim) == ScoringFloat32Kernel:
@@ -272,7 +280,7 @@ func New(data []float32, n, dim int, device gotch.Device, opt Options) (*Index, 
 			return nil, err
 		}
 	case opt.Scoring != ScoringAuto && opt.Scoring != ScoringFloat32:
-		return nil, fmt.Errorf("knn: unknown scoring %q (want %q, %q, %q or %q)", opt.Scoring, ScoringFloat32, ScoringFloat32Kernel, ScoringInt8, ScoringInt8Torch)
+		return nil, fmt.Errorf("knn: unknown scoring %q (want %q, %q, %q, %q or %q)", opt.Scoring, ScoringFloat32, ScoringFloat32Kernel, ScoringInt8, ScoringInt8AVX2, ScoringInt8Torch)
 	}
 	if ix.q8 != nil || ix.q8t != nil || ix.f32 != nil {
 		return ix, nil // the float32 path's tensors are not needed
@@ -346,6 +354,8 @@ func (ix *Index) Close() {
 // Scoring is the path that scores this index's candidates.
 func (ix *Index) Scoring() Scoring {
 	switch {
+	case ix.q8 != nil && ix.q8.lay.avx2:
+		return ScoringInt8AVX2
 	case ix.q8 != nil:
 		return ScoringInt8
 	case ix.q8t != nil:
@@ -361,6 +371,8 @@ func (ix *Index) Scoring() Scoring {
 // values (and why not _int_mm).
 func (ix *Index) Products() string {
 	switch {
+	case ix.q8 != nil && ix.q8.lay.avx2:
+		return "int8 kernel (AVX2)"
 	case ix.q8 != nil:
 		return "int8 kernel (AVX-512 VNNI)"
 	case ix.q8t != nil && ix.tf32:

@@ -160,9 +160,153 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
 	keep_final(q->nq, k, cap, out, count, top, lo); /* the final threshold */
 }
 
+/* The AVX2 kernel: the same bound and bookkeeping as above, 8 rows a
+ * 256-bit register, vpmaddubsw's int16 sums of four dimension groups
+ * added in int16 before vpmaddwd widens them (q8.h: XP_Q8A_LEVEL). */
+#define XP_Q8A_TARGET __attribute__((target("avx2,fma")))
+
+int xp_q8a_supported(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* a tile: XP_Q8A_R queries against XP_Q8A_C blocks of 8 rows (tile_a) */
+#define XP_Q8A_R 2
+#define XP_Q8A_C 2
+
+/* epilogue of a tile: the rows of blocks b0..b0+XP_Q8A_C−1 against queries
+ * i0..i0+XP_Q8A_R−1, whose products dot already hold ΣEq (the rows'
+ * offset taken off). Every pair's approximate scores and bounds are
+ * computed first, and a tile none of whose rows passes (nearly all) costs
+ * one branch. */
+XP_Q8A_TARGET static inline void consider_a(const xp_q8_matrix *m, const xp_q8_queries *q, int i0, int b0,
+                                            __m256i dot[XP_Q8A_R][XP_Q8A_C], int k, int cap, int32_t *out,
+                                            int32_t *count, float *top, float *lo) {
+	__m256 norm[XP_Q8A_C], scale[XP_Q8A_C], l1[XP_Q8A_C], l2[XP_Q8A_C], res[XP_Q8A_C];
+	for (int c = 0; c < XP_Q8A_C; c++) {
+		int base = (b0 + c) * 8;
+		norm[c] = _mm256_loadu_ps(m->norm + base);
+		scale[c] = _mm256_loadu_ps(m->scale + base);
+		l1[c] = _mm256_loadu_ps(m->l1 + base);
+		l2[c] = _mm256_loadu_ps(m->l2 + base);
+		res[c] = _mm256_loadu_ps(m->res + base);
+	}
+	__m256 av[XP_Q8A_R][XP_Q8A_C], dv[XP_Q8A_R][XP_Q8A_C];
+	int pass[XP_Q8A_R][XP_Q8A_C], any = 0;
+	for (int r = 0; r < XP_Q8A_R; r++) {
+		int i = i0 + r;
+		__m256 thr = _mm256_set1_ps(top[(size_t)i * k + k - 1]), qscale = _mm256_set1_ps(q->qscale[i]),
+		       ql1 = _mm256_set1_ps(q->ql1[i]), ql2 = _mm256_set1_ps(q->ql2[i]), qs = _mm256_set1_ps(q->qs[i]),
+		       qres = _mm256_set1_ps(q->qres[i]), qf = _mm256_set1_ps(q->qf[i]);
+		for (int c = 0; c < XP_Q8A_C; c++) {
+			__m256 d = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r][c]), _mm256_mul_ps(scale[c], qscale));
+			__m256 a = _mm256_fnmadd_ps(_mm256_set1_ps(2.0f), d, norm[c]); /* ‖e‖² − 2ê·q̂ */
+			/* the rounding bound: each of the two roundings by the smaller
+			 * of Hölder's and Cauchy–Schwarz's bound, then float32's */
+			__m256 e1 = _mm256_min_ps(_mm256_mul_ps(scale[c], ql1), _mm256_mul_ps(res[c], ql2));
+			__m256 e2 = _mm256_min_ps(_mm256_mul_ps(l1[c], qs), _mm256_mul_ps(l2[c], qres));
+			__m256 delta = _mm256_add_ps(e1, e2);
+			delta = _mm256_fmadd_ps(norm[c], _mm256_set1_ps(8.0f / 16777216.0f), delta);
+			delta = _mm256_fmadd_ps(l2[c], qf, delta);
+			av[r][c] = a;
+			dv[r][c] = delta;
+			pass[r][c] = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(a, delta), thr, _CMP_LE_OQ));
+			any |= pass[r][c];
+		}
+	}
+	if (!any) {
+		return;
+	}
+	for (int r = 0; r < XP_Q8A_R; r++) {
+		int i = i0 + r;
+		int32_t *n = &count[i];
+		float *tp = top + (size_t)i * k;
+		int32_t *idx = out + (size_t)i * cap;
+		float *los = lo + (size_t)i * cap;
+		for (int c = 0; c < XP_Q8A_C; c++) {
+			int p = pass[r][c];
+			if (!p || *n < 0) {
+				continue;
+			}
+			/* an earlier row of this query may have lowered its
+			 * threshold: keep tests each row against the current one */
+			float a8[8], d8[8];
+			_mm256_storeu_ps(a8, av[r][c]);
+			_mm256_storeu_ps(d8, dv[r][c]);
+			while (p) {
+				int j = __builtin_ctz(p);
+				p &= p - 1;
+				keep(idx, los, n, tp, k, cap, (b0 + c) * 8 + j, a8[j] - d8[j], a8[j] + d8[j]);
+			}
+		}
+	}
+}
+
+/* tile_a: queries i0, i0+1 against blocks b0, b0+1: four int32
+ * accumulators, four int16 ones for a run of four groups, two rows of the
+ * matrix, a query's broadcast and vpmaddwd's ones (12 of 16 registers:
+ * wider tiles spill under GCC). */
+XP_Q8A_TARGET static void tile_a(const xp_q8_matrix *m, const xp_q8_queries *q, int i0, int b0, int k, int cap,
+                                 int32_t *out, int32_t *count, float *top, float *lo) {
+	const int G = m->groups, stride = G * 4;
+	const uint8_t *e0 = m->e + (size_t)b0 * G * 32, *e1 = e0 + (size_t)G * 32;
+	const int8_t *q0 = q->q + (size_t)i0 * stride, *q1 = q0 + stride;
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256i a00 = _mm256_set1_epi32(-XP_Q8A_LEVEL * q->qsum[i0]), a01 = a00,
+	        a10 = _mm256_set1_epi32(-XP_Q8A_LEVEL * q->qsum[i0 + 1]), a11 = a10;
+	for (int g = 0; g < G; g += 4) {
+		__m256i h00 = _mm256_setzero_si256(), h01 = h00, h10 = h00, h11 = h00;
+		for (int j = g; j < g + 4; j++) {
+			__m256i x0 = _mm256_loadu_si256((const __m256i *)(e0 + j * 32)),
+			        x1 = _mm256_loadu_si256((const __m256i *)(e1 + j * 32));
+			int32_t w0, w1;
+			memcpy(&w0, q0 + j * 4, 4);
+			memcpy(&w1, q1 + j * 4, 4);
+			__m256i b = _mm256_set1_epi32(w0);
+			h00 = _mm256_add_epi16(h00, _mm256_maddubs_epi16(x0, b));
+			h01 = _mm256_add_epi16(h01, _mm256_maddubs_epi16(x1, b));
+			b = _mm256_set1_epi32(w1);
+			h10 = _mm256_add_epi16(h10, _mm256_maddubs_epi16(x0, b));
+			h11 = _mm256_add_epi16(h11, _mm256_maddubs_epi16(x1, b));
+			/* keeps GCC from regrouping the sums, which spills */
+			__asm__("" : "+x"(h00), "+x"(h01), "+x"(h10), "+x"(h11));
+		}
+		a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(h00, ones));
+		a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(h01, ones));
+		a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(h10, ones));
+		a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(h11, ones));
+	}
+	__m256i acc[XP_Q8A_R][XP_Q8A_C] = {{a00, a01}, {a10, a11}};
+	consider_a(m, q, i0, b0, acc, k, cap, out, count, top, lo);
+}
+
+XP_Q8A_TARGET void xp_q8a_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out,
+                                 int32_t *count, float *top, float *lo) {
+	keep_init(q->nq, k, count, top);
+	/* 192 queries share each two blocks: the blocks stay in L1, the
+	 * queries in L2 */
+	for (int i0 = 0; i0 < q->nq; i0 += 192) {
+		int i1 = i0 + 192 < q->nq ? i0 + 192 : q->nq;
+		for (int b = 0; b < m->nb; b += XP_Q8A_C) {
+			for (int i = i0; i < i1; i += XP_Q8A_R) {
+				tile_a(m, q, i, b, k, cap, out, count, top, lo);
+			}
+		}
+	}
+	keep_final(q->nq, k, cap, out, count, top, lo);
+}
+
+
 #else
 
 int xp_q8_supported(void) { return 0; }
+
+int xp_q8a_supported(void) { return 0; }
+
+void xp_q8a_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out, int32_t *count,
+                   float *top, float *lo) {
+	keep_none(q->nq, count); /* never called: the exact scan answers */
+}
 
 void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out, int32_t *count,
                   float *top, float *lo) {

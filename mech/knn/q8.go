@@ -10,10 +10,14 @@ package knn
 //                         const float *l2, const float *res, int nb, int groups, const float *max, const int8_t *q,
 //                         const int32_t *qsum, const float *qscale, const float *ql1, const float *ql2,
 //                         const float *qs, const float *qres, const float *qf, int nq,
-//                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo) {
+//                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo, int avx2) {
 // 	xp_q8_matrix m = {e, norm, scale, l1, l2, res, nb, groups, {max[0], max[1], max[2], max[3], max[4]}};
 // 	xp_q8_queries x = {q, qsum, qscale, ql1, ql2, qs, qres, qf, nq};
-// 	xp_q8_select(&m, &x, k, cap, out, count, top, lo);
+// 	if (avx2) {
+// 		xp_q8a_select(&m, &x, k, cap, out, count, top, lo);
+// 	} else {
+// 		xp_q8_select(&m, &x, k, cap, out, count, top, lo);
+// 	}
 // }
 import "C"
 
@@ -26,9 +30,10 @@ import (
 	"unsafe"
 )
 
-// The int8 path (CPU, x86-64 with AVX-512 VNNI): each candidate row e is
-// stored as ê = s·E with E integer in [−127, 127] and s = max|e|/127
-// (per row); each query q as q̂ = t·Q likewise (per query). An integer
+// The int8 path (CPU, x86-64 with AVX-512 VNNI; or with AVX2, int8-avx2):
+// each candidate row e is stored as ê = s·E with E integer in [−L, L]
+// and s = max|e|/L (per row; L = 127 on VNNI, 45 on AVX2: q8Layout);
+// each query q as q̂ = t·Q likewise (per query). An integer
 // product ΣE·Q (exact in int32) then approximates e·q, with
 //
 //	e·q − ê·q̂ = Σ(e−ê)q + Σê(q−q̂),
@@ -68,13 +73,35 @@ func q8CapFor(k int) int { return max(q8Cap, 4*k) }
 // q8MaxDim keeps |ΣE·Q| ≤ dim·127² exact in float32 (below 2²⁴).
 const q8MaxDim = 1024
 
+// q8Layout is how an int8 kernel reads the matrix and the queries: the
+// integers' range [−level, level], the rows' bytes offset by off, blocks
+// of rows (the kernel's register width) taken tile at a time, dimension
+// groups of 4 padded to a multiple of groupStep, queries padded to a
+// multiple of queries.
+type q8Layout struct {
+	avx2                                       bool // xp_q8a_select's layout, else xp_q8_select's
+	level, off, rows, tile, groupStep, queries int
+	// capScale multiplies the rows a query may keep (q8CapFor) before
+	// its exact scan: the AVX2 grid's bound keeps hundreds.
+	capScale int
+}
+
+var (
+	// q8VNNI is xp_q8_select's layout (AVX-512 VNNI; also int8-torch's values).
+	q8VNNI = q8Layout{level: 127, off: 128, rows: 16, tile: 3, groupStep: 1, queries: 8, capScale: 1}
+	// q8AVX2 is xp_q8a_select's (q8.h: XP_Q8A_LEVEL).
+	q8AVX2 = q8Layout{avx2: true, level: C.XP_Q8A_LEVEL, off: C.XP_Q8A_LEVEL, rows: 8, tile: 2, groupStep: 4, queries: 6, capScale: 4}
+)
+
 type q8 struct {
+	lay        q8Layout
 	groups, nb int
 	e          []uint8
 	norm       []float32 // ‖e‖² of each row, +∞ for the padding rows
 	scale      []float32
 	l1, l2     []float32 // ‖ê‖₁, ‖ê‖₂
 	res        []float32 // ‖e − ê‖₂
+	en         []float32 // ‖e‖₂ rounded up (the float32 bound's, refineF32)
 	// max is the largest of norm (finite), scale, l1, l2 and res over
 	// the rows, in that order: the kernel's first, cheaper test.
 	max [5]float32
@@ -103,18 +130,25 @@ func grow[T any](s []T, n int) []T {
 // q8Supported says whether this CPU runs the int8 kernel.
 func q8Supported() bool { return C.xp_q8_supported() == 1 }
 
-// newQ8 quantizes the n × dim matrix data row by row.
-func newQ8(data []float32, n, dim int) *q8 {
-	g := (dim + 3) / 4
-	nb := (n + 47) / 48 * 3 // the kernel takes blocks of 16 rows in threes
-	m := &q8{groups: g, nb: nb, e: make([]uint8, nb*g*64), norm: make([]float32, nb*16),
-		scale: make([]float32, nb*16), l1: make([]float32, nb*16), l2: make([]float32, nb*16), res: make([]float32, nb*16)}
+// q8aSupported says whether this CPU runs the AVX2 int8 kernel.
+func q8aSupported() bool { return C.xp_q8a_supported() == 1 }
+
+// newQ8 quantizes the n × dim matrix data row by row, laid out as lay.
+func newQ8(data []float32, n, dim int, lay q8Layout) *q8 {
+	g := ((dim+3)/4 + lay.groupStep - 1) / lay.groupStep * lay.groupStep
+	per := lay.rows * lay.tile
+	nb := (n + per - 1) / per * lay.tile
+	nr := nb * lay.rows
+	m := &q8{lay: lay, groups: g, nb: nb, e: make([]uint8, nr*g*4), norm: make([]float32, nr),
+		scale: make([]float32, nr), l1: make([]float32, nr), l2: make([]float32, nr), res: make([]float32, nr),
+		en: make([]float32, nr)}
 	for i := range m.e {
-		m.e[i] = 128 // zero
+		m.e[i] = uint8(lay.off) // zero
 	}
-	for i := n; i < nb*16; i++ {
+	for i := n; i < nr; i++ {
 		m.norm[i] = float32(math.Inf(1))
 	}
+	L := float64(lay.level)
 	parallel((n+255)/256, func(c int) {
 		for i := c * 256; i < min(n, (c+1)*256); i++ {
 			row := data[i*dim : (i+1)*dim]
@@ -123,20 +157,21 @@ func newQ8(data []float32, n, dim int) *q8 {
 				mx = math.Max(mx, math.Abs(float64(v)))
 				n2 += float64(v) * float64(v)
 			}
-			s := float32(mx / 127)
+			s := float32(mx / L)
 			var l1, l2, res float64
-			b, r := i/16, i%16
+			b, r := i/lay.rows, i%lay.rows
 			for j, v := range row {
 				var x float64
 				if s > 0 {
-					x = math.Max(-127, math.Min(127, math.RoundToEven(float64(v)/float64(s))))
+					x = math.Max(-L, math.Min(L, math.RoundToEven(float64(v)/float64(s))))
 				}
-				m.e[(b*g+j/4)*64+r*4+j%4] = uint8(int(x) + 128)
+				m.e[((b*g+j/4)*lay.rows+r)*4+j%4] = uint8(int(x) + lay.off)
 				l1 += math.Abs(x) * float64(s)
 				l2 += x * x * float64(s) * float64(s)
 				res += (float64(v) - x*float64(s)) * (float64(v) - x*float64(s))
 			}
 			m.norm[i] = float32(n2)
+			m.en[i] = up32(math.Sqrt(n2))
 			m.scale[i] = s
 			m.l1[i] = up32(l1)
 			m.l2[i] = up32(math.Sqrt(l2))
@@ -175,11 +210,13 @@ type q8Queries struct {
 }
 
 // quantizeQueries quantizes the len(q)/dim queries into rows of stride
-// values (stride ≥ dim; the rest, and the rows past the last query, zero),
-// each on its own and on every core.
-func quantizeQueries(q []float32, dim, stride int) *q8Queries {
+// values in [−level, level] (stride ≥ dim; the rest, and the rows past the
+// last query, zero; nq a multiple of mult), each on its own and on every
+// core.
+func quantizeQueries(q []float32, dim, stride, level, mult int) *q8Queries {
 	b := len(q) / dim
-	nq := (b + 7) / 8 * 8
+	nq := (b + mult - 1) / mult * mult
+	L := float64(level)
 	x := &q8Queries{nq: nq, q: make([]int8, nq*stride), sum: make([]int32, nq), scale: make([]float32, nq),
 		l1: make([]float32, nq), l2: make([]float32, nq), s: make([]float32, nq), res: make([]float32, nq), f: make([]float32, nq)}
 	quantize := func(i int) {
@@ -192,13 +229,13 @@ func quantizeQueries(q []float32, dim, stride int) *q8Queries {
 			}
 			l1 += a
 		}
-		t := float32(mx / 127)
+		t := float32(mx / L)
 		var sum int32
 		var n2, l2, res float64
 		for j, v := range row {
 			var y float64
 			if t > 0 {
-				y = clamp127(math.RoundToEven(float64(v) / float64(t)))
+				y = clampTo(math.RoundToEven(float64(v)/float64(t)), L)
 			}
 			x.q[i*stride+j] = int8(y)
 			sum += int32(y)
@@ -223,20 +260,25 @@ func quantizeQueries(q []float32, dim, stride int) *q8Queries {
 
 // selectRows returns, for each of the queries (rows of dim values), the
 // indices the certificate keeps (nil where the buffer overflowed: scan
-// it). norm, when not nil, replaces m.norm (+∞ for excepted rows).
-func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
-	x := quantizeQueries(q, dim, m.groups*4)
+// it) and their lower bounds. norm, when not nil, replaces m.norm (+∞
+// for excepted rows).
+func (m *q8) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][]float32) {
+	x := quantizeQueries(q, dim, m.groups*4, m.lay.level, m.lay.queries)
 	b, nq, stride := len(q)/dim, x.nq, m.groups*4
+	avx2 := C.int(0)
+	if m.lay.avx2 {
+		avx2 = 1
+	}
 	qq, qsum, qscale, ql1, ql2, qs, qres, qf := x.q, x.sum, x.scale, x.l1, x.l2, x.s, x.res, x.f
 	if norm == nil {
 		norm = m.norm
 	}
-	return kernelRows(&m.scratch, b, nq, 8, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
+	return kernelRows(&m.scratch, b, nq, m.lay.queries, q8CapFor(k)*m.lay.capScale, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
 			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups), (*C.float)(&m.max[0]),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
 			(*C.float)(&ql1[lo]), (*C.float)(&ql2[lo]), (*C.float)(&qs[lo]), (*C.float)(&qres[lo]), (*C.float)(&qf[lo]), C.int(cn),
-			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
+			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]), avx2)
 	})
 }
 
@@ -244,14 +286,13 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) [][]int32 {
 // each worker a run of queries (a multiple of step) over every row with
 // answer buffers from pool (q8Scratch; cp rows kept at most per query),
 // and returns the rows each query kept (nil where its buffer overflowed:
-// scan it).
-func kernelRows(pool *sync.Pool, b, nq, step, k int, call func(lo, cn, cp int, idx, count []int32, top, los []float32)) [][]int32 {
-	out := make([][]int32, b)
+// scan it) and their lower bounds.
+func kernelRows(pool *sync.Pool, b, nq, step, cp, k int, call func(lo, cn, cp int, idx, count []int32, top, los []float32)) ([][]int32, [][]float32) {
+	out, lows := make([][]int32, b), make([][]float32, b)
 	chunk := max(step, (nq/step+workers()-1)/workers()*step)
 	parallel((nq+chunk-1)/chunk, func(c int) {
 		lo, hi := c*chunk, min(nq, (c+1)*chunk)
 		cn := hi - lo
-		cp := q8CapFor(k)
 		sc, _ := pool.Get().(*q8Scratch)
 		if sc == nil {
 			sc = &q8Scratch{}
@@ -260,12 +301,13 @@ func kernelRows(pool *sync.Pool, b, nq, step, k int, call func(lo, cn, cp int, i
 		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
 		call(lo, cn, cp, sc.idx, sc.count, sc.top, sc.los)
 		for r := 0; r < cn && lo+r < b; r++ {
-			if sc.count[r] >= 0 {
-				out[lo+r] = append([]int32(nil), sc.idx[r*cp:r*cp+int(sc.count[r])]...)
+			if n := int(sc.count[r]); n >= 0 {
+				out[lo+r] = append([]int32(nil), sc.idx[r*cp:r*cp+n]...)
+				lows[lo+r] = append([]float32(nil), sc.los[r*cp:r*cp+n]...)
 			}
 		}
 	})
-	return out
+	return out, lows
 }
 
 func (m *q8) rowNorms() []float32 { return m.norm }
@@ -274,11 +316,30 @@ func (m *q8) rowNorms() []float32 { return m.norm }
 // bound cannot rule out (q8, f32).
 type scanner interface {
 	// selectRows returns, for each query, the rows kept (nil: scan it
-	// exactly); norm, when not nil, replaces rowNorms (+∞ for excepted
-	// rows).
-	selectRows(q []float32, dim, k int, norm []float32) [][]int32
+	// exactly) and their lower bounds; norm, when not nil, replaces
+	// rowNorms (+∞ for excepted rows).
+	selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][]float32)
 	// rowNorms is ‖e‖² of each row as the kernel holds them.
 	rowNorms() []float32
+}
+
+// refiner is a scanner whose kept rows are worth a float32 pass before
+// the exact ranking (refineF32): int8-avx2's, hundreds a query.
+type refiner interface {
+	// refine returns the rows of cand (for query q of data's rows; lo
+	// their lower bounds) that the float32 bound keeps; norm, when not
+	// nil, replaces rowNorms.
+	refine(data, q []float32, cand []int32, lo []float32, k int, norm []float32) []int32
+}
+
+func (m *q8) refine(data, q []float32, cand []int32, lo []float32, k int, norm []float32) []int32 {
+	if !m.lay.avx2 { // VNNI's bound keeps about ten rows: nothing to gain
+		return cand
+	}
+	if norm == nil {
+		norm = m.norm
+	}
+	return refineF32(data, norm, m.en, q, cand, lo, k)
 }
 
 // searchScan answers SearchExcept on a scanning kernel's path.
@@ -292,7 +353,7 @@ func (ix *Index) searchScan(sc scanner, q []float32, k int, except []bool, ids [
 			}
 		}
 	}
-	rows := sc.selectRows(q, ix.dim, k, norm)
+	rows, lows := sc.selectRows(q, ix.dim, k, norm)
 	b := len(rows)
 	var fallbacks, kept atomic.Int64
 	parallel(b, func(i int) {
@@ -303,7 +364,11 @@ func (ix *Index) searchScan(sc scanner, q []float32, k int, except []bool, ids [
 			return
 		}
 		kept.Add(int64(len(rows[i])))
-		ix.Rank(qv, rows[i], k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
+		cand := rows[i]
+		if r, ok := sc.(refiner); ok && len(cand) > 4*k {
+			cand = r.refine(ix.data, qv, cand, lows[i], k, norm)
+		}
+		ix.Rank(qv, cand, k, ids[i*k:(i+1)*k], dist[i*k:(i+1)*k])
 	})
 	ix.mu.Lock()
 	ix.stats.Queries += int64(b)
@@ -339,14 +404,15 @@ func (ix *Index) Rank(q []float32, cand []int32, k int, ids []int32, dist []floa
 	}
 }
 
-// clamp127 is math.Max(-127, math.Min(127, x)) for x not NaN, without
-// their special cases (a query's hot loop; the same value, −0 included).
-func clamp127(x float64) float64 {
-	if x > 127 {
-		return 127
+// clampTo is math.Max(-l, math.Min(l, x)) for x not NaN and l > 0,
+// without their special cases (a query's hot loop; the same value, −0
+// included).
+func clampTo(x, l float64) float64 {
+	if x > l {
+		return l
 	}
-	if x < -127 {
-		return -127
+	if x < -l {
+		return -l
 	}
 	return x
 }

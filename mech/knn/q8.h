@@ -7,6 +7,16 @@
 /* 1 when this CPU runs the kernel (x86-64 with AVX-512 F, BW and VNNI). */
 int xp_q8_supported(void);
 
+/* 1 when this CPU runs the AVX2 kernel, xp_q8a_select (x86-64 with AVX2). */
+int xp_q8a_supported(void);
+
+/* The AVX2 kernel's levels: rows and queries hold integers in [−L, L],
+ * L = XP_Q8A_LEVEL, the rows' bytes offset by L. vpmaddubsw sums two
+ * products (row byte ≤ 2L, query ≤ L in magnitude) in int16, and the kernel
+ * adds four such sums in int16 before widening: 8·2L·L = 32,400 ≤ 32,767,
+ * so nothing saturates or wraps. */
+#define XP_Q8A_LEVEL 45
+
 /* The candidate matrix: nb (a multiple of 3) blocks of 16 rows; block b, dimension group g
  * (4 dimensions) at e[(b*groups + g)*64], row r of the block at byte 4r,
  * each value offset by 128 (unsigned). Per row (nb*16 entries):
@@ -32,6 +42,14 @@ typedef struct {
 	const float *qscale, *ql1, *ql2, *qs, *qres, *qf;
 	int nq;
 } xp_q8_queries;
+
+/* xp_q8a_select is xp_q8_select on AVX2 (q8.go: newQ8 lays out the
+ * matrix for it): blocks of 8 rows, nb a multiple of 2, groups a multiple
+ * of 4, block b's group g at e[(b*groups + g)*32], row r at byte 4r, each
+ * value offset by XP_Q8A_LEVEL; queries of groups*4 values in
+ * [−XP_Q8A_LEVEL, XP_Q8A_LEVEL], nq a multiple of 6. */
+void xp_q8a_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap,
+                   int32_t *out, int32_t *count, float *top, float *lo);
 
 /* xp_q8_select keeps, for each query, every row whose lower bound on its
  * score ‖e‖² − 2e·q is at most the k-th smallest upper bound: their

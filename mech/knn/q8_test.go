@@ -2,6 +2,7 @@ package knn
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -25,9 +26,24 @@ import (
 // "cauchy-schwarz" each rounding is proportional to the other vector's
 // coordinate (Cauchy–Schwarz's is). Either fails for a bound 3% too small.
 func TestInt8BoundIsTight(t *testing.T) {
-	const dim = 256
-	const eta = 0.001                            // roundings of at most 0.5 − eta steps
-	ts, sa := float32(1.0/127), float32(1.9/127) // grids out of step: a(c) moves one coordinate at a time
+	// the int8 kernel's and int8-torch's grid (127 steps), and int8-avx2's
+	// (45); every path must pass on either
+	for _, L := range []float64{127, float64(q8AVX2.level)} {
+		t.Run(fmt.Sprintf("L=%g", L), func(t *testing.T) { testInt8BoundIsTight(t, L) })
+	}
+}
+
+func testInt8BoundIsTight(t *testing.T, L float64) {
+	// The row below is found by moving its coordinates across their
+	// grid one at a time, each move raising its true score by up to
+	// ≈ 2·sa·q_j: on a coarse grid only more dimensions (a larger error)
+	// leave a window of 1% of the error that no move jumps over.
+	dim := 256
+	if L < 127 {
+		dim = 1024
+	}
+	const eta = 0.001                        // roundings of at most 0.5 − eta steps
+	ts, sa := float32(1.0/L), float32(1.9/L) // grids out of step: a(c) moves one coordinate at a time
 	for _, c := range []struct {
 		name string
 		frac func(steps, max float64) float64 // a rounding, in steps, of a coordinate of steps (of max)
@@ -38,10 +54,10 @@ func TestInt8BoundIsTight(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			q := make([]float32, dim)
 			for j := range q {
-				steps := 127.0 // coordinate 0 sets the scale: max|q| = 127·ts
+				steps := L // coordinate 0 sets the scale: max|q| = L·ts
 				if j > 0 {
-					steps = float64(40 + j%80)
-					steps += c.frac(steps, 127)
+					steps = math.Floor(L*40/127) + float64(j%int(L*80/127)) // 40 + j%80 at L = 127
+					steps += c.frac(steps, L)
 				}
 				q[j] = float32(steps * float64(ts))
 			}
@@ -49,13 +65,15 @@ func TestInt8BoundIsTight(t *testing.T) {
 			row := func(k float64) (a []float32, trueScore, err float64) {
 				a = make([]float32, dim)
 				for j := range a {
-					e := math.Floor(k * float64(q[j]) / float64(sa))
+					// (each coordinate at its own pace: equal q_j would
+					// cross their grid lines together)
+					e := math.Floor(k * float64(q[j]) * (1 + float64(j)*1e-6) / float64(sa))
 					if j == 0 {
-						e = 127 // ê₀ = 127·sa, the row's max, exact
+						e = L // ê₀ = L·sa, the row's max, exact
 					}
 					a[j] = float32((e + c.frac(float64(q[j]), float64(q[0]))) * float64(sa))
 					if j == 0 {
-						a[j] = 127 * sa
+						a[j] = float32(L) * sa
 					}
 				}
 				var n2, dot, dotHat float64
@@ -67,7 +85,7 @@ func TestInt8BoundIsTight(t *testing.T) {
 				return a, n2 - 2*dot, 2 * (dot - dotHat)
 			}
 			var a []float32
-			for k := 1.98; k < 2.01; k += 1e-6 {
+			for k := 1.98; k < 2.05; k += 1e-6 {
 				r, s, e := row(k)
 				if s < 0 && s > -0.01*e {
 					a = r
@@ -78,8 +96,8 @@ func TestInt8BoundIsTight(t *testing.T) {
 			if a == nil {
 				t.Fatal("no row with a true score within 1% of the error below 0")
 			}
-			if slices.Max(a) > 127*sa*(1+1e-6) {
-				t.Fatalf("row's max %g above its scale's %g", slices.Max(a), 127*sa)
+			if slices.Max(a) > float32(L)*sa*(1+1e-6) {
+				t.Fatalf("row's max %g above its scale's %g", slices.Max(a), float32(L)*sa)
 			}
 			// The row must be kept whether it comes first or after the
 			// zero row has set the threshold to 0 (a block later: the
@@ -203,18 +221,17 @@ func TestRealVectorsEqualNaive(t *testing.T) {
 	}
 }
 
-// BenchmarkInt8Kernel times the int8 path's selection alone (quantizing
-// the queries, the kernel, collecting the kept rows; no exact re-rank)
-// on the real fastText 300d vectors: 1,024 noisy copies (‖z‖ = 12, the
-// Laplace noise of ε = 25) of one word, all cores, k = 1, five repeats.
-// It reports the kernel's multiply-adds per second and VNNI instructions
-// per nanosecond per core (one instruction: 64 multiply-adds); a
-// register-only loop of the same instruction runs at 3.6 per ns per core
-// on the 2026-11-25 machine (docs/performance.md).
+// BenchmarkInt8Kernel times the scanning kernels' selection alone
+// (quantizing the queries, the kernel, collecting the kept rows; no exact
+// re-rank) on the real fastText 300d vectors: 1,024 noisy copies (‖z‖ =
+// 12, the Laplace noise of ε = 25) of one word, all cores, k = 1, five
+// repeats interleaved (A B C A B C …) where the CPU runs several. It
+// reports each kernel's median multiply-adds per second (of the n × dim
+// products, padding not counted) and rows kept per query. A register-only
+// VNNI loop runs 3.6 instructions (64 multiply-adds each) per ns per core
+// on the 2026-11-25 machine; an FMA loop 53.6 multiply-adds per ns on the
+// Zen 2 one (docs/performance.md).
 func BenchmarkInt8Kernel(b *testing.B) {
-	if ok, why := Int8Available(); !ok {
-		b.Skipf("SKIP: int8 scoring: %s", why)
-	}
 	root := datasets.RootFromEnv()
 	if root == "" {
 		b.Skip("SKIP: XP_DATA not set")
@@ -224,7 +241,25 @@ func BenchmarkInt8Kernel(b *testing.B) {
 	if err != nil {
 		b.Skipf("SKIP: %v", err)
 	}
-	m := newQ8(e.Data, e.Len(), e.Dim)
+	type kernel struct {
+		name string
+		sc   scanner
+	}
+	var ks []kernel
+	if ok, why := Int8Available(); ok {
+		ks = append(ks, kernel{"vnni", newQ8(e.Data, e.Len(), e.Dim, q8VNNI)})
+	} else {
+		b.Logf("SKIP vnni: %s", why)
+	}
+	if q8aSupported() {
+		ks = append(ks, kernel{"avx2", newQ8(e.Data, e.Len(), e.Dim, q8AVX2)})
+	}
+	if f32Supported() {
+		ks = append(ks, kernel{"float32", newF32(e.Data, e.Len(), e.Dim)})
+	}
+	if len(ks) == 0 {
+		b.Skip("SKIP: no scanning kernel runs on this CPU")
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	const nq = 1024
 	q := make([]float32, nq*e.Dim)
@@ -240,18 +275,77 @@ func BenchmarkInt8Kernel(b *testing.B) {
 			q[i*e.Dim+j] = v + float32(12*z[j]/math.Sqrt(z2))
 		}
 	}
-	macs := float64(nq) * float64(m.nb*16) * float64(m.groups*4)
-	var secs []float64
+	macs := float64(nq) * float64(e.Len()) * float64(e.Dim)
+	secs := make([][]float64, len(ks))
+	kept := make([]float64, len(ks))
 	b.ResetTimer()
 	for range b.N {
 		for range 5 {
-			t0 := time.Now()
-			m.selectRows(q, e.Dim, 1, nil)
-			secs = append(secs, time.Since(t0).Seconds())
+			for j, k := range ks {
+				t0 := time.Now()
+				rows, _ := k.sc.selectRows(q, e.Dim, 1, nil)
+				secs[j] = append(secs[j], time.Since(t0).Seconds())
+				kept[j] = 0
+				for _, r := range rows {
+					kept[j] += float64(len(r)) / nq
+				}
+			}
 		}
 	}
-	slices.Sort(secs)
-	med := secs[len(secs)/2]
-	b.ReportMetric(macs/med/1e9, "GMAC/s")
-	b.ReportMetric(macs/64/med/1e9/float64(workers()), "VNNI/ns/core")
+	for j, k := range ks {
+		slices.Sort(secs[j])
+		b.ReportMetric(macs/secs[j][len(secs[j])/2]/1e9, k.name+"-GMAC/s")
+		b.ReportMetric(kept[j], k.name+"-kept/query")
+	}
+}
+
+// TestInt8AVX2Extremes: rows and queries at the ends of int8-avx2's range
+// in every coordinate (each row and query all ±1, so every value
+// quantizes to ±45 and every row byte to 0 or 90) fill each int16 lane
+// of the kernel's four-group sums to ±32,400: the most the level allows
+// before int16 wraps (q8.h). A wrapped sum would score the matching row
+// far away and lose it. Every scoring path answers as Naive does.
+func TestInt8AVX2Extremes(t *testing.T) {
+	const dim = 64
+	var data []float32
+	sign := func(pattern, j int) float32 { // all +1, all −1, halves, alternating
+		switch pattern {
+		case 0:
+			return 1
+		case 1:
+			return -1
+		case 2:
+			if j < dim/2 {
+				return 1
+			}
+			return -1
+		default:
+			if j%2 == 0 {
+				return 1
+			}
+			return -1
+		}
+	}
+	for p := range 4 {
+		for j := range dim {
+			data = append(data, sign(p, j))
+		}
+	}
+	n := len(data) / dim
+	q := append([]float32(nil), data...)
+	for _, sc := range scorings(t) {
+		ix, err := New(data, n, dim, deviceFor(t, sc), Options{Scoring: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, dist, err := ix.Search(q, 2)
+		ix.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIDs, wantDist := Naive(data, n, dim, q, 2)
+		if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+			t.Errorf("%s: %v %v, want %v %v", sc, ids, dist, wantIDs, wantDist)
+		}
+	}
 }

@@ -92,7 +92,7 @@ func (d *q8t) products() string {
 
 // newQ8T quantizes data as newQ8 does and puts it on device.
 func newQ8T(data []float32, n, dim int, device gotch.Device) (*q8t, error) {
-	m := newQ8(data, n, dim)
+	m := newQ8(data, n, dim, q8VNNI)
 	d := &q8t{nr: m.nb * 16, dr: (dim + 7) / 8 * 8, normH: m.norm}
 	vals := make([]int8, d.dr*d.nr) // Eᵀ
 	rows := make([]int8, d.nr*d.dr) // E
@@ -399,7 +399,7 @@ func (ix *Index) searchQ8T(q []float32, k, avail int, except []bool, ids []int32
 			for _, i := range part {
 				sub = append(sub, q[i*ix.dim:(i+1)*ix.dim]...)
 			}
-			x := quantizeQueries(sub, ix.dim, d.dr)
+			x := quantizeQueries(sub, ix.dim, d.dr, q8VNNI.level, q8VNNI.queries)
 			lows, idx, thr, err := d.bounds(x, k, kc, norm, ix.device)
 			if err != nil {
 				return nil, err
