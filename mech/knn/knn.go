@@ -10,7 +10,7 @@
 // float64 over all candidates gives (Naive), ties broken by the lower
 // index, whichever path scored.
 //
-// Four paths score (Scoring; ScoringAuto picks by device, AutoScoring):
+// Five paths score (Scoring; ScoringAuto picks by device, AutoScoring):
 //
 //   - int8 (CPU, x86-64 with AVX-512 VNNI; q8.go, q8.c): rows and queries
 //     quantized to int8 with per-row and per-query scales, scored by a
@@ -19,10 +19,14 @@
 //     certificate can fail; a query whose kept set outgrows its buffer
 //     (over a thousand rows within the bound, e.g. duplicated vectors) is
 //     scanned exactly.
-//   - float32-kernel (CPU, x86-64 with AVX2 and FMA, where int8 is not
-//     faster; f32.go, f32.c): the same scan in float32, each score's
-//     rounding bounded, so that it too keeps what the bound cannot rule
-//     out and no certificate can fail.
+//   - int8-avx2 (CPU, x86-64 with AVX2 and FMA, without VNNI; q8.go,
+//     q8.c): the same on a coarser grid ([−45, 45]), whose int16 sums
+//     AVX2 can add four at a time; its looser bound keeps hundreds of
+//     rows a query, which the float32 kernel's bound narrows
+//     (refineF32) before the exact ranking.
+//   - float32-kernel (CPU, x86-64 with AVX2 and FMA; f32.go, f32.c): the
+//     same scan in float32, each score's rounding bounded, so that it too
+//     keeps what the bound cannot rule out and no certificate can fail.
 //   - float32 (any device; the GPU's path): blocked matrix products
 //     through libtorch, scores ‖e‖² − 2e·q for a block of queries
 //     against every candidate, then a top-k per query as the candidate
@@ -128,18 +132,22 @@ func Int8Available() (bool, string) {
 }
 
 // AutoScoring is the path ScoringAuto takes for an index of dim
-// dimensions on device: on a CPU the int8 kernel where it runs, else the
-// float32 kernel where it runs; float32 products otherwise, a GPU's
-// included (on an H100 the int8 path's passes over the scores cost more
-// than its products save: docs/gpu.md). New takes the int8 path through
-// libtorch instead where the device's float32 products turn out not to
-// be float32 (TF32).
+// dimensions on device: on a CPU the int8 kernel where it runs, else its
+// AVX2 version, else the float32 kernel (past q8MaxDim dimensions);
+// float32 products otherwise, a GPU's included (on an H100 the int8
+// path's passes over the scores cost more than its products save:
+// docs/gpu.md). New takes the int8 path through libtorch instead where
+// the device's float32 products turn out not to be float32 (TF32).
 func AutoScoring(device gotch.Device, dim int) Scoring {
 	ok, _ := Int8Available()
 	switch {
-	case device == gotch.CPU && ok && dim <= q8MaxDim:
+	case device != gotch.CPU:
+		return ScoringFloat32
+	case ok && dim <= q8MaxDim:
 		return ScoringInt8
-	case device == gotch.CPU && f32Supported():
+	case q8aSupported() && dim <= q8MaxDim:
+		return ScoringInt8AVX2
+	case f32Supported():
 		return ScoringFloat32Kernel
 	}
 	return ScoringFloat32
@@ -211,8 +219,8 @@ func Describe(cuda bool) string {
 	ok, why := Int8Available()
 	cpu := "int8 kernel (" + why + ") on CPU"
 	switch {
-	case !ok && f32Supported():
-		cpu = "float32 kernel (AVX2, FMA) on CPU (the int8 kernel is unavailable: " + why + ")"
+	case !ok && q8aSupported():
+		cpu = "int8 kernel (AVX2, 45 levels, float32-refined) on CPU (the VNNI kernel is unavailable: " + why + "; float32 kernel past " + fmt.Sprint(q8MaxDim) + " dimensions)"
 	case !ok:
 		cpu = "float32 products on CPU (neither kernel runs: " + why + "; no AVX2 and FMA)"
 	}

@@ -291,7 +291,8 @@ func TestSquaredDistances4(t *testing.T) {
 // another, so that every path's approximate score ‖e‖² − 2e·q (about
 // −‖q‖²) carries a rounding error far larger than the gaps between the
 // true distances: only the bounds keep the true nearest (a kernel whose
-// δ were 0 keeps whichever row rounded lowest).
+// δ were 0 keeps whichever row rounded lowest; so does int8-avx2 if
+// refineF32's δ were 0).
 func TestCancellation(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	const n, dim, nq = 200, 16, 20
