@@ -53,3 +53,5 @@ check twitterutilseed1 configs/paper/xu_fig2_twitter_utility.yaml --set 'seeds=[
 check2 algo2cell configs/paper/xu_fig2_product_reviews.yaml configs/paper/xu_algorithm2_budget.yaml --set analysis.samples=20 --set 'seeds=[1]' --set 'mechanisms=[{name: laplace, epsilon: [10, 25]}]' -- --set 'mechanisms.0.grid.t=[0]' --set 'mechanisms.0.epsilon=[8]'
 # One full-size Twitter analysis cell (5,000 words × 1,000 draws) from reduced product-review cells
 check2 twittercell configs/paper/xu_fig2_product_reviews.yaml configs/paper/xu_fig2_twitter.yaml --set analysis.samples=20 --set 'seeds=[1]' --set 'mechanisms=[{name: laplace, epsilon: [10, 25]}]' -- --set 'seeds=[1]' --set 'stages=[]' --set 'mechanisms=[{name: laplace, epsilon: [25]}]'
+# One full-size Feyisetan Fig. 5 IMDb cell (15,000 reviews, 3 epochs, Laplace ε = 100 on the training text), calibrated on two cells of its quick look.
+check fig5imdbcell configs/paper/feyisetan_fig5_imdb.yaml --set dataset.train_limit=2000 --set dataset.test_limit=1000 --set train.epochs=1 --set 'mechanisms.0.epsilon=[10]' --set 'apply=[none,train]' -- --set 'mechanisms.0.epsilon=[100]' --set 'apply=[train]'
