@@ -141,18 +141,6 @@ XP_F32_TARGET static inline float dot8(const float *e, const float *q, int dim) 
 	return _mm_cvtss_f32(h) + t;
 }
 
-/* insert_top puts u among the k smallest values top holds (ascending). */
-static inline void insert_top(float *top, int k, float u) {
-	if (u < top[k - 1]) {
-		int i = k - 1;
-		while (i > 0 && top[i - 1] > u) {
-			top[i] = top[i - 1];
-			i--;
-		}
-		top[i] = u;
-	}
-}
-
 XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, const float *en, const float *q,
                                 float qc, float c1, const int32_t *idx, const float *lo8, int n, int k,
                                 int32_t *out, float *scratch) {

@@ -6,12 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* keep records row i with bounds [lo, up] for query state (idx, los, n, top). */
-static inline void keep(int32_t *idx, float *los, int32_t *n, float *top, int k, int cap, int32_t row, float l,
-                 float u) {
-	if (*n < 0) {
-		return;
-	}
+/* insert_top puts u among the k smallest values top holds (ascending). */
+static inline void insert_top(float *top, int k, float u) {
 	if (u < top[k - 1]) {
 		int j = k - 1;
 		while (j > 0 && top[j - 1] > u) {
@@ -20,6 +16,15 @@ static inline void keep(int32_t *idx, float *los, int32_t *n, float *top, int k,
 		}
 		top[j] = u;
 	}
+}
+
+/* keep records row i with bounds [lo, up] for query state (idx, los, n, top). */
+static inline void keep(int32_t *idx, float *los, int32_t *n, float *top, int k, int cap, int32_t row, float l,
+                 float u) {
+	if (*n < 0) {
+		return;
+	}
+	insert_top(top, k, u);
 	if (*n == cap) { /* compact: drop what the threshold now excludes */
 		float thr = top[k - 1];
 		int w = 0;
