@@ -150,7 +150,7 @@ XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, c
 		}
 		return n;
 	}
-	float *lo = scratch; /* a scored row's float32 lower bound; +inf: not scored */
+	float *lo = scratch; /* a scored row's float32 lower bound */
 	float top[64];
 	int first[64];
 	for (int j = 0; j < k; j++) {
@@ -163,7 +163,7 @@ XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, c
 		fl[j] = INFINITY;
 	}
 	for (int j = 0; j < n; j++) {
-		lo[j] = INFINITY;
+		out[j] = 0; /* 1 once row j is scored */
 		if (lo8[j] < fl[k - 1] || first[k - 1] < 0) {
 			int i = k - 1;
 			while (i > 0 && (first[i - 1] < 0 || fl[i - 1] > lo8[j])) {
@@ -181,6 +181,7 @@ XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, c
 		float a = fmaf(-2.0f, dot8(data + (size_t)r * dim, q, dim), norm[r]);                      \
 		float d = fmaf(en[r], qc, norm[r] * c1);                                                   \
 		lo[j] = a - d;                                                                             \
+		out[j] = 1;                                                                                \
 		insert_top(top, k, a + d);                                                                 \
 	}
 	for (int i = 0; i < k; i++) {
@@ -189,14 +190,14 @@ XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, c
 	/* then every other row whose lower bound reaches the threshold so
 	 * far: one that does not lies above the final threshold too */
 	for (int j = 0; j < n; j++) {
-		if (lo[j] == INFINITY && lo8[j] <= top[k - 1]) {
+		if (!out[j] && lo8[j] <= top[k - 1]) {
 			XP_SCORE(j)
 		}
 	}
 #undef XP_SCORE
-	int w = 0;
+	int w = 0; /* w ≤ j: out[j] is read before it is written */
 	for (int j = 0; j < n; j++) {
-		if (lo[j] <= top[k - 1]) {
+		if (out[j] && lo[j] <= top[k - 1]) {
 			out[w++] = idx[j];
 		}
 	}
