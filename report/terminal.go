@@ -77,7 +77,7 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 				pairs = append(pairs, k+" at the rate of "+b)
 			}
 			sort.Strings(pairs)
-			fmt.Fprintf(out, "borrowed: %s of it priced at another mechanism's speed with the same search, none measured for its own (%s); their speeds were within 1.5× of each other on the CPUs measured (docs/performance.md)\n",
+			fmt.Fprintf(out, "borrowed: %s of it priced at the speed of another mechanism with the same search or of another scoring path, none measured for its own (%s); their speeds were within 1.5× of each other on the CPUs measured (docs/performance.md)\n",
 				seconds(e.Borrowed), strings.Join(pairs, "; "))
 		}
 		if e.RoughCells > 0 && e.Seconds > 0 {

@@ -78,8 +78,10 @@ type Estimate struct {
 	RoughWhy   string
 	// Borrowed is the part of Seconds priced at the speed of another
 	// mechanism with the same search (mech.SameSearch: Vickrey at
-	// Laplace's, say) where no run on this host measured the mechanism
-	// itself; BorrowedFrom maps each rate so missing to the one used.
+	// Laplace's, say), or of a search on another of the CPU's scoring
+	// paths (rates recorded before this xp took int8-avx2, say), where no
+	// run on this host measured the mechanism on its path; BorrowedFrom
+	// maps each rate so missing to the one used.
 	Borrowed     float64
 	BorrowedFrom map[string]string
 	// Basis says where the rates come from.
@@ -171,6 +173,27 @@ func searchShape(n, dim int, device gotch.Device) string {
 		shape += " (cuda)"
 	}
 	return shape
+}
+
+// cpuPaths are the CPU's scoring paths, fastest first: a host's rates
+// may have been recorded under one that a newer xp no longer takes there
+// (int8-avx2 replaced the float32 kernel on AVX2 CPUs).
+var cpuPaths = []knn.Scoring{knn.ScoringInt8, knn.ScoringInt8AVX2, knn.ScoringFloat32Kernel, knn.ScoringFloat32}
+
+// otherSearchShapes are searchShape's names for the same candidates on
+// the CPU's other scoring paths (none off the CPU).
+func (s *Session) otherSearchShapes() []string {
+	e := s.in.mech
+	if s.dev != gotch.CPU {
+		return nil
+	}
+	var out []string
+	for _, p := range cpuPaths {
+		if p != knn.AutoScoring(s.dev, e.Dim) {
+			out = append(out, fmt.Sprintf(" on %d×%d %s", e.Len(), e.Dim, p))
+		}
+	}
+	return out
 }
 
 func readRates(cache string) map[string]map[string]rate {
@@ -352,20 +375,29 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 
 // sameSearch names the rates that may price cell's work where its own
 // mechanism has none on this host: those of the mechanisms with the same
-// search per token (mech.SameSearch), with analysis their rates for the
-// cell's analysis (at its ε, then at any) before their privatization
-// rates.
+// search per token (mech.SameSearch) on this scoring path, then, where
+// the host recorded none, its own and theirs on the CPU's other paths
+// (otherSearchShapes); with analysis, each one's rates for the cell's
+// analysis (at its ε, then at any) before its privatization rates.
 func (s *Session) sameSearch(cell experiments.Cell, analysis bool) []string {
-	shape := s.searchShape()
-	var keys []string
 	others := mech.SameSearch(cell.Mechanism)
-	if analysis {
-		for _, m := range others {
-			keys = append(keys, mechanismAnalysisKeys(cell.Analysis, m, cell.Epsilon, shape)...)
+	if others == nil {
+		return nil
+	}
+	var keys []string
+	add := func(ms []string, shape string) {
+		if analysis {
+			for _, m := range ms {
+				keys = append(keys, mechanismAnalysisKeys(cell.Analysis, m, cell.Epsilon, shape)...)
+			}
+		}
+		for _, m := range ms {
+			keys = append(keys, "privatize "+m+shape)
 		}
 	}
-	for _, m := range others {
-		keys = append(keys, "privatize "+m+shape)
+	add(others, s.searchShape())
+	for _, shape := range s.otherSearchShapes() {
+		add(append([]string{cell.Mechanism}, others...), shape)
 	}
 	return keys
 }

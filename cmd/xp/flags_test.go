@@ -395,6 +395,38 @@ cache: %s
 			}
 		}
 	}
+	// Rates recorded on another of the CPU's scoring paths (an older xp
+	// took the float32 kernel where this one takes int8-avx2) price the
+	// work too, said so, where none was recorded on this one.
+	rf := filepath.Join(dir, "cache", "rates.json")
+	b, err := os.ReadFile(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`on \d+×\d+ ([a-z0-9-]+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no search shape in %s", b)
+	}
+	path, other := string(m[1]), "float32"
+	if path == other {
+		other = "float32-kernel"
+	}
+	moved := regexp.MustCompile(`(on \d+×\d+ )`+regexp.QuoteMeta(path)+`([" ])`).ReplaceAll(b, []byte("${1}"+other+"${2}"))
+	if bytes.Contains(moved, []byte(" "+path+`"`)) || bytes.Contains(moved, []byte(" "+path+" ")) {
+		t.Fatalf("rates still on %s: %s", path, moved)
+	}
+	if err := os.WriteFile(rf, moved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := dry(analysisCfg)
+	for _, w := range []string{"estimated time: ", "borrowed: ", "another scoring path", "at the rate of analysis plausible-deniability laplace on "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("rates on %s, this host's path %s: no %q in\n%s", other, path, w, out)
+		}
+	}
+	if !strings.Contains(out, " "+other) || strings.Contains(out, "no time estimate") || strings.Contains(out, "no rate") {
+		t.Errorf("rates on %s, this host's path %s: not priced from them:\n%s", other, path, out)
+	}
 }
 
 // TestDryRunSaysQueryAttackIsRough: a query attack's cells priced from
