@@ -300,10 +300,16 @@ func kernelRows(pool *sync.Pool, b, nq, step, cp, k int, call func(lo, cn, cp in
 		defer pool.Put(sc)
 		sc.idx, sc.count, sc.top, sc.los = grow(sc.idx, cn*cp), grow(sc.count, cn), grow(sc.top, cn*k), grow(sc.los, cn*cp)
 		call(lo, cn, cp, sc.idx, sc.count, sc.top, sc.los)
+		total := 0
+		for r := 0; r < cn && lo+r < b; r++ {
+			total += max(0, int(sc.count[r]))
+		}
+		idx, los := make([]int32, 0, total), make([]float32, 0, total) // one allocation each for the run
 		for r := 0; r < cn && lo+r < b; r++ {
 			if n := int(sc.count[r]); n >= 0 {
-				out[lo+r] = append([]int32(nil), sc.idx[r*cp:r*cp+n]...)
-				lows[lo+r] = append([]float32(nil), sc.los[r*cp:r*cp+n]...)
+				k := len(idx)
+				idx, los = append(idx, sc.idx[r*cp:r*cp+n]...), append(los, sc.los[r*cp:r*cp+n]...)
+				out[lo+r], lows[lo+r] = idx[k:len(idx):len(idx)], los[k:len(los):len(los)]
 			}
 		}
 	})
