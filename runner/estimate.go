@@ -168,29 +168,30 @@ func (s *Session) searchShape() string {
 // (a GPU and a CPU without the kernels both score with float32 products,
 // at different speeds).
 func searchShape(n, dim int, device gotch.Device) string {
-	shape := fmt.Sprintf(" on %d×%d %s", n, dim, knn.AutoScoring(device, dim))
+	shape := pathShape(n, dim, knn.AutoScoring(device, dim))
 	if device != gotch.CPU {
 		shape += " (cuda)"
 	}
 	return shape
 }
 
-// cpuPaths are the CPU's scoring paths, fastest first: a host's rates
-// may have been recorded under one that a newer xp no longer takes there
-// (int8-avx2 replaced the float32 kernel on AVX2 CPUs).
-var cpuPaths = []knn.Scoring{knn.ScoringInt8, knn.ScoringInt8AVX2, knn.ScoringFloat32Kernel, knn.ScoringFloat32}
+func pathShape(n, dim int, path knn.Scoring) string {
+	return fmt.Sprintf(" on %d×%d %s", n, dim, path)
+}
 
 // otherSearchShapes are searchShape's names for the same candidates on
-// the CPU's other scoring paths (none off the CPU).
+// the CPU's other scoring paths (none off the CPU): a host's rates may
+// have been recorded on one that this xp no longer takes there
+// (int8-avx2 replaced the float32 kernel on AVX2 CPUs).
 func (s *Session) otherSearchShapes() []string {
 	e := s.in.mech
 	if s.dev != gotch.CPU {
 		return nil
 	}
 	var out []string
-	for _, p := range cpuPaths {
+	for _, p := range knn.CPUScorings() {
 		if p != knn.AutoScoring(s.dev, e.Dim) {
-			out = append(out, fmt.Sprintf(" on %d×%d %s", e.Len(), e.Dim, p))
+			out = append(out, pathShape(e.Len(), e.Dim, p))
 		}
 	}
 	return out

@@ -122,6 +122,12 @@ const (
 	ScoringInt8AVX2 Scoring = "int8-avx2"
 )
 
+// CPUScorings are the paths that may score an index on a CPU, fastest
+// first where the CPU runs them.
+func CPUScorings() []Scoring {
+	return []Scoring{ScoringInt8, ScoringInt8AVX2, ScoringFloat32Kernel, ScoringFloat32}
+}
+
 // Int8Available says whether this CPU runs the int8 scoring kernel, and
 // if not, why.
 func Int8Available() (bool, string) {
