@@ -189,8 +189,9 @@ func (s *Session) otherSearchShapes() []string {
 		return nil
 	}
 	var out []string
+	cur := knn.AutoScoring(s.dev, e.Dim)
 	for _, p := range knn.CPUScorings() {
-		if p != knn.AutoScoring(s.dev, e.Dim) {
+		if p != cur {
 			out = append(out, pathShape(e.Len(), e.Dim, p))
 		}
 	}

@@ -165,11 +165,6 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
  * added in int16 before vpmaddwd widens them (q8.h: XP_Q8A_LEVEL). */
 #define XP_Q8A_TARGET __attribute__((target("avx2,fma")))
 
-int xp_q8a_supported(void) {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 /* a tile: XP_Q8A_R queries against XP_Q8A_C blocks of 8 rows (tile_a) */
 #define XP_Q8A_R 2
 #define XP_Q8A_C 2
@@ -300,8 +295,6 @@ XP_Q8A_TARGET void xp_q8a_select(const xp_q8_matrix *m, const xp_q8_queries *q, 
 #else
 
 int xp_q8_supported(void) { return 0; }
-
-int xp_q8a_supported(void) { return 0; }
 
 void xp_q8a_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out, int32_t *count,
                    float *top, float *lo) {

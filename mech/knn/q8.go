@@ -130,8 +130,9 @@ func grow[T any](s []T, n int) []T {
 // q8Supported says whether this CPU runs the int8 kernel.
 func q8Supported() bool { return C.xp_q8_supported() == 1 }
 
-// q8aSupported says whether this CPU runs the AVX2 int8 kernel.
-func q8aSupported() bool { return C.xp_q8a_supported() == 1 }
+// q8aSupported says whether this CPU runs the AVX2 int8 kernel: it needs
+// what the float32 kernel needs (AVX2 and FMA).
+func q8aSupported() bool { return f32Supported() }
 
 // newQ8 quantizes the n × dim matrix data row by row, laid out as lay.
 func newQ8(data []float32, n, dim int, lay q8Layout) *q8 {

@@ -7,9 +7,6 @@
 /* 1 when this CPU runs the kernel (x86-64 with AVX-512 F, BW and VNNI). */
 int xp_q8_supported(void);
 
-/* 1 when this CPU runs the AVX2 kernel, xp_q8a_select (x86-64 with AVX2). */
-int xp_q8a_supported(void);
-
 /* The AVX2 kernel's levels: rows and queries hold integers in [−L, L],
  * L = XP_Q8A_LEVEL, the rows' bytes offset by L. vpmaddubsw sums two
  * products (row byte ≤ 2L, query ≤ L in magnitude) in int16, and the kernel
@@ -43,7 +40,8 @@ typedef struct {
 	int nq;
 } xp_q8_queries;
 
-/* xp_q8a_select is xp_q8_select on AVX2 (q8.go: newQ8 lays out the
+/* xp_q8a_select is xp_q8_select on AVX2 and FMA, run where
+ * xp_f32_supported says so (q8.go: newQ8 lays out the
  * matrix for it): blocks of 8 rows, nb a multiple of 2, groups a multiple
  * of 4, block b's group g at e[(b*groups + g)*32], row r at byte 4r, each
  * value offset by XP_Q8A_LEVEL; queries of groups*4 values in
