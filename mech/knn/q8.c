@@ -171,45 +171,42 @@ XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, in
 
 /* epilogue of a tile: the rows of blocks b0..b0+XP_Q8A_C−1 against queries
  * i0..i0+XP_Q8A_R−1, whose products dot already hold ΣEq (the rows'
- * offset taken off). Every pair's approximate scores and bounds are
- * computed first, and a tile none of whose rows passes (nearly all) costs
- * one branch. */
+ * offset taken off). Its bound is Cauchy–Schwarz's alone (q8.go), the
+ * rows' norms rounded outward in place of the rounding term of ‖e‖²:
+ *
+ *	lower = normlo − 2ê·q̂ − res·ql2 − l2·qcs   (upper: normhi, + δ)
+ *
+ * four float32 operations a row, the upper bound only for a row that
+ * passes. Every pair's lower bound is computed first, and a tile none of
+ * whose rows passes (nearly all) costs one branch. */
 XP_Q8A_TARGET static inline void consider_a(const xp_q8_matrix *m, const xp_q8_queries *q, int i0, int b0,
                                             __m256i dot[XP_Q8A_R][XP_Q8A_C], int k, int cap, int32_t *out,
                                             int32_t *count, float *top, float *lo) {
-	__m256 norm[XP_Q8A_C], scale[XP_Q8A_C], l1[XP_Q8A_C], l2[XP_Q8A_C], res[XP_Q8A_C];
+	__m256 normlo[XP_Q8A_C], scale[XP_Q8A_C], l2[XP_Q8A_C], res[XP_Q8A_C];
 	for (int c = 0; c < XP_Q8A_C; c++) {
 		int base = (b0 + c) * 8;
-		norm[c] = _mm256_loadu_ps(m->norm + base);
+		normlo[c] = _mm256_loadu_ps(m->normlo + base);
 		scale[c] = _mm256_loadu_ps(m->scale + base);
-		l1[c] = _mm256_loadu_ps(m->l1 + base);
 		l2[c] = _mm256_loadu_ps(m->l2 + base);
 		res[c] = _mm256_loadu_ps(m->res + base);
 	}
-	__m256 av[XP_Q8A_R][XP_Q8A_C], dv[XP_Q8A_R][XP_Q8A_C];
-	int pass[XP_Q8A_R][XP_Q8A_C], any = 0;
+	__m256 dv[XP_Q8A_R][XP_Q8A_C], lv[XP_Q8A_R][XP_Q8A_C], pv[XP_Q8A_R][XP_Q8A_C], any = _mm256_setzero_ps();
 	for (int r = 0; r < XP_Q8A_R; r++) {
 		int i = i0 + r;
-		__m256 thr = _mm256_set1_ps(top[(size_t)i * k + k - 1]), qscale = _mm256_set1_ps(q->qscale[i]),
-		       ql1 = _mm256_set1_ps(q->ql1[i]), ql2 = _mm256_set1_ps(q->ql2[i]), qs = _mm256_set1_ps(q->qs[i]),
-		       qres = _mm256_set1_ps(q->qres[i]), qf = _mm256_set1_ps(q->qf[i]);
+		__m256 thr = _mm256_set1_ps(top[(size_t)i * k + k - 1]), q2 = _mm256_set1_ps(2.0f * q->qscale[i]),
+		       ql2 = _mm256_set1_ps(q->ql2[i]), qcs = _mm256_set1_ps(q->qcs[i]);
 		for (int c = 0; c < XP_Q8A_C; c++) {
-			__m256 d = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r][c]), _mm256_mul_ps(scale[c], qscale));
-			__m256 a = _mm256_fnmadd_ps(_mm256_set1_ps(2.0f), d, norm[c]); /* ‖e‖² − 2ê·q̂ */
-			/* the rounding bound: each of the two roundings by the smaller
-			 * of Hölder's and Cauchy–Schwarz's bound, then float32's */
-			__m256 e1 = _mm256_min_ps(_mm256_mul_ps(scale[c], ql1), _mm256_mul_ps(res[c], ql2));
-			__m256 e2 = _mm256_min_ps(_mm256_mul_ps(l1[c], qs), _mm256_mul_ps(l2[c], qres));
-			__m256 delta = _mm256_add_ps(e1, e2);
-			delta = _mm256_fmadd_ps(norm[c], _mm256_set1_ps(8.0f / 16777216.0f), delta);
-			delta = _mm256_fmadd_ps(l2[c], qf, delta);
-			av[r][c] = a;
-			dv[r][c] = delta;
-			pass[r][c] = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(a, delta), thr, _CMP_LE_OQ));
-			any |= pass[r][c];
+			__m256 d = _mm256_mul_ps(_mm256_cvtepi32_ps(dot[r][c]), q2); /* 2ê·q̂ = scale·d */
+			__m256 l = _mm256_fnmadd_ps(scale[c], d, normlo[c]);
+			l = _mm256_fnmadd_ps(res[c], ql2, l);
+			l = _mm256_fnmadd_ps(l2[c], qcs, l);
+			dv[r][c] = d;
+			lv[r][c] = l;
+			pv[r][c] = _mm256_cmp_ps(l, thr, _CMP_LE_OQ);
+			any = _mm256_or_ps(any, pv[r][c]);
 		}
 	}
-	if (!any) {
+	if (!_mm256_movemask_ps(any)) {
 		return;
 	}
 	for (int r = 0; r < XP_Q8A_R; r++) {
@@ -218,20 +215,23 @@ XP_Q8A_TARGET static inline void consider_a(const xp_q8_matrix *m, const xp_q8_q
 		float *tp = top + (size_t)i * k;
 		int32_t *idx = out + (size_t)i * cap;
 		float *los = lo + (size_t)i * cap;
+		const float ql2 = q->ql2[i], qcs = q->qcs[i];
 		for (int c = 0; c < XP_Q8A_C; c++) {
-			int p = pass[r][c];
+			int p = _mm256_movemask_ps(pv[r][c]);
 			if (!p || *n < 0) {
 				continue;
 			}
 			/* an earlier row of this query may have lowered its
 			 * threshold: keep tests each row against the current one */
-			float a8[8], d8[8];
-			_mm256_storeu_ps(a8, av[r][c]);
+			float d8[8], l8[8];
 			_mm256_storeu_ps(d8, dv[r][c]);
+			_mm256_storeu_ps(l8, lv[r][c]);
 			while (p) {
 				int j = __builtin_ctz(p);
 				p &= p - 1;
-				keep(idx, los, n, tp, k, cap, (b0 + c) * 8 + j, a8[j] - d8[j], a8[j] + d8[j]);
+				int row = (b0 + c) * 8 + j;
+				float u = fmaf(m->l2[row], qcs, fmaf(m->res[row], ql2, fmaf(-m->scale[row], d8[j], m->normhi[row])));
+				keep(idx, los, n, tp, k, cap, row, l8[j], u);
 			}
 		}
 	}

@@ -20,24 +20,30 @@ int xp_q8_supported(void);
  * norm ‖e‖² (+inf: never a candidate), scale s (ê = s·E), l1 ‖ê‖₁,
  * l2 ‖ê‖₂, res ‖e − ê‖₂. max holds the largest finite value of each
  * of norm, scale, l1, l2 and res over the rows (or larger values: the
- * kernel passes over a row whose bound at these values rules it out). */
+ * kernel passes over a row whose bound at these values rules it out).
+ * The AVX2 kernel reads normlo and normhi, ‖e‖² rounded outward by 10u
+ * (u = 2⁻²⁴; +inf both for a row that is never a candidate), in place of
+ * norm, and neither l1 nor max. */
 typedef struct {
 	const uint8_t *e;
 	const float *norm, *scale, *l1, *l2, *res;
 	int nb, groups;
 	float max[5];
+	const float *normlo, *normhi;
 } xp_q8_matrix;
 
 /* Queries: nq (a multiple of 8) rows of groups*4 signed values q (q̂ =
  * qscale·q), and per query: qsum Σq, qscale, and the weights of the
  * bound (q8.go): ql1 = 1.01·‖q‖₁ (of a row's scale), ql2 = 2.02·‖q‖₂ (of
  * its res), qs = 1.01·qscale (of its l1), qres = 2.02·‖q − q̂‖₂ and
- * qf = 16u·‖q̂‖₂ (of its l2). */
+ * qf = 16u·‖q̂‖₂ (of its l2); for the AVX2 kernel qcs = qres + qf rounded
+ * up (of its l2). */
 typedef struct {
 	const int8_t *q;
 	const int32_t *qsum;
 	const float *qscale, *ql1, *ql2, *qs, *qres, *qf;
 	int nq;
+	const float *qcs;
 } xp_q8_queries;
 
 /* xp_q8a_select is xp_q8_select on AVX2 and FMA, run where

@@ -24,7 +24,9 @@ import (
 // by no more than the 1% margin it adds. In "hölder" every rounding is
 // almost half a step (Hölder's bound is the tight one); in
 // "cauchy-schwarz" each rounding is proportional to the other vector's
-// coordinate (Cauchy–Schwarz's is). Either fails for a bound 3% too small.
+// coordinate (Cauchy–Schwarz's is). Either fails for a bound 3% too small
+// (int8-avx2 takes Cauchy–Schwarz's bound alone, q8.go: for it only
+// "cauchy-schwarz" is tight, and "hölder" checks that it keeps the row).
 func TestInt8BoundIsTight(t *testing.T) {
 	// the int8 kernel's and int8-torch's grid (127 steps), and int8-avx2's
 	// (45); every path must pass on either
@@ -347,5 +349,29 @@ func TestInt8AVX2Extremes(t *testing.T) {
 		if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
 			t.Errorf("%s: %v %v, want %v %v", sc, ids, dist, wantIDs, wantDist)
 		}
+	}
+}
+
+// TestOutward: the AVX2 kernel's norms lie at least 8u·‖e‖² outside the
+// true ‖e‖² (q8.go: the slack its rounding needs), given a float32 norm
+// within u of it, and +∞ stays +∞.
+func TestOutward(t *testing.T) {
+	const u = 1.0 / (1 << 24)
+	r := rand.New(rand.NewPCG(3, 4))
+	var norms []float64
+	for range 10000 {
+		norms = append(norms, math.Exp(r.Float64()*40-20))
+	}
+	norms = append(norms, 1, 0.75, math.MaxFloat32/2, 1e-30)
+	for _, n := range norms {
+		v := float32(n) // the float32 norm of a true norm n
+		lo, hi := outward([]float32{v})
+		if float64(lo[0]) > n*(1-8*u) || float64(hi[0]) < n*(1+8*u) {
+			t.Fatalf("norm %v: outward gives [%v, %v], not 8u outside", n, lo[0], hi[0])
+		}
+	}
+	lo, hi := outward([]float32{float32(math.Inf(1))})
+	if !math.IsInf(float64(lo[0]), 1) || !math.IsInf(float64(hi[0]), 1) {
+		t.Fatalf("+Inf: outward gives [%v, %v]", lo[0], hi[0])
 	}
 }
