@@ -119,7 +119,7 @@ type q8 struct {
 	res        []float32 // ‖e − ê‖₂
 	en         []float32 // ‖e‖₂ rounded up (the float32 bound's, refineF32)
 	// normLo and normHi are norm rounded outward (outward), the AVX2
-	// kernel's in place of norm.
+	// kernel's in place of norm (nil on the other layouts).
 	normLo, normHi []float32
 	// max is the largest of norm (finite), scale, l1, l2 and res over
 	// the rows, in that order: the kernel's first, cheaper test.
@@ -198,7 +198,9 @@ func newQ8(data []float32, n, dim int, lay q8Layout) *q8 {
 			m.res[i] = up32(math.Sqrt(res))
 		}
 	})
-	m.normLo, m.normHi = outward(m.norm)
+	if lay.avx2 {
+		m.normLo, m.normHi = outward(m.norm)
+	}
 	for i := 0; i < n; i++ {
 		for j, a := range [][]float32{m.norm, m.scale, m.l1, m.l2, m.res} {
 			if a[i] <= math.MaxFloat32 {
@@ -320,8 +322,11 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][
 	normLo, normHi := m.normLo, m.normHi
 	if norm == nil {
 		norm = m.norm
-	} else {
+	} else if m.lay.avx2 {
 		normLo, normHi = outward(norm)
+	}
+	if !m.lay.avx2 { // the VNNI kernel reads norm alone
+		normLo, normHi = norm, norm
 	}
 	return kernelRows(&m.scratch, b, nq, m.lay.queries, q8CapFor(k)*m.lay.capScale, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
