@@ -622,7 +622,8 @@ func TestProgressReachesMechanisms(t *testing.T) {
 // nearest candidates (prune.go) equal Privatize's full searches, for
 // every noisy mechanism from small ε (no draw can be pruned) to large
 // (nearly all are), with duplicated vectors (a word whose list starts at
-// its lower-row twin is never pruned).
+// its lower-row twin is never pruned), with and without the searches
+// seeded from the lists (seedDraws draws a word, and fewer).
 func TestPrunedDrawsExact(t *testing.T) {
 	s := tinySpace(t, 700, 5, 9, 1) // more words than a list holds
 	for _, dup := range [][2]int{{3, 40}, {12, 13}, {100, 90}} {
@@ -636,24 +637,25 @@ func TestPrunedDrawsExact(t *testing.T) {
 	s.Index = ix
 	src := Source{Seed: 5, Cell: "prune"}
 	rows := []int{40, 3, 13, 12, 90, 250, 699}
-	const n = 40
-	for _, c := range []struct {
-		name string
-		p    Params
-	}{{"laplace", nil}, {"vickrey", Params{"t": 0.5}}, {"vickrey", Params{"exclude_input": true}}, {"mahalanobis", nil}} {
-		var pruned []int64
-		for _, eps := range []float64{0.3, 3, 30, 3000} {
-			m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
-			if err != nil {
-				t.Fatal(err)
+	for _, n := range []int{40, seedDraws} {
+		for _, c := range []struct {
+			name string
+			p    Params
+		}{{"laplace", nil}, {"vickrey", Params{"t": 0.5}}, {"vickrey", Params{"exclude_input": true}}, {"mahalanobis", nil}} {
+			var pruned []int64
+			for _, eps := range []float64{0.3, 3, 30, 3000} {
+				m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
+				if err != nil {
+					t.Fatal(err)
+				}
+				drawsEqualPrivatize(t, m, s, rows, n, src, fmt.Sprintf("%s%v ε=%v n=%d", c.name, c.p, eps, n))
+				pruned = append(pruned, noisyOf(m).pruned)
 			}
-			drawsEqualPrivatize(t, m, s, rows, n, src, fmt.Sprintf("%s%v ε=%v", c.name, c.p, eps))
-			pruned = append(pruned, noisyOf(m).pruned)
-		}
-		t.Logf("%s%v: pruned draws at ε = 0.3, 3, 30, 3000: %v of %d", c.name, c.p, pruned, len(rows)*n)
-		// rows 40 and 13 are the higher twins of 3 and 12: never pruned.
-		if pruned[0] != 0 || pruned[3] != int64(len(rows)-2)*n {
-			t.Errorf("%s%v: pruned %v of %d draws per ε: want none at ε = 0.3 and all but the twins' at ε = 3000", c.name, c.p, pruned, len(rows)*n)
+			t.Logf("%s%v, %d draws a word: pruned draws at ε = 0.3, 3, 30, 3000: %v of %d", c.name, c.p, n, pruned, len(rows)*n)
+			// rows 40 and 13 are the higher twins of 3 and 12: never pruned.
+			if pruned[0] != 0 || pruned[3] != int64(len(rows)-2)*int64(n) {
+				t.Errorf("%s%v: pruned %v of %d draws per ε: want none at ε = 0.3 and all but the twins' at ε = 3000", c.name, c.p, pruned, len(rows)*n)
+			}
 		}
 	}
 }

@@ -43,16 +43,19 @@ type token struct {
 // false) in batches of m.batch searches, calling emit with each token's
 // sequence number and output row. It is the one place where the noise of
 // Laplace, Vickrey and Mahalanobis is drawn and the neighbour searched.
-// With prune (the rows its tokens' words come from), a token whose answer
-// provably lies among its word's nearest candidates is answered from
-// them (prune.go): the same output, without the full search; the first
-// batch that needs a list searches the lists of all of prune not kept
-// yet, at once (one search of many rows instead of one per batch). One
+// With words (Draws'), a token whose answer provably lies among its
+// word's nearest candidates is answered from them (prune.go): the same
+// output, without the full search; the first batch that needs a list
+// searches the lists of all of words.rows not kept yet, at once (one
+// search of many rows instead of one per batch). Every search is told
+// the rows near its tokens (knn.Index.SearchNear, the same answer
+// sooner): their word's nearest candidates where words.seed, else, for
+// the nearest candidate alone (k = 1), the word itself. One
 // batch's search runs while the next batch is drawn and the previous
 // one's outputs are picked and emitted (on a GPU the host's share of a
 // batch was a quarter of its time: docs/gpu.md); emit is called in
 // order, from the caller's goroutine.
-func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, prune []int) error {
+func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, words *wordDraws) error {
 	size := m.batch
 	if size <= 0 {
 		size = 1024
@@ -105,7 +108,7 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 		if n := len(todo) * m.space.Emb.Dim; cap(z) < n {
 			z = make([]float64, n)
 		}
-		b, err := m.draw(todo, prune, z, spare)
+		b, err := m.draw(todo, words, z, spare)
 		spare = nil
 		if err != nil {
 			return err
@@ -129,15 +132,39 @@ type nnBatch struct {
 	ids    []int32   // each token's k nearest, once answered
 	dist   []float64
 	search []int      // the tokens the lists could not answer
+	near   [][]int32  // rows near each of them (knn.Index.SearchNear)
 	done   chan error // the search's end
 }
 
+// wordDraws is perturb's word-level mode (Draws): the rows its tokens'
+// words come from, and whether each search is seeded from its word's
+// list (seed), which pays for the list's search where a word is drawn at
+// least seedDraws times.
+type wordDraws struct {
+	rows []int
+	seed bool
+}
+
+// nearRows is how many rows of a word's list a search of its draw is
+// told are near (knn.Index.SearchNear): the scanning kernels start from
+// the k-th smallest bound on their scores. On the fastText 300d vectors
+// at ‖z‖ = 12 (Laplace's at ε = 25) 16 rows made int8-avx2's scan 1.07×
+// as fast at k = 2 and 1.06× at k = 1 (knn's BenchmarkSeed;
+// docs/performance.md).
+const nearRows = 16
+
+// seedDraws is the fewest draws of a word for which its list is searched
+// to seed the searches of its draws: a list (256 neighbours) costs about
+// as much as four draws on the 300d vectors, and saves up to about 7% of
+// each draw's search (at ε = 25; nothing at ε ≤ 10: docs/performance.md).
+const seedDraws = 64
+
 // draw draws the batch's noise into z (each token's from its own stream,
 // so drawing on every core gives what drawing in turn would) and, with
-// prune (perturb's), answers the tokens it can from their words' lists.
+// words (perturb's), answers the tokens it can from their words' lists.
 // It takes spare's buffers where they are large enough (every value is
 // written before it is read).
-func (m *noisyNN) draw(todo []token, prune []int, z []float64, spare *nnBatch) (*nnBatch, error) {
+func (m *noisyNN) draw(todo []token, words *wordDraws, z []float64, spare *nnBatch) (*nnBatch, error) {
 	dim := m.space.Emb.Dim
 	b := &nnBatch{todo: todo}
 	if spare != nil && cap(spare.q) >= len(todo)*dim && cap(spare.ids) >= len(todo)*m.k {
@@ -164,32 +191,39 @@ func (m *noisyNN) draw(todo []token, prune []int, z []float64, spare *nnBatch) (
 			}
 		}
 	})
-	if prune == nil {
-		b.search = make([]int, len(todo))
-		for j := range b.search {
-			b.search[j] = j
-		}
-		return b, nil
-	}
+	seed := words != nil && words.seed
 	may := make([]bool, len(todo))
 	var rows []int
-	for j, t := range todo {
-		if may[j] = m.space.mayPrune(t.w, q[j*dim:(j+1)*dim]); may[j] {
-			rows = append(rows, t.w)
+	if words != nil {
+		for j, t := range todo {
+			may[j] = m.space.mayPrune(t.w, q[j*dim:(j+1)*dim])
+			if may[j] || seed {
+				rows = append(rows, t.w)
+			}
 		}
 	}
-	lists, err := m.space.neighbours(rows, prune)
-	if err != nil {
-		return nil, err
+	var lists []neighbourList
+	if len(rows) > 0 {
+		var err error
+		if lists, err = m.space.neighbours(rows, words.rows); err != nil {
+			return nil, err
+		}
 	}
 	for j, t := range todo {
-		if may[j] && pruned(m.space, lists[0], t.w, q[j*dim:(j+1)*dim], m.k, b.ids[j*m.k:(j+1)*m.k], b.dist[j*m.k:(j+1)*m.k]) {
+		var l neighbourList
+		if may[j] || seed {
+			l, lists = lists[0], lists[1:]
+		}
+		if may[j] && pruned(m.space, l, t.w, q[j*dim:(j+1)*dim], m.k, b.ids[j*m.k:(j+1)*m.k], b.dist[j*m.k:(j+1)*m.k]) {
 			m.pruned++
-		} else {
-			b.search = append(b.search, j)
+			continue
 		}
-		if may[j] {
-			lists = lists[1:]
+		b.search = append(b.search, j)
+		switch {
+		case seed:
+			b.near = append(b.near, l.ids[:min(len(l.ids), max(nearRows, m.k))])
+		case m.k == 1:
+			b.near = append(b.near, []int32{int32(t.w)})
 		}
 	}
 	return b, nil
@@ -212,7 +246,7 @@ func (b *nnBatch) fly(ix *knn.Index, k int) {
 				qs = append(qs, b.q[j*dim:(j+1)*dim]...)
 			}
 		}
-		sid, sdist, err := ix.Search(qs, k)
+		sid, sdist, err := ix.SearchNear(qs, k, nil, b.near)
 		if err == nil {
 			for i, j := range b.search {
 				copy(b.ids[j*k:(j+1)*k], sid[i*k:(i+1)*k])
@@ -284,7 +318,8 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 
 // Draws privatizes each of rows n times in shared search batches (each
 // draw pruned to its word's nearest candidates where the noise is small
-// enough: prune.go) and calls f with each row's outputs. Draw j of row w
+// enough: prune.go; its search otherwise told those candidates, from
+// seedDraws draws a word: perturb) and calls f with each row's outputs. Draw j of row w
 // uses the stream that Privatize gives document j, position 0, under src
 // with Split "word <w>" (WordSource): the outputs equal n single-token
 // Privatize calls per word, and a word's draws do not depend on the other
@@ -318,7 +353,7 @@ func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f fu
 		}
 		return nil
 	}
-	return m.perturb(ctx, next, emit, bar, rows)
+	return m.perturb(ctx, next, emit, bar, &wordDraws{rows: rows, seed: n >= seedDraws})
 }
 
 // WordSource is the source of a word's draws in word-level analyses: src

@@ -88,7 +88,7 @@ XP_F32_TARGET static void tile(const xp_f32_matrix *m, const xp_f32_queries *q, 
 
 XP_F32_TARGET void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int cap, int32_t *out,
                                  int32_t *count, float *top, float *lo) {
-	keep_init(q->nq, k, count, top);
+	keep_init(q->nq, k, count, top, q->seed);
 	float *dmax = malloc(sizeof(float) * (size_t)q->nq);
 	if (dmax == NULL) {
 		keep_none(q->nq, count);
@@ -204,6 +204,40 @@ XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, c
 	return w;
 }
 
+XP_F32_TARGET float xp_f32_seed(const float *data, int dim, const float *norm, const float *en, const float *q,
+                                float qc, float c1, const int32_t *idx, int n, int k) {
+	float top[64];
+	int32_t rows[64];
+	if (k > 64) {
+		return FLT_MAX;
+	}
+	for (int j = 0; j < k; j++) {
+		top[j] = FLT_MAX;
+		rows[j] = -1;
+	}
+	for (int j = 0; j < n; j++) {
+		int32_t r = idx[j];
+		int seen = 0;
+		for (int i = 0; i < k; i++) {
+			seen |= rows[i] == r;
+		}
+		float a = fmaf(-2.0f, dot8(data + (size_t)r * dim, q, dim), norm[r]);
+		float u = a + fmaf(en[r], qc, norm[r] * c1);
+		if (seen || !(u < top[k - 1])) { /* a repeat; or larger, +∞ or NaN */
+			continue;
+		}
+		int i = k - 1;
+		while (i > 0 && top[i - 1] > u) {
+			top[i] = top[i - 1];
+			rows[i] = rows[i - 1];
+			i--;
+		}
+		top[i] = u;
+		rows[i] = r;
+	}
+	return top[k - 1];
+}
+
 #else
 
 int xp_f32_supported(void) { return 0; }
@@ -219,6 +253,11 @@ int xp_f32_refine(const float *data, int dim, const float *norm, const float *en
 void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int cap, int32_t *out, int32_t *count,
                    float *top, float *lo) {
 	keep_none(q->nq, count); /* never called: the exact scan answers */
+}
+
+float xp_f32_seed(const float *data, int dim, const float *norm, const float *en, const float *q, float qc, float c1,
+                  const int32_t *idx, int n, int k) {
+	return FLT_MAX; /* never called: no kernel scans */
 }
 
 #endif

@@ -8,9 +8,9 @@ package knn
 // // memory only through pointers that are arguments themselves.
 // static void f32_flat(const float *f, const float *norm, const float *en, int nb, int dim, float max0, float max1,
 //                      const float *q, const float *qc, float c1, int nq, int k, int cap, int32_t *out,
-//                      int32_t *count, float *top, float *lo) {
+//                      int32_t *count, float *top, float *lo, const float *seed) {
 // 	xp_f32_matrix m = {f, norm, en, nb, dim, {max0, max1}};
-// 	xp_f32_queries x = {q, qc, c1, nq};
+// 	xp_f32_queries x = {q, qc, c1, nq, seed};
 // 	xp_f32_select(&m, &x, k, cap, out, count, top, lo);
 // }
 import "C"
@@ -80,6 +80,8 @@ func newF32(data []float32, n, dim int) *f32 {
 }
 
 func (m *f32) rowNorms() []float32 { return m.norm }
+func (m *f32) rowEN() []float32    { return m.en }
+func (m *f32) seeds() bool         { return false }
 
 // f32Weights are the float32 bound's weights: c1 of a row's norm (one
 // constant) and that of its en for the query q of dim values.
@@ -95,7 +97,7 @@ func f32Weights(q []float32) (c1, qc float32) {
 }
 
 // selectRows is q8.selectRows for the float32 kernel.
-func (m *f32) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][]float32) {
+func (m *f32) selectRows(q []float32, dim, k int, norm, seed []float32) ([][]int32, [][]float32) {
 	b := len(q) / dim
 	nq := (b + 5) / 6 * 6
 	qq := make([]float32, nq*dim)
@@ -108,10 +110,12 @@ func (m *f32) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, []
 	if norm == nil {
 		norm = m.norm
 	}
+	seed = padSeed(seed, nq)
 	return kernelRows(&m.scratch, b, nq, 6, q8CapFor(k), k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.f32_flat((*C.float)(&m.f[0]), (*C.float)(&norm[0]), (*C.float)(&m.en[0]), C.int(m.nb), C.int(m.dim),
 			C.float(m.max[0]), C.float(m.max[1]), (*C.float)(&qq[lo*dim]), (*C.float)(&qc[lo]), C.float(c1), C.int(cn),
-			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]))
+			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]),
+			seedAt(seed, lo))
 	})
 }
 
@@ -132,4 +136,40 @@ func refineF32(data []float32, norm, en, q []float32, cand []int32, lo []float32
 		(*C.float)(&q[0]), C.float(qc), C.float(c1), (*C.int32_t)(unsafe.Pointer(&cand[0])), (*C.float)(&lo[0]), C.int(len(cand)), C.int(k),
 		(*C.int32_t)(unsafe.Pointer(&out[0])), (*C.float)(&scratch[0]))
 	return out[:n]
+}
+
+// seedOf is the threshold the rows near (nil: none) give a kernel's
+// scan of query q for k neighbours (xp_f32_seed): the k-th smallest
+// float32 upper bound on their scores, norm and en indexed by row (+∞
+// norm: an excepted row, never counted), or MaxFloat32 where they are
+// fewer than k.
+func seedOf(data, norm, en, q []float32, k int, near []int32) float32 {
+	if len(near) < k || k > 64 {
+		return math.MaxFloat32
+	}
+	c1, qc := f32Weights(q)
+	return float32(C.xp_f32_seed((*C.float)(&data[0]), C.int(len(q)), (*C.float)(&norm[0]), (*C.float)(&en[0]),
+		(*C.float)(&q[0]), C.float(qc), C.float(c1), (*C.int32_t)(unsafe.Pointer(&near[0])), C.int(len(near)), C.int(k)))
+}
+
+// padSeed returns seed (one per query, or nil) for nq padded queries:
+// MaxFloat32 past the last.
+func padSeed(seed []float32, nq int) []float32 {
+	if seed == nil {
+		return nil
+	}
+	p := make([]float32, nq)
+	for i := copy(p, seed); i < nq; i++ {
+		p[i] = math.MaxFloat32
+	}
+	return p
+}
+
+// seedAt is the kernel's argument for the queries from lo on: NULL
+// without seeds.
+func seedAt(seed []float32, lo int) *C.float {
+	if seed == nil {
+		return nil
+	}
+	return (*C.float)(&seed[lo])
 }

@@ -19,11 +19,12 @@ typedef struct {
 
 /* Queries: nq (a multiple of 6) rows of dim floats, and per query qc
  * (the bound's weight of a row's en; c1, the weight of its norm, is one
- * constant). */
+ * constant) and, unless seed is NULL, its seed (keep.h: keep_init). */
 typedef struct {
 	const float *q, *qc;
 	float c1;
 	int nq;
+	const float *seed;
 } xp_f32_queries;
 
 /* xp_f32_select keeps, for each query, every row whose lower bound on
@@ -44,4 +45,13 @@ void xp_f32_select(const xp_f32_matrix *m, const xp_f32_queries *q, int k, int c
  * floats. */
 int xp_f32_refine(const float *data, int dim, const float *norm, const float *en, const float *q, float qc, float c1,
                   const int32_t *idx, const float *lo8, int n, int k, int32_t *out, float *scratch);
+
+/* xp_f32_seed returns the k-th smallest of the upper bounds on the scores
+ * of the n rows idx (k ≤ 64; a row repeated counts once) that
+ * xp_f32_refine computes, or FLT_MAX where fewer than k of them are
+ * below it (rows of +∞ norm never are): at least the k-th smallest score
+ * of k distinct rows, so at least q's k-th smallest score, and a
+ * threshold a kernel may start from (keep.h: keep_init). */
+float xp_f32_seed(const float *data, int dim, const float *norm, const float *en, const float *q, float qc, float c1,
+                  const int32_t *idx, int n, int k);
 #endif

@@ -56,13 +56,17 @@ static inline void keep_none(int nq, int32_t *count) {
 	}
 }
 
-/* keep_init sets every query's count to 0 and its thresholds to FLT_MAX
- * (rows of +∞ norm never pass). */
-static inline void keep_init(int nq, int k, int32_t *count, float *top) {
+/* keep_init sets every query's count to 0 and its thresholds to its seed
+ * (seed NULL: FLT_MAX; a seed is at most FLT_MAX, so that rows of +∞ norm
+ * never pass). A seed is an upper bound on the k-th smallest score of k
+ * distinct rows (xp_f32_seed): all k thresholds start there, and the
+ * k-th smallest of them and the upper bounds kept is then the smaller
+ * of two such bounds, each a valid threshold. */
+static inline void keep_init(int nq, int k, int32_t *count, float *top, const float *seed) {
 	for (int i = 0; i < nq; i++) {
 		count[i] = 0;
 		for (int j = 0; j < k; j++) {
-			top[(size_t)i * k + j] = FLT_MAX;
+			top[(size_t)i * k + j] = seed ? seed[i] : FLT_MAX;
 		}
 	}
 }

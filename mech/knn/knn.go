@@ -423,8 +423,32 @@ func (ix *Index) Search(q []float32, k int) (ids []int32, dist []float64, err er
 // certificate and the exact scan skip them. k may not exceed the
 // candidates left.
 func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, dist []float64, err error) {
+	return ix.SearchNear(q, k, except, nil)
+}
+
+// SearchNear is SearchExcept told, for each query i, rows near[i] (nil,
+// or of any length, in any order) the caller expects among its nearest:
+// a draw's word and that word's nearest candidates. int8-avx2's kernel
+// then starts the query's threshold at the k-th smallest bound on their
+// scores instead of at +∞, and keeps fewer rows while it scans (the
+// other paths do without: scanner.seeds). The answer is SearchExcept's
+// whatever near holds (rows repeated or excepted are counted out); only
+// the time differs. near is nil or has a slice per query.
+func (ix *Index) SearchNear(q []float32, k int, except []bool, near [][]int32) (ids []int32, dist []float64, err error) {
 	if len(q)%ix.dim != 0 {
 		return nil, nil, fmt.Errorf("knn: %d query values is not a multiple of dimension %d", len(q), ix.dim)
+	}
+	if near != nil {
+		if len(near) != len(q)/ix.dim {
+			return nil, nil, fmt.Errorf("knn: rows near %d queries for %d queries", len(near), len(q)/ix.dim)
+		}
+		for _, rows := range near {
+			for _, r := range rows {
+				if r < 0 || int(r) >= ix.n {
+					return nil, nil, fmt.Errorf("knn: row %d near a query, of %d candidates", r, ix.n)
+				}
+			}
+		}
 	}
 	avail := ix.n
 	if except != nil {
@@ -452,11 +476,11 @@ func (ix *Index) SearchExcept(q []float32, k int, except []bool) (ids []int32, d
 		ix.mu.Unlock()
 	}()
 	if ix.q8 != nil {
-		ix.searchScan(ix.q8, q, k, except, ids, dist)
+		ix.searchScan(ix.q8, q, k, except, near, ids, dist)
 		return ids, dist, nil
 	}
 	if ix.f32 != nil {
-		ix.searchScan(ix.f32, q, k, except, ids, dist)
+		ix.searchScan(ix.f32, q, k, except, near, ids, dist)
 		return ids, dist, nil
 	}
 	if ix.q8t != nil {

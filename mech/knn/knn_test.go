@@ -2,6 +2,7 @@ package knn
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -217,6 +218,115 @@ func testSearchExceptEqualsNaive(t *testing.T, sc Scoring) {
 				t.Error("k above the rows left accepted")
 			}
 		})
+	}
+}
+
+// TestSearchNearEqualsNaive: whatever rows a search is told are near its
+// queries — their own nearest, one row repeated, rows the search
+// excepts, rows far away, fewer than k — it answers exactly what Naive
+// answers. A scanning kernel's threshold starts at the k-th smallest
+// bound of those rows' scores: one that counted a repeated row twice, or
+// an excepted row at all, would start below the k-th nearest's score
+// and lose it.
+func TestSearchNearEqualsNaive(t *testing.T) {
+	for _, sc := range scorings(t) {
+		t.Run(string(sc), func(t *testing.T) { testSearchNearEqualsNaive(t, sc) })
+	}
+}
+
+func testSearchNearEqualsNaive(t *testing.T, sc Scoring) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const n, dim, nq = 2000, 32, 120
+	data := randMatrix(r, n, dim, 1)
+	for d := 0; d < 100; d++ { // exact ties
+		src, dst := r.IntN(n), r.IntN(n)
+		copy(data[dst*dim:(dst+1)*dim], data[src*dim:(src+1)*dim])
+	}
+	q := make([]float32, nq*dim)
+	for i := 0; i < nq; i++ {
+		row := r.IntN(n)
+		for j := 0; j < dim; j++ {
+			q[i*dim+j] = data[row*dim+j] + float32(r.NormFloat64()*0.5)
+		}
+	}
+	ix, err := New(data, n, dim, deviceFor(t, sc), Options{Scoring: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	nearest, _ := Naive(data, n, dim, q, 16)
+	except := make([]bool, n)
+	var kept []int32
+	var sub []float32
+	for i := range except {
+		except[i] = r.Float64() < 0.5
+		if !except[i] {
+			kept = append(kept, int32(i))
+			sub = append(sub, data[i*dim:(i+1)*dim]...)
+		}
+	}
+	// the queries' nearest rows that the search excepts
+	excepted := make([][]int32, nq)
+	for i := range excepted {
+		for _, id := range nearest[i*16 : (i+1)*16] {
+			if except[id] {
+				excepted[i] = append(excepted[i], id)
+			}
+		}
+	}
+	for _, k := range []int{1, 2, 5} {
+		for _, c := range []struct {
+			name   string
+			except []bool
+			near   func(i int) []int32
+		}{
+			{"own", nil, func(i int) []int32 { return nearest[i*16 : (i+1)*16] }},
+			{"reversed", nil, func(i int) []int32 {
+				s := slices.Clone(nearest[i*16 : (i+1)*16])
+				slices.Reverse(s)
+				return s
+			}},
+			{"repeated", nil, func(i int) []int32 { return slices.Repeat(nearest[i*16:i*16+1], 8) }},
+			{"far", nil, func(i int) []int32 {
+				return []int32{int32(r.IntN(n)), int32(r.IntN(n)), int32(r.IntN(n)), int32(r.IntN(n)), int32(r.IntN(n))}
+			}},
+			{"fewer", nil, func(i int) []int32 { return nearest[i*16 : i*16+k-1] }},
+			{"none", nil, func(i int) []int32 { return nil }},
+			{"excepted", except, func(i int) []int32 { return excepted[i] }},
+			{"excepted-and-own", except, func(i int) []int32 { return append(slices.Clone(excepted[i]), nearest[i*16:(i+1)*16]...) }},
+		} {
+			t.Run(fmt.Sprintf("k=%d/%s", k, c.name), func(t *testing.T) {
+				near := make([][]int32, nq)
+				for i := range near {
+					near[i] = c.near(i)
+				}
+				ids, dist, err := ix.SearchNear(q, k, c.except, near)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.except == nil {
+					wantIDs, wantDist := Naive(data, n, dim, q, k)
+					if !slices.Equal(ids, wantIDs) || !slices.Equal(dist, wantDist) {
+						t.Fatalf("got %v, want %v", ids, wantIDs)
+					}
+					return
+				}
+				wantIDs, wantDist := Naive(sub, len(kept), dim, q, k)
+				for i := range wantIDs {
+					if ids[i] != kept[wantIDs[i]] || dist[i] != wantDist[i] {
+						t.Fatalf("query %d rank %d: got %d (%.9g), want %d (%.9g)", i/k, i%k, ids[i], dist[i], kept[wantIDs[i]], wantDist[i])
+					}
+				}
+			})
+		}
+	}
+	if _, _, err := ix.SearchNear(q, 1, nil, make([][]int32, nq-1)); err == nil {
+		t.Error("rows near fewer queries than searched accepted")
+	}
+	bad := make([][]int32, nq)
+	bad[3] = []int32{n}
+	if _, _, err := ix.SearchNear(q, 1, nil, bad); err == nil {
+		t.Error("a row past the last near a query accepted")
 	}
 }
 

@@ -129,7 +129,7 @@ XP_Q8_TARGET static void tile(const xp_q8_matrix *m, const xp_q8_queries *q, con
 
 XP_Q8_TARGET void xp_q8_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out,
                                int32_t *count, float *top, float *lo) {
-	keep_init(q->nq, k, count, top);
+	keep_init(q->nq, k, count, top, q->seed);
 	/* every row's bound is at most the bound at the matrix's largest row
 	 * values (each operation rounds monotonically); rows without a
 	 * finite norm never pass either way */
@@ -277,7 +277,7 @@ XP_Q8A_TARGET static void tile_a(const xp_q8_matrix *m, const xp_q8_queries *q, 
 
 XP_Q8A_TARGET void xp_q8a_select(const xp_q8_matrix *m, const xp_q8_queries *q, int k, int cap, int32_t *out,
                                  int32_t *count, float *top, float *lo) {
-	keep_init(q->nq, k, count, top);
+	keep_init(q->nq, k, count, top, q->seed);
 	/* 192 queries share each two blocks: the blocks stay in L1, the
 	 * queries in L2 */
 	for (int i0 = 0; i0 < q->nq; i0 += 192) {

@@ -11,9 +11,10 @@ package knn
 //                         const float *normlo, const float *normhi, const int8_t *q,
 //                         const int32_t *qsum, const float *qscale, const float *ql1, const float *ql2,
 //                         const float *qs, const float *qres, const float *qf, const float *qcs, int nq,
-//                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo, int avx2) {
+//                         int k, int cap, int32_t *out, int32_t *count, float *top, float *lo, const float *seed,
+//                         int avx2) {
 // 	xp_q8_matrix m = {e, norm, scale, l1, l2, res, nb, groups, {max[0], max[1], max[2], max[3], max[4]}, normlo, normhi};
-// 	xp_q8_queries x = {q, qsum, qscale, ql1, ql2, qs, qres, qf, nq, qcs};
+// 	xp_q8_queries x = {q, qsum, qscale, ql1, ql2, qs, qres, qf, nq, qcs, seed};
 // 	if (avx2) {
 // 		xp_q8a_select(&m, &x, k, cap, out, count, top, lo);
 // 	} else {
@@ -310,8 +311,9 @@ func quantizeQueries(q []float32, dim, stride, level, mult int) *q8Queries {
 // selectRows returns, for each of the queries (rows of dim values), the
 // indices the certificate keeps (nil where the buffer overflowed: scan
 // it) and their lower bounds. norm, when not nil, replaces m.norm (+∞
-// for excepted rows).
-func (m *q8) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][]float32) {
+// for excepted rows); seed, when not nil, holds each query's starting
+// threshold (seedOf).
+func (m *q8) selectRows(q []float32, dim, k int, norm, seed []float32) ([][]int32, [][]float32) {
 	x := quantizeQueries(q, dim, m.groups*4, m.lay.level, m.lay.queries)
 	b, nq, stride := len(q)/dim, x.nq, m.groups*4
 	avx2 := C.int(0)
@@ -328,13 +330,14 @@ func (m *q8) selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][
 	if !m.lay.avx2 { // the VNNI kernel reads norm alone
 		normLo, normHi = norm, norm
 	}
+	seed = padSeed(seed, nq)
 	return kernelRows(&m.scratch, b, nq, m.lay.queries, q8CapFor(k)*m.lay.capScale, k, func(lo, cn, cp int, idx, count []int32, top, los []float32) {
 		C.select_flat((*C.uint8_t)(unsafe.Pointer(&m.e[0])), (*C.float)(&norm[0]), (*C.float)(&m.scale[0]),
 			(*C.float)(&m.l1[0]), (*C.float)(&m.l2[0]), (*C.float)(&m.res[0]), C.int(m.nb), C.int(m.groups), (*C.float)(&m.max[0]),
 			(*C.float)(&normLo[0]), (*C.float)(&normHi[0]),
 			(*C.int8_t)(unsafe.Pointer(&qq[lo*stride])), (*C.int32_t)(&qsum[lo]), (*C.float)(&qscale[lo]),
 			(*C.float)(&ql1[lo]), (*C.float)(&ql2[lo]), (*C.float)(&qs[lo]), (*C.float)(&qres[lo]), (*C.float)(&qf[lo]), (*C.float)(&qcs[lo]), C.int(cn),
-			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]), avx2)
+			C.int(k), C.int(cp), (*C.int32_t)(&idx[0]), (*C.int32_t)(&count[0]), (*C.float)(&top[0]), (*C.float)(&los[0]), seedAt(seed, lo), avx2)
 	})
 }
 
@@ -373,6 +376,8 @@ func kernelRows(pool *sync.Pool, b, nq, step, cp, k int, call func(lo, cn, cp in
 }
 
 func (m *q8) rowNorms() []float32 { return m.norm }
+func (m *q8) rowEN() []float32    { return m.en }
+func (m *q8) seeds() bool         { return m.lay.avx2 }
 
 // scanner is a kernel that keeps, while it scans every row, the rows its
 // bound cannot rule out (q8, f32).
@@ -380,9 +385,18 @@ type scanner interface {
 	// selectRows returns, for each query, the rows kept (nil: scan it
 	// exactly) and their lower bounds; norm, when not nil, replaces
 	// rowNorms (+∞ for excepted rows).
-	selectRows(q []float32, dim, k int, norm []float32) ([][]int32, [][]float32)
-	// rowNorms is ‖e‖² of each row as the kernel holds them.
+	selectRows(q []float32, dim, k int, norm, seed []float32) ([][]int32, [][]float32)
+	// rowNorms is ‖e‖² of each row as the kernel holds them, and rowEN
+	// ‖e‖ rounded up (f32's en).
 	rowNorms() []float32
+	rowEN() []float32
+	// seeds says whether searchScan starts the kernel's thresholds from
+	// the rows near its queries (SearchNear): int8-avx2's loose bound
+	// keeps hundreds of rows a query on the way, which a seed halves
+	// (1.04–1.07× at ε = 25–50 on the fastText 300d vectors); the float32
+	// kernel keeps about k rows either way (seeding cost it 1–2%), and
+	// the VNNI kernel was not measured.
+	seeds() bool
 }
 
 // refiner is a scanner whose kept rows are worth a float32 pass before
@@ -404,8 +418,8 @@ func (m *q8) refine(data, q []float32, cand []int32, lo []float32, k int, norm [
 	return refineF32(data, norm, m.en, q, cand, lo, k)
 }
 
-// searchScan answers SearchExcept on a scanning kernel's path.
-func (ix *Index) searchScan(sc scanner, q []float32, k int, except []bool, ids []int32, dist []float64) {
+// searchScan answers SearchNear on a scanning kernel's path.
+func (ix *Index) searchScan(sc scanner, q []float32, k int, except []bool, near [][]int32, ids []int32, dist []float64) {
 	var norm []float32
 	if except != nil {
 		norm = append([]float32(nil), sc.rowNorms()...)
@@ -415,7 +429,20 @@ func (ix *Index) searchScan(sc scanner, q []float32, k int, except []bool, ids [
 			}
 		}
 	}
-	rows, lows := sc.selectRows(q, ix.dim, k, norm)
+	var seed []float32
+	if near != nil && sc.seeds() {
+		seed = make([]float32, len(near))
+		n := norm
+		if n == nil {
+			n = sc.rowNorms()
+		}
+		parallel((len(near)+63)/64, func(c int) {
+			for i := c * 64; i < min(len(near), (c+1)*64); i++ {
+				seed[i] = seedOf(ix.data, n, sc.rowEN(), q[i*ix.dim:(i+1)*ix.dim], k, near[i])
+			}
+		})
+	}
+	rows, lows := sc.selectRows(q, ix.dim, k, norm, seed)
 	b := len(rows)
 	var fallbacks, kept atomic.Int64
 	parallel(b, func(i int) {

@@ -37,13 +37,14 @@ typedef struct {
  * bound (q8.go): ql1 = 1.01·‖q‖₁ (of a row's scale), ql2 = 2.02·‖q‖₂ (of
  * its res), qs = 1.01·qscale (of its l1), qres = 2.02·‖q − q̂‖₂ and
  * qf = 16u·‖q̂‖₂ (of its l2); for the AVX2 kernel qcs = qres + qf rounded
- * up (of its l2). */
+ * up (of its l2); unless seed is NULL, its seed (keep.h: keep_init). */
 typedef struct {
 	const int8_t *q;
 	const int32_t *qsum;
 	const float *qscale, *ql1, *ql2, *qs, *qres, *qf;
 	int nq;
 	const float *qcs;
+	const float *seed;
 } xp_q8_queries;
 
 /* xp_q8a_select is xp_q8_select on AVX2 and FMA, run where
