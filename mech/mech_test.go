@@ -660,6 +660,42 @@ func TestPrunedDrawsExact(t *testing.T) {
 	}
 }
 
+// TestDrawsSearchListsToSeed: a word drawn seedDraws times has its list
+// searched, to seed its draws' searches, where the index uses rows near
+// its queries (int8-avx2), even at an ε where no draw can be pruned;
+// drawn fewer times, or on an index that does not use them, it has not
+// (the list would cost about four draws for nothing).
+func TestDrawsSearchListsToSeed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sc   knn.Scoring
+		n    int
+		want bool
+	}{
+		{"int8-avx2", knn.ScoringInt8AVX2, seedDraws, true},
+		{"int8-avx2, fewer draws", knn.ScoringInt8AVX2, seedDraws - 1, false},
+		{"float32", knn.ScoringFloat32, seedDraws, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := tinySpace(t, 700, 5, 9, 1)
+			ix, err := knn.New(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, gotch.CPU, knn.Options{Scoring: c.sc})
+			if err != nil {
+				t.Skipf("SKIP: %v", err)
+			}
+			s.Index.Close()
+			s.Index = ix
+			m, err := New("laplace", s, 0.3, nil, Options{Batch: 16}) // ‖z‖ ≈ 17: no draw may prune
+			if err != nil {
+				t.Fatal(err)
+			}
+			drawsEqualPrivatize(t, m, s, []int{3, 250, 699}, c.n, Source{Seed: 1}, c.name)
+			if got := len(s.lists) > 0; got != c.want {
+				t.Errorf("lists searched: %v (%d), want %v", got, len(s.lists), c.want)
+			}
+		})
+	}
+}
+
 // TestNeighboursPrefetch: a missing list brings the lists of the rows
 // named beside it in the same search, each equal to its own search's; a
 // kept list brings none.

@@ -139,7 +139,7 @@ type nnBatch struct {
 // wordDraws is perturb's word-level mode (Draws): the rows its tokens'
 // words come from, and whether each search is seeded from its word's
 // list (seed), which pays for the list's search where a word is drawn at
-// least seedDraws times.
+// least seedDraws times and the index uses the seed (knn's UsesNear).
 type wordDraws struct {
 	rows []int
 	seed bool
@@ -191,7 +191,8 @@ func (m *noisyNN) draw(todo []token, words *wordDraws, z []float64, spare *nnBat
 			}
 		}
 	})
-	seed := words != nil && words.seed
+	usesNear := m.space.Index.UsesNear()
+	seed := words != nil && words.seed && usesNear
 	may := make([]bool, len(todo))
 	var rows []int
 	if words != nil {
@@ -222,7 +223,7 @@ func (m *noisyNN) draw(todo []token, words *wordDraws, z []float64, spare *nnBat
 		switch {
 		case seed:
 			b.near = append(b.near, l.ids[:min(len(l.ids), max(nearRows, m.k))])
-		case m.k == 1:
+		case usesNear && m.k == 1:
 			b.near = append(b.near, []int32{int32(t.w)})
 		}
 	}

@@ -380,6 +380,19 @@ func (ix *Index) Scoring() Scoring {
 	return ScoringFloat32
 }
 
+// UsesNear says whether SearchNear's rows near the queries change how
+// this index searches (int8-avx2's scan starts from them); on the other
+// paths they are read only to be checked.
+func (ix *Index) UsesNear() bool {
+	switch {
+	case ix.q8 != nil:
+		return ix.q8.seeds()
+	case ix.f32 != nil:
+		return ix.f32.seeds()
+	}
+	return false
+}
+
 // Products says how the scoring path computes its products: for
 // ScoringInt8Torch, whether by _int_mm or by float32 products of the int8
 // values (and why not _int_mm).

@@ -254,6 +254,9 @@ func testSearchNearEqualsNaive(t *testing.T, sc Scoring) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
+	if got, want := ix.UsesNear(), sc == ScoringInt8AVX2; got != want {
+		t.Errorf("UsesNear %v on %s, want %v", got, sc, want)
+	}
 	nearest, _ := Naive(data, n, dim, q, 16)
 	except := make([]bool, n)
 	var kept []int32
