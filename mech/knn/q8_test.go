@@ -179,15 +179,7 @@ func TestInt8LargeK(t *testing.T) {
 // (Laplace: ‖z‖ ≈ 300/ε) and at almost none, every scoring path this
 // machine runs answers exactly as Naive does, for k = 1 and 2.
 func TestRealVectorsEqualNaive(t *testing.T) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA is not set; real-data test not run")
-	}
-	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings", "fasttext-sg-xpcorpus-300d.vec.gz"),
-		embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
-	if err != nil {
-		t.Skipf("SKIP: %v", err)
-	}
+	e := fastText300d(t)
 	r := rand.New(rand.NewPCG(11, 12))
 	var q []float32
 	for _, norm := range []float64{300, 12, 3, 1e-3} {
@@ -236,34 +228,8 @@ func TestRealVectorsEqualNaive(t *testing.T) {
 // on the 2026-11-25 machine; an FMA loop 53.6 multiply-adds per ns on the
 // Zen 2 one (docs/performance.md).
 func BenchmarkInt8Kernel(b *testing.B) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		b.Skip("SKIP: XP_DATA not set")
-	}
-	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings", "fasttext-sg-xpcorpus-300d.vec.gz"),
-		embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
-	if err != nil {
-		b.Skipf("SKIP: %v", err)
-	}
-	type kernel struct {
-		name string
-		sc   scanner
-	}
-	var ks []kernel
-	if ok, why := Int8Available(); ok {
-		ks = append(ks, kernel{"vnni", newQ8(e.Data, e.Len(), e.Dim, q8VNNI)})
-	} else {
-		b.Logf("SKIP vnni: %s", why)
-	}
-	if q8aSupported() {
-		ks = append(ks, kernel{"avx2", newQ8(e.Data, e.Len(), e.Dim, q8AVX2)})
-	}
-	if f32Supported() {
-		ks = append(ks, kernel{"float32", newF32(e.Data, e.Len(), e.Dim)})
-	}
-	if len(ks) == 0 {
-		b.Skip("SKIP: no scanning kernel runs on this CPU")
-	}
+	e := fastText300d(b)
+	ks := scanners(b, e.Data, e.Len(), e.Dim)
 	r := rand.New(rand.NewPCG(1, 2))
 	const nq = 1024
 	q := make([]float32, nq*e.Dim)
@@ -388,26 +354,10 @@ func TestOutward(t *testing.T) {
 // exact scan where fewer than k rows are kept: this test looks at the
 // kernel's rows themselves.)
 func TestSeedKeepsNearest(t *testing.T) {
-	type kernel struct {
-		name string
-		sc   scanner
-	}
 	r := rand.New(rand.NewPCG(9, 10))
 	const n, dim, nq = 1500, 40, 96
 	data := randMatrix(r, n, dim, 1)
-	var ks []kernel
-	if ok, _ := Int8Available(); ok {
-		ks = append(ks, kernel{"vnni", newQ8(data, n, dim, q8VNNI)})
-	}
-	if q8aSupported() {
-		ks = append(ks, kernel{"avx2", newQ8(data, n, dim, q8AVX2)})
-	}
-	if f32Supported() {
-		ks = append(ks, kernel{"float32", newF32(data, n, dim)})
-	}
-	if len(ks) == 0 {
-		t.Skip("SKIP: no scanning kernel runs on this CPU")
-	}
+	ks := scanners(t, data, n, dim)
 	q := make([]float32, nq*dim)
 	for i := 0; i < nq; i++ {
 		row := r.IntN(n)
@@ -494,32 +444,8 @@ func TestSeedKeepsNearest(t *testing.T) {
 // reports the median multiply-adds per second of each, the seeded over
 // the unseeded, and the rows each keeps a query.
 func BenchmarkSeed(b *testing.B) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		b.Skip("SKIP: XP_DATA not set")
-	}
-	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings", "fasttext-sg-xpcorpus-300d.vec.gz"),
-		embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
-	if err != nil {
-		b.Skipf("SKIP: %v", err)
-	}
-	type kernel struct {
-		name string
-		sc   scanner
-	}
-	var ks []kernel
-	if ok, _ := Int8Available(); ok {
-		ks = append(ks, kernel{"vnni", newQ8(e.Data, e.Len(), e.Dim, q8VNNI)})
-	}
-	if q8aSupported() {
-		ks = append(ks, kernel{"avx2", newQ8(e.Data, e.Len(), e.Dim, q8AVX2)})
-	}
-	if f32Supported() {
-		ks = append(ks, kernel{"float32", newF32(e.Data, e.Len(), e.Dim)})
-	}
-	if len(ks) == 0 {
-		b.Skip("SKIP: no scanning kernel runs on this CPU")
-	}
+	e := fastText300d(b)
+	ks := scanners(b, e.Data, e.Len(), e.Dim)
 	const nq, m = 1024, 16
 	r := rand.New(rand.NewPCG(1, 2))
 	words := make([]float32, 0, nq*e.Dim)
@@ -586,4 +512,47 @@ func BenchmarkSeed(b *testing.B) {
 			}
 		}
 	}
+}
+
+// namedScanner is a scanning kernel and the name tests report it by.
+type namedScanner struct {
+	name string
+	sc   scanner
+}
+
+// scanners lays the n × dim matrix data out for each scanning kernel
+// this CPU runs (VNNI, int8-avx2, float32), saying which it skips, and
+// skips the test where there is none.
+func scanners(t testing.TB, data []float32, n, dim int) []namedScanner {
+	var ks []namedScanner
+	if ok, why := Int8Available(); ok {
+		ks = append(ks, namedScanner{"vnni", newQ8(data, n, dim, q8VNNI)})
+	} else {
+		t.Logf("SKIP vnni: %s", why)
+	}
+	if q8aSupported() {
+		ks = append(ks, namedScanner{"avx2", newQ8(data, n, dim, q8AVX2)})
+	}
+	if f32Supported() {
+		ks = append(ks, namedScanner{"float32", newF32(data, n, dim)})
+	}
+	if len(ks) == 0 {
+		t.Skip("SKIP: no scanning kernel runs on this CPU")
+	}
+	return ks
+}
+
+// fastText300d is the real fastText 300d vectors from the data root,
+// skipping the test where they are absent.
+func fastText300d(b testing.TB) *embedding.Embedding {
+	root := datasets.RootFromEnv()
+	if root == "" {
+		b.Skip("SKIP: XP_DATA is not set; real-data test not run")
+	}
+	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings", "fasttext-sg-xpcorpus-300d.vec.gz"),
+		embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
+	if err != nil {
+		b.Skipf("SKIP: %v", err)
+	}
+	return e
 }
