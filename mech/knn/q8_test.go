@@ -184,16 +184,7 @@ func TestRealVectorsEqualNaive(t *testing.T) {
 	var q []float32
 	for _, norm := range []float64{300, 12, 3, 1e-3} {
 		for range 16 {
-			w := e.Vector(r.IntN(e.Len()))
-			var z2 float64
-			z := make([]float64, e.Dim)
-			for j := range z {
-				z[j] = r.NormFloat64()
-				z2 += z[j] * z[j]
-			}
-			for j, v := range w {
-				q = append(q, v+float32(norm*z[j]/math.Sqrt(z2)))
-			}
+			q = noisyCopy(r, q, e.Vector(r.IntN(e.Len())), norm)
 		}
 	}
 	for _, k := range []int{1, 2} {
@@ -232,18 +223,10 @@ func BenchmarkInt8Kernel(b *testing.B) {
 	ks := scanners(b, e.Data, e.Len(), e.Dim)
 	r := rand.New(rand.NewPCG(1, 2))
 	const nq = 1024
-	q := make([]float32, nq*e.Dim)
+	q := make([]float32, 0, nq*e.Dim)
 	w, _ := e.Index("happy")
-	z := make([]float64, e.Dim)
-	for i := range nq {
-		var z2 float64
-		for j := range z {
-			z[j] = r.NormFloat64()
-			z2 += z[j] * z[j]
-		}
-		for j, v := range e.Vector(w) {
-			q[i*e.Dim+j] = v + float32(12*z[j]/math.Sqrt(z2))
-		}
+	for range nq {
+		q = noisyCopy(r, q, e.Vector(w), 12)
 	}
 	macs := float64(nq) * float64(e.Len()) * float64(e.Dim)
 	secs := make([][]float64, len(ks))
@@ -462,17 +445,9 @@ func BenchmarkSeed(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, zn := range []float64{30, 12, 6} {
-		q := make([]float32, nq*e.Dim)
-		z := make([]float64, e.Dim)
+		q := make([]float32, 0, nq*e.Dim)
 		for i := range nq {
-			var z2 float64
-			for j := range z {
-				z[j] = r.NormFloat64()
-				z2 += z[j] * z[j]
-			}
-			for j := range z {
-				q[i*e.Dim+j] = words[i*e.Dim+j] + float32(zn*z[j]/math.Sqrt(z2))
-			}
+			q = noisyCopy(r, q, words[i*e.Dim:(i+1)*e.Dim], zn)
 		}
 		for _, k := range []int{1, 2} {
 			for _, kn := range ks {
@@ -555,4 +530,19 @@ func fastText300d(b testing.TB) *embedding.Embedding {
 		b.Skipf("SKIP: %v", err)
 	}
 	return e
+}
+
+// noisyCopy appends to q the vector v plus noise of norm n in a
+// uniformly random direction (one of r's normal draws a dimension).
+func noisyCopy(r *rand.Rand, q, v []float32, n float64) []float32 {
+	z := make([]float64, len(v))
+	var z2 float64
+	for j := range z {
+		z[j] = r.NormFloat64()
+		z2 += z[j] * z[j]
+	}
+	for j, x := range v {
+		q = append(q, x+float32(n*z[j]/math.Sqrt(z2)))
+	}
+	return q
 }
