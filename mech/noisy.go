@@ -47,10 +47,11 @@ type token struct {
 // word's nearest candidates is answered from them (prune.go): the same
 // output, without the full search; the first batch that needs a list
 // searches the lists of all of words.rows not kept yet, at once (one
-// search of many rows instead of one per batch). Every search is told
-// the rows near its tokens (knn.Index.SearchNear, the same answer
-// sooner): their word's nearest candidates where words.seed, else, for
-// the nearest candidate alone (k = 1), the word itself. One
+// search of many rows instead of one per batch). On an index that uses
+// them (knn's UsesNear), every search is told the rows near its tokens
+// (knn.Index.SearchNear: the same answer, sooner): their word's nearest
+// candidates where words.seed, else, for the nearest candidate alone
+// (k = 1), the word itself. One
 // batch's search runs while the next batch is drawn and the previous
 // one's outputs are picked and emitted (on a GPU the host's share of a
 // batch was a quarter of its time: docs/gpu.md); emit is called in
@@ -146,8 +147,8 @@ type wordDraws struct {
 }
 
 // nearRows is how many rows of a word's list a search of its draw is
-// told are near (knn.Index.SearchNear): the scanning kernels start from
-// the k-th smallest bound on their scores. On the fastText 300d vectors
+// told are near (knn.Index.SearchNear): int8-avx2's scan starts from the
+// k-th smallest bound on their scores. On the fastText 300d vectors
 // at ‖z‖ = 12 (Laplace's at ε = 25) 16 rows made int8-avx2's scan 1.07×
 // as fast at k = 2 and 1.06× at k = 1 (knn's BenchmarkSeed;
 // docs/performance.md).
@@ -320,11 +321,11 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 // Draws privatizes each of rows n times in shared search batches (each
 // draw pruned to its word's nearest candidates where the noise is small
 // enough: prune.go; its search otherwise told those candidates, from
-// seedDraws draws a word: perturb) and calls f with each row's outputs. Draw j of row w
-// uses the stream that Privatize gives document j, position 0, under src
-// with Split "word <w>" (WordSource): the outputs equal n single-token
-// Privatize calls per word, and a word's draws do not depend on the other
-// rows. outs is reused for the next row: f copies what it keeps.
+// seedDraws draws a word: perturb) and calls f with each row's outputs.
+// Draw j of row w uses the stream that Privatize gives document j,
+// position 0, under src with Split "word <w>" (WordSource): the outputs
+// equal n single-token Privatize calls per word, and a word's draws do
+// not depend on the other rows. outs is reused for the next row: f copies what it keeps.
 func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
 	if n <= 0 || len(rows) == 0 {
 		return nil
