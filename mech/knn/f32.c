@@ -141,6 +141,16 @@ XP_F32_TARGET static inline float dot8(const float *e, const float *q, int dim) 
 	return _mm_cvtss_f32(h) + t;
 }
 
+/* score is row r's float32 score ‖e‖² − 2e·q (data row-major, dim
+ * floats a row) and *delta its bound (f32.go: norm and en indexed by row,
+ * qc and c1 the query's weights): the one place xp_f32_refine and
+ * xp_f32_seed take a row's bounds from. */
+XP_F32_TARGET static inline float score(const float *data, int dim, const float *norm, const float *en,
+                                        const float *q, float qc, float c1, int32_t r, float *delta) {
+	*delta = fmaf(en[r], qc, norm[r] * c1);
+	return fmaf(-2.0f, dot8(data + (size_t)r * dim, q, dim), norm[r]);
+}
+
 XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, const float *en, const float *q,
                                 float qc, float c1, const int32_t *idx, const float *lo8, int n, int k,
                                 int32_t *out, float *scratch) {
@@ -177,9 +187,8 @@ XP_F32_TARGET int xp_f32_refine(const float *data, int dim, const float *norm, c
 	}
 #define XP_SCORE(j)                                                                                        \
 	{                                                                                                  \
-		int32_t r = idx[j];                                                                        \
-		float a = fmaf(-2.0f, dot8(data + (size_t)r * dim, q, dim), norm[r]);                      \
-		float d = fmaf(en[r], qc, norm[r] * c1);                                                   \
+		float d;                                                                                   \
+		float a = score(data, dim, norm, en, q, qc, c1, idx[j], &d);                               \
 		lo[j] = a - d;                                                                             \
 		out[j] = 1;                                                                                \
 		insert_top(top, k, a + d);                                                                 \
@@ -221,8 +230,8 @@ XP_F32_TARGET float xp_f32_seed(const float *data, int dim, const float *norm, c
 		for (int i = 0; i < k; i++) {
 			seen |= rows[i] == r;
 		}
-		float a = fmaf(-2.0f, dot8(data + (size_t)r * dim, q, dim), norm[r]);
-		float u = a + fmaf(en[r], qc, norm[r] * c1);
+		float d, u = score(data, dim, norm, en, q, qc, c1, r, &d);
+		u += d;
 		if (seen || !(u < top[k - 1])) { /* a repeat; or larger, +∞ or NaN */
 			continue;
 		}
