@@ -211,6 +211,10 @@ func (m *noisyNN) draw(todo []token, words *wordDraws, z []float64, spare *nnBat
 			return nil, err
 		}
 	}
+	var own []int32 // the tokens' own words, one array for the batch
+	if usesNear && !seed && m.k == 1 {
+		own = make([]int32, len(todo))
+	}
 	for j, t := range todo {
 		var l neighbourList
 		if may[j] || seed {
@@ -224,8 +228,9 @@ func (m *noisyNN) draw(todo []token, words *wordDraws, z []float64, spare *nnBat
 		switch {
 		case seed:
 			b.near = append(b.near, l.ids[:min(len(l.ids), max(nearRows, m.k))])
-		case usesNear && m.k == 1:
-			b.near = append(b.near, []int32{int32(t.w)})
+		case own != nil:
+			own[j] = int32(t.w)
+			b.near = append(b.near, own[j:j+1:j+1])
 		}
 	}
 	return b, nil
