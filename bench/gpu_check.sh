@@ -4,6 +4,7 @@ set -uo pipefail
 #
 #   bench/gpu_check.sh pack    # here, where Go and the data root are
 #   bench/gpu_check.sh run     # on a GPU node with PyTorch, from the repo root
+#   bench/gpu_check.sh pack-imdb; STEPS=imdb bench/gpu_check.sh run
 #
 # pack builds, into .gpucheck/ (git-ignored), everything the node needs and
 # has not got: xp and the test binaries of mech and mech/knn (stripped),
@@ -16,8 +17,15 @@ set -uo pipefail
 # cells of configs/paper/xu_fig2_product_reviews.yaml on the GPU (step
 # xu; XU_LIMIT seconds, default 240), libtorch's
 # own time for a search batch from Python (bench/gpu_floor.py; step floor),
-# and BenchmarkScoring on the node's CPU (step cpubench), each under its own
-# time limit; outputs go to $OUT (or /tmp/gpucheck-out).
+# BenchmarkScoring on the node's CPU (step cpubench), and the whole of
+# configs/paper/feyisetan_fig5_imdb.yaml on the GPU (step imdb, only when STEPS names
+# it; IMDB_LIMIT seconds, default 420), each under its own time limit; outputs go to $OUT
+# (or /tmp/gpucheck-out).
+# The IMDb reviews (19 MB with xz) and the rest (49 MB) do not fit in one
+# call of the development workplace's device tool (64 MiB): pack-imdb puts
+# them in .gpuimdb/, and a run that finds the build and data of an earlier
+# run on the same node (/tmp/gpucheck-*) reuses them, so that
+# `STEPS=imdb bench/gpu_check.sh run` may carry .gpuimdb alone.
 # STEPS="doctor knn" runs only the steps named (build always runs);
 # LIBTORCH names the libtorch to build against (default: python3's torch).
 # The first run (2026-11-26, an H100) took 4 minutes without the profile.
@@ -48,18 +56,38 @@ pack)
 	rmdir "$keep"
 	du -sh $P
 	;;
+pack-imdb)
+	: "${XP_DATA:?set XP_DATA to the data root}"
+	grep -qx "/.gpuimdb/" .git/info/exclude 2>/dev/null || echo "/.gpuimdb/" >> .git/info/exclude
+	mkdir -p .gpuimdb || exit 1
+	if [ ! -f .gpuimdb/imdb.tar.xz ]; then
+		echo "gpu_check: recompressing the IMDb reviews with xz (about 2 minutes, once)"
+		zcat "$XP_DATA/imdb/aclImdb_v1_train_test.tar.gz" | xz -T0 -9e > .gpuimdb/imdb.tar.xz.part && mv .gpuimdb/imdb.tar.xz.part .gpuimdb/imdb.tar.xz || exit 1
+	fi
+	du -sh .gpuimdb
+	;;
 run)
-	[ -f $P/bin.tar.xz ] || { echo "gpu_check: no $P: run 'bench/gpu_check.sh pack' where Go is, and carry $P" >&2; exit 2; }
 	OUT=${OUT:-/tmp/gpucheck-out}; mkdir -p "$OUT"
 	R=$PWD t0=$(date +%s)
 	el() { echo "[+$(($(date +%s) - t0))s] $*"; }
-	want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
-	T=${LIBTORCH:-$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')} || exit 1
+	want() { [ -z "${STEPS:-}" ] || named $1; }
+	named() { [[ " ${STEPS:-} " == *" $1 "* ]]; } # imdb runs only when named
 	B=/tmp/gpucheck-bin D=/tmp/gpucheck-data
-	mkdir -p $B $D/embeddings && tar xJf $P/bin.tar.xz -C $B && tar xJf $P/data/sst2.tar.xz -C $D || exit 1
-	(xz -dc $P/data/ft300.vec.xz | gzip -1 > $D/embeddings/fasttext-sg-xpcorpus-300d.vec.gz) &
-	el build
-	$B/torchbuild -cxx-only -gotch $P/gotch-src -gotch-version v0.9.1 -libtorch "$T" -out /tmp/gpucheck-build -q > "$OUT/manifest.json" 2> "$OUT/build.log" || { tail -20 "$OUT/build.log"; exit 1; }
+	if named imdb; then
+		[ -f .gpuimdb/imdb.tar.xz ] || [ -d $D/imdb/aclImdb ] || { echo "gpu_check: step imdb needs .gpuimdb: run 'bench/gpu_check.sh pack-imdb' and carry it" >&2; exit 2; }
+		[ -d $D/imdb/aclImdb ] || { mkdir -p $D/imdb && xz -dc .gpuimdb/imdb.tar.xz | tar x -C $D/imdb; } || exit 1
+	fi
+	if [ -f $P/bin.tar.xz ]; then
+		T=${LIBTORCH:-$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')} || exit 1
+		mkdir -p $B $D/embeddings && tar xJf $P/bin.tar.xz -C $B && tar xJf $P/data/sst2.tar.xz -C $D || exit 1
+		(xz -dc $P/data/ft300.vec.xz | gzip -1 > $D/embeddings/fasttext-sg-xpcorpus-300d.vec.gz.part && mv $D/embeddings/fasttext-sg-xpcorpus-300d.vec.gz.part $D/embeddings/fasttext-sg-xpcorpus-300d.vec.gz) &
+		el build
+		$B/torchbuild -cxx-only -gotch $P/gotch-src -gotch-version v0.9.1 -libtorch "$T" -out /tmp/gpucheck-build -q > "$OUT/manifest.json" 2> "$OUT/build.log" || { tail -20 "$OUT/build.log"; exit 1; }
+	elif [ -x $B/xp ] && [ -f $D/embeddings/fasttext-sg-xpcorpus-300d.vec.gz ]; then
+		el "reusing the build and data of an earlier run on this node"
+	else
+		echo "gpu_check: no $P: run 'bench/gpu_check.sh pack' where Go is, and carry $P" >&2; exit 2
+	fi
 	L=$(dirname "$(ls /tmp/gpucheck-build/torch/*/libxptorch.so | head -1)")
 	export LD_LIBRARY_PATH=$L XP_DATA=$D OMP_WAIT_POLICY=passive
 	X=$B/xp
@@ -100,6 +128,13 @@ run)
 		el "scoring benchmark on the node's CPU"
 		(cd mech && timeout 100 $B/mech.test -test.run '^$' -test.bench 'Scoring/fasttext300d/laplace/batch=1024' -test.benchtime 1x) > "$OUT/bench_cpu.txt" 2>&1
 		echo "bench rc=$?"; grep Benchmark "$OUT/bench_cpu.txt"
+	fi
+	if named imdb; then
+		# Feyisetan et al. Fig. 5, IMDb panel: the whole config as written
+		# (13 cells, 7 trainings of a biLSTM over 15,000 reviews), on the GPU
+		el "feyisetan_fig5_imdb on cuda, the whole config"
+		timeout ${IMDB_LIMIT:-420} $X run configs/paper/feyisetan_fig5_imdb.yaml --set device=cuda --set output=/tmp/gpucheck-imdb > "$OUT/imdb_cuda.txt" 2>&1
+		echo "imdb rc=$?"; grep -E '^\| |cells:' "$OUT/imdb_cuda.txt" | head -30; tar czf "$OUT/imdb_out.tgz" -C /tmp gpucheck-imdb 2>/dev/null
 	fi
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 	el end
