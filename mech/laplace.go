@@ -18,7 +18,7 @@ func NewLaplace(space *Space, eps float64, batch int) (*Laplace, error) {
 	if _, err := check("laplace", eps, nil); err != nil {
 		return nil, err
 	}
-	m := &Laplace{noisyNN{space: space, k: 1, batch: batch, eps: eps, pick: nearest}}
+	m := &Laplace{noisyNN{space: space, k: 1, batch: batch, eps: eps, noise: "laplace", pick: nearest}}
 	m.self = m
 	return m, nil
 }

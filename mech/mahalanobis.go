@@ -37,8 +37,14 @@ func NewMahalanobis(space *Space, eps, lambda float64, batch int) (*Mahalanobis,
 		return nil, err
 	}
 	m := &Mahalanobis{lambda: lambda, sqrt: s, metric: &mahalanobisMetric{sqrt: s}}
-	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
+	m.noisyNN = noisyNN{self: m, space: space, k: 1, batch: batch, eps: eps, noise: ellipticalNoise(lambda), pick: nearest, mix: ellipticalMix(s, space.Emb.Dim)}
 	return m, nil
+}
+
+// ellipticalNoise names the Mahalanobis mechanism's noise at λ (noisyNN's
+// noise), which Vickrey with λ draws too.
+func ellipticalNoise(lambda float64) string {
+	return "mahalanobis(lambda=" + strconv.FormatFloat(lambda, 'g', -1, 64) + ")"
 }
 
 // ellipticalMix multiplies one noise row in place by Σ_p^{1/2} (sqrt,

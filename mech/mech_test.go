@@ -863,3 +863,82 @@ func TestSpaceBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedDrawsEqualDraws: mechanisms that draw the same noise, drawn
+// together by SharedDraws (one search of the most neighbours any needs,
+// each pick from its own copy of the stream), give each mechanism's own
+// Draws outputs bit for bit — with the draws pruned, searched and seeded
+// from the words' lists (ε from 0.3 to 3,000, 40 and seedDraws draws) —
+// and mechanisms whose noise differs are refused.
+func TestSharedDrawsEqualDraws(t *testing.T) {
+	s := tinySpace(t, 700, 5, 9, 1)
+	src := Source{Seed: 7, Cell: "laplace eps=3"}
+	rows := []int{40, 3, 13, 250, 699}
+	families := [][]struct {
+		name string
+		p    Params
+	}{
+		{{"laplace", nil}, {"vickrey", Params{"t": 0.25}}, {"vickrey", Params{"t": 1.0}}, {"vickrey", Params{"exclude_input": true}},
+			{"vickrey", Params{"rank": 3}}, {"vickrey", Params{"t_r": []float64{0.5, 1, 2}}}},
+		{{"vickrey", Params{"t": 0.5, "lambda": 0.3}}, {"mahalanobis", Params{"lambda": 0.3}}},
+	}
+	for _, fam := range families {
+		for _, n := range []int{40, seedDraws} {
+			for _, eps := range []float64{0.3, 3, 30, 3000} {
+				var ms []Mechanism
+				for _, c := range fam {
+					m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ms = append(ms, m)
+				}
+				got := make([]map[int][]int32, len(ms))
+				for c := range got {
+					got[c] = map[int][]int32{}
+				}
+				calls := 0
+				if err := SharedDraws(context.Background(), ms, rows, n, src, func(c, i int, outs []int32) error {
+					got[c][rows[i]] = slices.Clone(outs)
+					calls++
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if calls != len(ms)*len(rows) {
+					t.Fatalf("%d calls of f, want %d", calls, len(ms)*len(rows))
+				}
+				for c, m := range ms {
+					what := fmt.Sprintf("%s ε=%v n=%d", m.Name(), eps, n)
+					differs := false
+					if err := noisyOf(m).Draws(context.Background(), rows, n, src, func(i int, outs []int32) error {
+						if !slices.Equal(outs, got[c][rows[i]]) {
+							t.Errorf("%s: word %d: shared draws %v, alone %v", what, rows[i], got[c][rows[i]], outs)
+						}
+						differs = differs || c > 0 && !slices.Equal(outs, got[0][rows[i]])
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if c > 0 && eps == 3 && !differs {
+						t.Errorf("%s: the same outputs as %s: the test would not see a pick's mix-up", what, ms[0].Name())
+					}
+				}
+			}
+		}
+	}
+	lap, _ := New("laplace", s, 3, nil, Options{})
+	for _, other := range []struct {
+		name string
+		eps  float64
+		p    Params
+	}{{"laplace", 4, nil}, {"mahalanobis", 3, nil}, {"vickrey", 3, Params{"lambda": 0.2}}, {"santext", 3, Params{"candidates": "embedding"}}} {
+		m, err := New(other.name, s, other.eps, other.p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := SharedDraws(context.Background(), []Mechanism{lap, m}, rows, 4, src, func(int, int, []int32) error { return nil }); err == nil {
+			t.Errorf("laplace at ε = 3 and %s at ε = %v share draws: want refused", m.Name(), other.eps)
+		}
+	}
+}

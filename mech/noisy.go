@@ -2,6 +2,7 @@ package mech
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 
@@ -21,6 +22,10 @@ type noisyNN struct {
 	k     int // neighbours searched
 	batch int // tokens per search
 	eps   float64
+	// noise names the noise drawn (laplace, or mahalanobis with its λ):
+	// mechanisms with the same noise, space and ε may share their draws'
+	// searches (SharedDraws).
+	noise string
 	// mix, when set, multiplies a noise row in place (scratch: dim
 	// values of its own) before it is added to the word's vector
 	// (Mahalanobis).
@@ -33,15 +38,25 @@ type noisyNN struct {
 	pruned int64
 }
 
-// token is one in-vocabulary token to perturb: its row and its stream.
+// token is one in-vocabulary token to perturb: its row and its stream
+// (r reads src; after the noise, a copy of src's state gives another pick
+// the same randomness: SharedDraws).
 type token struct {
-	w int
-	r *rand.Rand
+	w   int
+	src *rand.PCG
+	r   *rand.Rand
 }
 
-// perturb privatizes the tokens next yields (in order, until it returns
-// false) in batches of m.batch searches, calling emit with each token's
-// sequence number and output row. It is the one place where the noise of
+func newToken(w int, base uint64, example, position int) token {
+	p := tokenPCG(base, example, position)
+	return token{w, p, rand.New(p)}
+}
+
+// perturb searches the neighbours of the tokens next yields (in order,
+// until it returns false) in batches of m.batch searches, calling emit
+// with each token's sequence number, the token (its stream after the
+// noise) and its m.k nearest candidates, from which the caller picks the
+// output (m.pick). It is the one place where the noise of
 // Laplace, Vickrey and Mahalanobis is drawn and the neighbour searched.
 // With words (Draws'), a token whose answer provably lies among its
 // word's nearest candidates is answered from them (prune.go): the same
@@ -56,7 +71,7 @@ type token struct {
 // one's outputs are picked and emitted (on a GPU the host's share of a
 // batch was a quarter of its time: docs/gpu.md); emit is called in
 // order, from the caller's goroutine.
-func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, w int, out int32) error, bar *progress.Bar, words *wordDraws) error {
+func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit func(seq int, t token, ids []int32, dist []float64) error, bar *progress.Bar, words *wordDraws) error {
 	size := m.batch
 	if size <= 0 {
 		size = 1024
@@ -82,7 +97,7 @@ func (m *noisyNN) perturb(ctx context.Context, next func() (token, bool), emit f
 			return err
 		}
 		for j, t := range b.todo {
-			if err := emit(seq, t.w, m.pick(t.r, t.w, b.ids[j*m.k:(j+1)*m.k], b.dist[j*m.k:(j+1)*m.k])); err != nil {
+			if err := emit(seq, t, b.ids[j*m.k:(j+1)*m.k], b.dist[j*m.k:(j+1)*m.k]); err != nil {
 				return err
 			}
 			seq++
@@ -304,12 +319,13 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 				continue
 			}
 			where = append(where, at{d, p})
-			return token{w, tokenRand(base, d, p)}, true
+			return newToken(w, base, d, p), true
 		}
 		return token{}, false
 	}
-	emit := func(seq, w int, o int32) error {
-		if int(o) == w {
+	emit := func(seq int, t token, ids []int32, dist []float64) error {
+		o := m.pick(t.r, t.w, ids, dist)
+		if int(o) == t.w {
 			rep.Unchanged++
 		}
 		out[where[seq].doc][where[seq].pos] = m.space.Emb.Words[o]
@@ -332,12 +348,56 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 // equal n single-token Privatize calls per word, and a word's draws do
 // not depend on the other rows. outs is reused for the next row: f copies what it keeps.
 func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f func(i int, outs []int32) error) error {
+	return m.draws(ctx, []*noisyNN{m}, rows, n, src, func(_, i int, outs []int32) error { return f(i, outs) })
+}
+
+// SharedDraws is Draws of several mechanisms that draw the same noise
+// from the same source: Laplace and Vickrey's variants at one ε, or
+// Mahalanobis and Vickrey with the same λ, over one space. Each draw's
+// noise is drawn and its neighbours searched once, as many as the most
+// demanding of ms needs, and each mechanism picks its output from them
+// with its own copy of the stream as it stood after the noise. f is
+// called with mechanism c's outputs of row i (all of row i's before row
+// i+1's); they equal ms[c].Draws(ctx, rows, n, src, …)'s bit for bit.
+// Mechanisms that draw other noise, or none, are refused.
+func SharedDraws(ctx context.Context, ms []Mechanism, rows []int, n int, src Source, f func(c, i int, outs []int32) error) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	nns := make([]*noisyNN, len(ms))
+	for c, m := range ms {
+		d, ok := m.(interface{ driver() *noisyNN })
+		if !ok {
+			return fmt.Errorf("shared draws: %s draws no noise to share", m.Name())
+		}
+		nns[c] = d.driver()
+		if a, b := nns[0], nns[c]; a.space != b.space || a.eps != b.eps || a.noise != b.noise {
+			return fmt.Errorf("shared draws: %s (%s noise, ε = %g) and %s (%s noise, ε = %g) draw different noise", ms[0].Name(), a.noise, a.eps, m.Name(), b.noise, b.eps)
+		}
+	}
+	return nns[0].draws(ctx, nns, rows, n, src, f)
+}
+
+func (m *noisyNN) driver() *noisyNN { return m }
+
+// draws is Draws for the mechanisms picks, whose noise is m's: one
+// search of the most neighbours any of them takes per draw.
+func (m *noisyNN) draws(ctx context.Context, picks []*noisyNN, rows []int, n int, src Source, f func(c, i int, outs []int32) error) error {
 	if n <= 0 || len(rows) == 0 {
 		return nil
 	}
+	d := *m // the searching driver: m's noise, the largest k
+	d.pruned = 0
+	for _, p := range picks {
+		d.k = max(d.k, p.k)
+	}
+	defer func() { m.pruned += d.pruned }()
 	bar := progress.New(m.progress, int64(len(rows)*n), "draws", false)
 	defer bar.Finish()
-	outs := make([]int32, n)
+	outs := make([][]int32, len(picks))
+	for c := range outs {
+		outs[c] = make([]int32, n)
+	}
 	var base uint64
 	i, j := 0, 0
 	next := func() (token, bool) {
@@ -347,20 +407,32 @@ func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f fu
 		if j == 0 {
 			base = WordSource(src, m.space.Emb.Words[rows[i]]).base()
 		}
-		t := token{rows[i], tokenRand(base, j, 0)}
+		t := newToken(rows[i], base, j, 0)
 		if j++; j == n {
 			i, j = i+1, 0
 		}
 		return t, true
 	}
-	emit := func(seq, _ int, o int32) error {
-		outs[seq%n] = o
+	emit := func(seq int, t token, ids []int32, dist []float64) error {
+		last := len(picks) - 1
+		for c, p := range picks {
+			r := t.r
+			if c < last { // the last reads the stream itself
+				st := *t.src
+				r = rand.New(&st)
+			}
+			outs[c][seq%n] = p.pick(r, t.w, ids[:p.k], dist[:p.k])
+		}
 		if seq%n == n-1 {
-			return f(seq/n, outs)
+			for c := range picks {
+				if err := f(c, seq/n, outs[c]); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}
-	return m.perturb(ctx, next, emit, bar, &wordDraws{rows: rows, seed: n >= seedDraws})
+	return d.perturb(ctx, next, emit, bar, &wordDraws{rows: rows, seed: n >= seedDraws})
 }
 
 // WordSource is the source of a word's draws in word-level analyses: src

@@ -36,9 +36,15 @@ func (s Source) Token(example, position int) *rand.Rand {
 }
 
 func tokenRand(base uint64, example, position int) *rand.Rand {
+	return rand.New(tokenPCG(base, example, position))
+}
+
+// tokenPCG is the generator behind tokenRand: its state, copied, gives
+// several readers the same randomness from that point on (SharedDraws).
+func tokenPCG(base uint64, example, position int) *rand.PCG {
 	a := splitmix(base ^ splitmix(uint64(example)+0x632be59bd9b4e019))
 	b := splitmix(a ^ splitmix(uint64(position)+0x8cb92ba72f3d8dd7))
-	return rand.New(rand.NewPCG(a, b))
+	return rand.NewPCG(a, b)
 }
 
 // Word returns a stream for a draw that belongs to a word rather than a

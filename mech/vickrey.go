@@ -67,7 +67,7 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 		return nil, fmt.Errorf("vickrey: needs %d neighbours, the vocabulary has %d words", k, space.Index.Len())
 	}
 	v := &Vickrey{p: p}
-	v.noisyNN = noisyNN{self: v, space: space, k: k, batch: batch, eps: eps, pick: func(r *rand.Rand, w int, ids []int32, d []float64) int32 {
+	v.noisyNN = noisyNN{self: v, space: space, k: k, batch: batch, eps: eps, noise: "laplace", pick: func(r *rand.Rand, w int, ids []int32, d []float64) int32 {
 		ids, d = v.exclude(w, ids, d, keep)
 		return v.choose(r, ids, d)
 	}}
@@ -77,6 +77,7 @@ func NewVickrey(space *Space, eps float64, p VickreyParams, batch int) (*Vickrey
 			return nil, err
 		}
 		v.mix = ellipticalMix(s, space.Emb.Dim)
+		v.noise = ellipticalNoise(p.Lambda)
 		v.metric = &mahalanobisMetric{sqrt: s}
 	}
 	return v, nil
