@@ -28,8 +28,21 @@ type Env struct {
 	// Seed draws word samples.
 	Seed uint64
 	// Memo, when set, keeps words' sampled output counts between cells.
-	Memo     Memo
+	Memo Memo
+	// Shared are other mechanism settings that draw Mech's noise from
+	// Source (the runner's common_noise: the other cells of its group),
+	// each with its memo: a word's draws are searched once for all of
+	// them (mech.SharedDraws) and their counts kept in their memos, where
+	// their own cells find them.
+	Shared   []Sharer
 	Progress io.Writer
+}
+
+// Sharer is a mechanism setting that draws another's noise, and the memo
+// of its counts (Env.Shared).
+type Sharer struct {
+	Mech mech.Mechanism
+	Memo Memo
 }
 
 // Memo keeps the output counts of m draws of words under one mechanism

@@ -158,7 +158,11 @@ func draws(ctx context.Context, env Env, rows []int, m int) ([]map[int32]int, in
 		sub[i] = rows[j]
 	}
 	lookups := int64(len(sub)) * int64(m)
-	if d, ok := env.Mech.(drawer); ok {
+	if len(env.Shared) > 0 {
+		if err := sharedDraws(ctx, env, sub, m, count); err != nil {
+			return nil, 0, err
+		}
+	} else if d, ok := env.Mech.(drawer); ok {
 		if err := d.Draws(ctx, sub, m, env.Source, count); err != nil {
 			return nil, 0, err
 		}
@@ -193,6 +197,42 @@ func draws(ctx context.Context, env Env, rows []int, m int) ([]map[int32]int, in
 		}
 	}
 	return out, lookups, nil
+}
+
+// sharedDraws draws rows m times under env.Mech and the mechanisms of
+// env.Shared at once (mech.SharedDraws), calls count with env.Mech's
+// outputs, and keeps the others' counts in their memos.
+func sharedDraws(ctx context.Context, env Env, rows []int, m int, count func(i int, outs []int32) error) error {
+	ms := []mech.Mechanism{env.Mech}
+	others := make([]map[string]map[int32]int, len(env.Shared))
+	for c, sh := range env.Shared {
+		ms = append(ms, sh.Mech)
+		others[c] = make(map[string]map[int32]int, len(rows))
+	}
+	words := env.Space.Emb.Words
+	err := mech.SharedDraws(ctx, ms, rows, m, env.Source, func(c, i int, outs []int32) error {
+		if c == 0 {
+			return count(i, outs)
+		}
+		n := map[int32]int{}
+		for _, o := range outs {
+			n[o]++
+		}
+		others[c-1][words[rows[i]]] = n
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for c, sh := range env.Shared {
+		if sh.Memo == nil {
+			continue
+		}
+		if err := sh.Memo.Put(m, others[c]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // distribution is one word's output distribution: exact, or estimated

@@ -112,6 +112,46 @@ func (c Cell) Stream() string {
 	return fmt.Sprintf("%s eps=%s", join(c.Mechanism, c.Resolved()), strconv.FormatFloat(c.Epsilon, 'g', -1, 64))
 }
 
+// SourceStream is the name of the cell's random streams (mech.Source's
+// Cell): its Stream, except under common_noise for a mechanism that draws
+// another's noise and only picks differently among the noisy vector's
+// neighbours. Vickrey draws Laplace's noise, or with lambda the
+// Mahalanobis mechanism's at that λ (mech's noisyNN.noise): its cells
+// take that mechanism's stream at the same ε, so that they draw the same
+// noise, and the same randomness after it, as its cells and each other
+// do. Each cell's outputs keep their mechanism's distribution; their
+// differences across settings have less spread (common random numbers),
+// and an analysis draws once for all of them (mech.SharedDraws).
+func (c *Config) SourceStream(cell Cell) string {
+	if n, ok := c.noiseCell(cell); ok {
+		return n.Stream()
+	}
+	return cell.Stream()
+}
+
+// noiseCell is the cell whose streams cell takes under common_noise (ok
+// false where it keeps its own).
+func (c *Config) noiseCell(cell Cell) (Cell, bool) {
+	if !c.CommonNoise || cell.Mechanism != "vickrey" {
+		return Cell{}, false
+	}
+	n := Cell{Mechanism: "laplace", Epsilon: cell.Epsilon, Seed: cell.Seed}
+	if v := cell.Resolved(); v.Has("lambda") {
+		n = Cell{Mechanism: "mahalanobis", Params: map[string]any{"lambda": v.Float("lambda")}, Epsilon: cell.Epsilon, Seed: cell.Seed}
+	}
+	return n, true
+}
+
+// sharedStream is SourceStream where it differs from the cell's Stream,
+// else "": what keys add, so that keys of cells that keep their own
+// streams are as they were.
+func (c *Config) sharedStream(cell Cell) string {
+	if n, ok := c.noiseCell(cell); ok {
+		return n.Stream()
+	}
+	return ""
+}
+
 // Cells expands the config's grid: baseline cells (one per seed) when
 // "none" is applied, then for each mechanism, each grid point (keys in
 // sorted order, values in the config's order), each ε, each privatized

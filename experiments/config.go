@@ -39,13 +39,18 @@ type Config struct {
 	// parameters); nil: none, the default.
 	Privacy map[string]any `yaml:"privacy,omitempty" json:"privacy,omitempty"`
 	Train   TrainConfig    `yaml:"train" json:"train"`
-	Seeds   []uint64       `yaml:"seeds" json:"seeds"`
-	Device  string         `yaml:"device" json:"device"`
-	Threads int            `yaml:"threads" json:"threads"` // libtorch threads (0: the cores, shared among workers)
-	Workers int            `yaml:"workers" json:"workers"`
-	Output  string         `yaml:"output" json:"output"`
-	Cache   string         `yaml:"cache" json:"cache"`
-	Checks  ChecksConfig   `yaml:"checks" json:"checks"`
+	// CommonNoise gives the cells of mechanisms that draw another's noise
+	// and only pick differently among the noisy vector's neighbours
+	// (Vickrey's) that mechanism's random streams at the same ε and seed:
+	// common random numbers (see Config.SourceStream). Off by default.
+	CommonNoise bool         `yaml:"common_noise,omitempty" json:"common_noise,omitempty"`
+	Seeds       []uint64     `yaml:"seeds" json:"seeds"`
+	Device      string       `yaml:"device" json:"device"`
+	Threads     int          `yaml:"threads" json:"threads"` // libtorch threads (0: the cores, shared among workers)
+	Workers     int          `yaml:"workers" json:"workers"`
+	Output      string       `yaml:"output" json:"output"`
+	Cache       string       `yaml:"cache" json:"cache"`
+	Checks      ChecksConfig `yaml:"checks" json:"checks"`
 	// Origin is written by xp into a run's resolved config: the file and
 	// overrides it was resolved from.
 	Origin *Origin `yaml:"origin,omitempty" json:"origin,omitempty"`

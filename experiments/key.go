@@ -54,6 +54,9 @@ type cellKey struct {
 	// splits (absent for cells that privatize nothing, and when not asked
 	// for: keys of configs without them are as before).
 	Privacy spec.Values `json:"privacy,omitempty"`
+	// Stream is the streams the cell takes from another mechanism
+	// (Config.SourceStream; absent where it keeps its own).
+	Stream string `json:"stream,omitempty"`
 }
 
 type modelKey struct {
@@ -78,6 +81,7 @@ type corpusKey struct {
 	MechEmbedding *EmbeddingConfig `json:"mechanism_embedding,omitempty"`
 	Device        string           `json:"device"`
 	Inputs        Inputs           `json:"inputs"`
+	Stream        string           `json:"stream,omitempty"` // as cellKey's
 }
 
 // Unkeyed are the config keys that never change a cell's numbers, so
@@ -109,6 +113,7 @@ type analysisKey struct {
 	MechEmbedding *EmbeddingConfig `json:"mechanism_embedding,omitempty"`
 	Device        string           `json:"device"`
 	Inputs        Inputs           `json:"inputs"`
+	Stream        string           `json:"stream,omitempty"` // as cellKey's
 }
 
 // Key is the content hash naming the cell's result (see cellKey and
@@ -116,7 +121,8 @@ type analysisKey struct {
 func (c *Config) Key(cell Cell, in Inputs) string {
 	if cell.Analysis != "" {
 		k := analysisKey{Version: Version, Analysis: cell.Analysis, Revision: analysisRevision(cell.Analysis), AParams: c.AnalysisParams(), Mechanism: cell.Mechanism,
-			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in}
+			Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in,
+			Stream: c.sharedStream(cell)}
 		if c.analysisReadsDataset() {
 			d := c.Dataset
 			k.Dataset, k.Tokenizer = &d, c.Tokenizer
@@ -128,7 +134,7 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 	k := cellKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
 		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(), Train: c.Train,
-		Device: deviceKind(c.Device), Inputs: in,
+		Device: deviceKind(c.Device), Inputs: in, Stream: c.sharedStream(cell),
 	}
 	if cell.Mode != "none" {
 		k.Privacy = c.PrivacyMeasures()
@@ -163,6 +169,7 @@ func (c *Config) CorpusKey(cell Cell, split string, in Inputs) string {
 	return hash(corpusKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Split: split,
 		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in,
+		Stream: c.sharedStream(cell),
 	})
 }
 
@@ -193,7 +200,7 @@ type drawsKey struct {
 // DrawsKey names the sampled outputs of words under cell's mechanism (see
 // drawsKey); in are the checksums of the cell's view of the inputs.
 func (c *Config) DrawsKey(cell Cell, in Inputs) string {
-	k := drawsKey{Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Stream: cell.Stream(),
+	k := drawsKey{Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Seed: cell.Seed, Stream: c.SourceStream(cell),
 		Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Device: deviceKind(c.Device), Inputs: in}
 	if cell.Mechanism == "" || cell.ReadsTask() {
 		ds := c.Dataset
@@ -289,14 +296,29 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 // seed, the train and both cells of a setting, ε and seed, which also
 // share a privatized training split — so that a shard (one task of a
 // cluster array) holds all of them and builds what they share once; an
-// analysis cell is a group of its own. Like Key, it is a content hash:
+// analysis cell is a group of its own, except under common_noise, where
+// the analysis cells of the mechanisms that draw one noise at an ε and
+// seed (SourceStream) are one group: the first of them draws for all. Like Key, it is a content hash:
 // ordering groups by it is independent of the order of the config's keys.
 func (c *Config) GroupKey(cell Cell, in Inputs) string {
+	if cell.Analysis != "" && c.CommonNoise && slices.Contains(noiseMechanisms, cell.Mechanism) {
+		// the cells that draw one noise (SourceStream) draw it together
+		family := cell
+		family.Mechanism, family.Params = "", nil
+		return hash(struct {
+			Cell   string `json:"cell"`
+			Stream string `json:"stream"`
+		}{c.Key(family, in), c.SourceStream(cell)})
+	}
 	if cell.Analysis != "" {
 		return c.Key(cell, in)
 	}
 	return c.ModelKey(cell, in)
 }
+
+// noiseMechanisms are the mechanisms whose cells draw a noise that
+// others may share under common_noise (Config.SourceStream).
+var noiseMechanisms = []string{"laplace", "mahalanobis", "vickrey"}
 
 // Groups numbers the distinct group keys of a sweep (one per cell, see
 // GroupKey) in sorted order: it returns each cell's group number and the

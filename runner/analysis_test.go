@@ -758,3 +758,91 @@ func TestEveryStageRun(t *testing.T) {
 		t.Errorf("%d stage planners for %d descriptors", len(stageJobs), len(names))
 	}
 }
+
+// TestCommonNoise: under common_noise the analysis cells that draw one
+// noise (Laplace and Vickrey's t at an ε; Mahalanobis and Vickrey with
+// its λ) draw once for all: the first cell of each group makes the
+// draws, the others find theirs in the draws cache (no draws of their
+// own), and every cell's numbers equal those of a run of that cell alone
+// (fresh cache). Laplace's numbers are those of a run without
+// common_noise; Vickrey's come from Laplace's streams, not their own.
+func TestCommonNoise(t *testing.T) {
+	const body = `analysis:
+  kind: bayes-adversary
+  samples: 200
+mechanisms:
+  - name: laplace
+    epsilon: [1, 5]
+  - name: vickrey
+    epsilon: [1, 5]
+    grid: {t: [0.25, 1]}
+  - name: vickrey
+    epsilon: [5]
+    grid: {t: [0.5], lambda: [0.3]}
+  - name: mahalanobis
+    epsilon: [5]
+    grid: {lambda: [0.3]}
+seeds: [1]
+common_noise: true
+`
+	records := func(path string, sets ...string) map[string]results.Record {
+		t.Helper()
+		sum := runConfig(t, path, sets...)
+		c, err := experiments.Load(path, experiments.Options{Set: sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		store, err := results.OpenStore(c.Output)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := store.Records(sum.Keys())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]results.Record{}
+		for _, r := range recs {
+			out[r.Cell.String()] = r
+		}
+		return out
+	}
+	path, _ := analysisConfig(t, body)
+	all := records(path)
+	if len(all) != 8 {
+		t.Fatalf("%d records, want 8", len(all))
+	}
+	var drew []string
+	for name, r := range all {
+		if r.Provenance.WorkUnits > 0 {
+			drew = append(drew, name)
+		}
+	}
+	slices.Sort(drew)
+	// three groups (Laplace's noise at ε = 1 and 5, Mahalanobis's at
+	// λ = 0.3, ε = 5): one cell of each draws
+	if len(drew) != 3 {
+		t.Errorf("cells that drew: %v, want one per group (3)", drew)
+	}
+	for _, alone := range []struct{ cell, body string }{
+		{"bayes-adversary: vickrey t=1 ε=5 seed=1", "  - name: vickrey\n    epsilon: [5]\n    grid: {t: [1]}\n"},
+		{"bayes-adversary: vickrey lambda=0.3 t=0.5 ε=5 seed=1", "  - name: vickrey\n    epsilon: [5]\n    grid: {t: [0.5], lambda: [0.3]}\n"},
+		{"bayes-adversary: laplace ε=5 seed=1", "  - name: laplace\n    epsilon: [5]\n"},
+	} {
+		p, _ := analysisConfig(t, "analysis:\n  kind: bayes-adversary\n  samples: 200\nmechanisms:\n"+alone.body+"seeds: [1]\ncommon_noise: true\n")
+		one := records(p)
+		r, ok := one[alone.cell]
+		if !ok || len(one) != 1 {
+			t.Fatalf("run of %s alone: records %v", alone.cell, slices.Collect(maps.Keys(one)))
+		}
+		if !reflect.DeepEqual(r.Analysis.Stats, all[alone.cell].Analysis.Stats) {
+			t.Errorf("%s: alone %+v, beside its group %+v", alone.cell, r.Analysis.Stats, all[alone.cell].Analysis.Stats)
+		}
+	}
+	own := records(path, "common_noise=false", "output="+t.TempDir(), "cache="+t.TempDir())
+	for name, r := range all {
+		same := reflect.DeepEqual(r.Analysis.Stats, own[name].Analysis.Stats)
+		if vickrey := r.Cell.Mechanism == "vickrey"; same == vickrey {
+			t.Errorf("%s: the same numbers with and without common_noise: %v, want %v", name, same, !vickrey)
+		}
+	}
+}

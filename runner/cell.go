@@ -95,14 +95,47 @@ func (s *Session) analysisEnv(cell experiments.Cell) (env analysis.Env, built fl
 	}
 	in := s.in.view(cell)
 	env = analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels, Texts: in.splits["train"].Docs,
-		Source: mech.Source{Seed: cell.Seed, Cell: cell.Stream()}}
+		Source: mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell)}}
 	if cell.Mechanism != "" {
 		if env.Mech, built, err = s.mechanism(cell, nil); err != nil {
 			return analysis.Env{}, 0, err
 		}
-		env.Memo = &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, s.sums(cell)), logf: s.logf}
+		env.Memo = s.drawMemo(cell)
+	}
+	if cell.Analysis != "" && cell.Mechanism != "" && s.c.CommonNoise {
+		for _, o := range s.sharers(cell) {
+			m, b, err := s.mechanism(o, nil)
+			if err != nil {
+				return analysis.Env{}, 0, err
+			}
+			built += b
+			env.Shared = append(env.Shared, analysis.Sharer{Mech: m, Memo: s.drawMemo(o)})
+		}
 	}
 	return env, built, nil
+}
+
+func (s *Session) drawMemo(cell experiments.Cell) *drawMemo {
+	return &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, s.sums(cell)), logf: s.logf}
+}
+
+// sharers are the other mechanism settings of the config's analysis
+// cells that draw cell's noise under common_noise (the same analysis,
+// seed and streams: experiments.Config.SourceStream), once each, in plan
+// order: cell's draws are drawn for them too, and their cells find
+// them in the draws cache.
+func (s *Session) sharers(cell experiments.Cell) []experiments.Cell {
+	stream := s.c.SourceStream(cell)
+	seen := map[string]bool{cell.Stream(): true}
+	var out []experiments.Cell
+	for _, o := range s.c.Cells() {
+		if o.Analysis != cell.Analysis || o.Seed != cell.Seed || o.Mechanism == "" || s.c.SourceStream(o) != stream || seen[o.Stream()] {
+			continue
+		}
+		seen[o.Stream()] = true
+		out = append(out, o)
+	}
+	return out
 }
 
 // drawsDir holds the words' sampled outputs (see drawMemo).

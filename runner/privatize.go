@@ -59,7 +59,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	}
 	docs := append(append([][]string{}, orig.Docs...), orig.Docs2...) // pairs: both texts, one stream each
 	start := time.Now()
-	out, rep, err := m.Privatize(ctx, docs, mech.Source{Seed: cell.Seed, Cell: cell.Stream(), Split: split})
+	out, rep, err := m.Privatize(ctx, docs, mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell), Split: split})
 	if err != nil {
 		return Privatized{}, fmt.Errorf("privatize %s: %w", split, err)
 	}
