@@ -765,7 +765,8 @@ func TestEveryStageRun(t *testing.T) {
 // draws, the others find theirs in the draws cache (no draws of their
 // own), and every cell's numbers equal those of a run of that cell alone
 // (fresh cache). Laplace's numbers are those of a run without
-// common_noise; Vickrey's come from Laplace's streams, not their own.
+// common_noise; Vickrey's come from Laplace's streams, not their own. The
+// dry run prices a group's draws once.
 func TestCommonNoise(t *testing.T) {
 	const body = `analysis:
   kind: bayes-adversary
@@ -807,6 +808,22 @@ common_noise: true
 		return out
 	}
 	path, _ := analysisConfig(t, body)
+	// the dry run prices each group's draws once: 3 groups of 8 cells
+	lookups := map[bool]int64{}
+	for _, common := range []bool{false, true} {
+		c, err := experiments.Load(path, experiments.Options{Set: []string{fmt.Sprintf("common_noise=%v", common)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Run(context.Background(), c, Options{DryRun: true})
+		if err != nil || sum.Estimate == nil {
+			t.Fatalf("dry run: %v", err)
+		}
+		lookups[common] = sum.Estimate.AnalysisLookups
+	}
+	if lookups[false] == 0 || lookups[true]*8 != lookups[false]*3 {
+		t.Errorf("the dry run's lookups: %d without common_noise, %d with: want 3 of 8", lookups[false], lookups[true])
+	}
 	all := records(path)
 	if len(all) != 8 {
 		t.Fatalf("%d records, want 8", len(all))

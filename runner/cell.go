@@ -119,17 +119,27 @@ func (s *Session) drawMemo(cell experiments.Cell) *drawMemo {
 	return &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, s.sums(cell)), logf: s.logf}
 }
 
+// drawGroup names the analysis cells that draw together under
+// common_noise: one analysis, seed and streams (experiments.Config.
+// SourceStream); "" for a cell that draws alone.
+func (s *Session) drawGroup(cell experiments.Cell) string {
+	if !s.c.CommonNoise || cell.Analysis == "" || cell.Mechanism == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%s\x00%d", cell.Analysis, s.c.SourceStream(cell), cell.Seed)
+}
+
 // sharers are the other mechanism settings of the config's analysis
 // cells that draw cell's noise under common_noise (the same analysis,
 // seed and streams: experiments.Config.SourceStream), once each, in plan
 // order: cell's draws are drawn for them too, and their cells find
 // them in the draws cache.
 func (s *Session) sharers(cell experiments.Cell) []experiments.Cell {
-	stream := s.c.SourceStream(cell)
+	group := s.drawGroup(cell)
 	seen := map[string]bool{cell.Stream(): true}
 	var out []experiments.Cell
 	for _, o := range s.c.Cells() {
-		if o.Analysis != cell.Analysis || o.Seed != cell.Seed || o.Mechanism == "" || s.c.SourceStream(o) != stream || seen[o.Stream()] {
+		if seen[o.Stream()] || s.drawGroup(o) != group {
 			continue
 		}
 		seen[o.Stream()] = true

@@ -295,7 +295,7 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 	host, _ := os.Hostname()
 	rates := readRates(s.c.Cache)[host]
 	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
-	seen, built := map[string]bool{}, map[string]bool{}
+	seen, built, drawn := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	// price adds n units of work at key's rate, or else at the first of
 	// the borrowed keys measured (another mechanism's rate for the same
 	// search: sameSearch).
@@ -326,6 +326,12 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 		if cell.Analysis != "" {
 			e.Analyses++
 			s.priceConstruction(e, cell, rates, built)
+			if g := s.drawGroup(cell); g != "" {
+				if drawn[g] {
+					continue // its draws are made by its group's first cell (common_noise)
+				}
+				drawn[g] = true
+			}
 			s.priceAnalysis(e, cell, rates, price)
 			continue
 		}
