@@ -50,7 +50,7 @@ var glove3 = "the 0.1 0.2 0.3\nfilm 0.2 0.1 0.0\ngood 0.9 0.1 0.1\nbad -0.9 0.1 
 
 var errorCases = []errorCase{
 	{"a misspelt key", edit("seeds: [1, 2]", "sedes: [1, 2]"), []string{"run", "x.yaml"},
-		`x.yaml:15: unknown key "sedes" in the config (known: analysis, apply, cache, checks, data, dataset, device, embedding, mechanism_embedding, mechanisms, model, name, output, privacy, seeds, stages, threads, tokenizer, train, workers)`},
+		`x.yaml:15: unknown key "sedes" in the config (known: analysis, apply, cache, checks, common_noise, data, dataset, device, embedding, mechanism_embedding, mechanisms, model, name, output, privacy, seeds, stages, threads, tokenizer, train, workers)`},
 	{"a privacy measure that does not exist", edit("seeds: [1, 2]", "seeds: [1, 2]\nprivacy: {measures: [recall]}"), []string{"run", "x.yaml"},
 		`x.yaml:16: privacy: parameter measures = ["recall"], want a list of at least 1 words among deniability, recovery`},
 	{"a misspelt nested key", edit("  epochs: 2", "  epoch: 2"), []string{"run", "x.yaml"},
