@@ -56,6 +56,25 @@ func runConfig(t *testing.T, path string, sets ...string) Summary {
 	return sum
 }
 
+// runRecords reads the records of sum, the run of the config at path with
+// sets.
+func runRecords(t *testing.T, path string, sum Summary, sets ...string) []results.Record {
+	t.Helper()
+	c, err := experiments.Load(path, experiments.Options{Set: sets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := results.OpenStore(c.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := store.Records(sum.Keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
 // TestAnalysisRunAndReuse: analysis cells are recorded, reused by a
 // second run, and reused when only the model section changes.
 func TestAnalysisRunAndReuse(t *testing.T) {
@@ -154,19 +173,7 @@ mechanisms:
 	if !(em["laplace 0.5"] > em["laplace 200"]+0.3) {
 		t.Errorf("E_M: %v", em)
 	}
-	c, err := experiments.Load(path, experiments.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := results.OpenStore(c.Output)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := store.Records(sum.Keys())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
+	for _, r := range runRecords(t, path, sum) {
 		if r.Cell.Mechanism == "santext" && r.Analysis.Method != "exact" {
 			t.Errorf("SanText's f_M: %s", r.Analysis.Method)
 		}
@@ -788,21 +795,8 @@ common_noise: true
 `
 	records := func(path string, sets ...string) map[string]results.Record {
 		t.Helper()
-		sum := runConfig(t, path, sets...)
-		c, err := experiments.Load(path, experiments.Options{Set: sets})
-		if err != nil {
-			t.Fatal(err)
-		}
-		store, err := results.OpenStore(c.Output)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := store.Records(sum.Keys())
-		if err != nil {
-			t.Fatal(err)
-		}
 		out := map[string]results.Record{}
-		for _, r := range recs {
+		for _, r := range runRecords(t, path, runConfig(t, path, sets...), sets...) {
 			out[r.Cell.String()] = r
 		}
 		return out
