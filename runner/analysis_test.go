@@ -772,8 +772,8 @@ func TestEveryStageRun(t *testing.T) {
 // draws, the others find theirs in the draws cache (no draws of their
 // own), and every cell's numbers equal those of a run of that cell alone
 // (fresh cache). Laplace's numbers are those of a run without
-// common_noise; Vickrey's come from Laplace's streams, not their own. The
-// dry run prices a group's draws once.
+// common_noise; Vickrey's come from Laplace's streams, not their own, and
+// their records say so. The dry run prices a group's draws once.
 func TestCommonNoise(t *testing.T) {
 	const body = `analysis:
   kind: bayes-adversary
@@ -847,6 +847,12 @@ common_noise: true
 		}
 		if !reflect.DeepEqual(r.Analysis.Stats, all[alone.cell].Analysis.Stats) {
 			t.Errorf("%s: alone %+v, beside its group %+v", alone.cell, r.Analysis.Stats, all[alone.cell].Analysis.Stats)
+		}
+	}
+	for name, r := range all {
+		noted := slices.ContainsFunc(r.Analysis.Notes, func(n string) bool { return strings.HasPrefix(n, "common_noise: drawn from the streams of ") })
+		if noted != (r.Cell.Mechanism == "vickrey") {
+			t.Errorf("%s: noted as drawn from another's streams: %v (notes %q)", name, noted, r.Analysis.Notes)
 		}
 	}
 	own := records(path, "common_noise=false", "output="+t.TempDir(), "cache="+t.TempDir())

@@ -70,6 +70,9 @@ func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *resul
 	if err != nil {
 		return err
 	}
+	if st := s.c.SourceStream(cell); st != cell.Stream() {
+		a.Notes = append(a.Notes, fmt.Sprintf("common_noise: drawn from the streams of %s, whose cells draw the same noise", st))
+	}
 	if secs := time.Since(start).Seconds(); a.Lookups > 0 && secs > 0 {
 		rec.Provenance.TokensPerSec = float64(a.Lookups) / secs
 	}
