@@ -298,8 +298,9 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 // cluster array) holds all of them and builds what they share once; an
 // analysis cell is a group of its own, except under common_noise, where
 // the analysis cells of the mechanisms that draw one noise at an ε and
-// seed (SourceStream) are one group: the first of them draws for all. Like Key, it is a content hash:
-// ordering groups by it is independent of the order of the config's keys.
+// seed (SourceStream) are one group: the first of them draws for all.
+// Like Key, it is a content hash: ordering groups by it is independent
+// of the order of the config's keys.
 func (c *Config) GroupKey(cell Cell, in Inputs) string {
 	if cell.Analysis != "" && c.CommonNoise && slices.Contains(noiseMechanisms, cell.Mechanism) {
 		// the cells that draw one noise (SourceStream) draw it together
