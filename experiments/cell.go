@@ -123,8 +123,8 @@ func (c Cell) Stream() string {
 // differences across settings have less spread (common random numbers),
 // and an analysis draws once for all of them (mech.SharedDraws).
 func (c *Config) SourceStream(cell Cell) string {
-	if n, ok := c.noiseCell(cell); ok {
-		return n.Stream()
+	if s := c.sharedStream(cell); s != "" {
+		return s
 	}
 	return cell.Stream()
 }

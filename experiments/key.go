@@ -302,7 +302,7 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 // Like Key, it is a content hash: ordering groups by it is independent
 // of the order of the config's keys.
 func (c *Config) GroupKey(cell Cell, in Inputs) string {
-	if cell.Analysis != "" && c.CommonNoise && slices.Contains(noiseMechanisms, cell.Mechanism) {
+	if cell.Analysis != "" && c.CommonNoise && cell.Mechanism != "" {
 		// the cells that draw one noise (SourceStream) draw it together
 		family := cell
 		family.Mechanism, family.Params = "", nil
@@ -316,10 +316,6 @@ func (c *Config) GroupKey(cell Cell, in Inputs) string {
 	}
 	return c.ModelKey(cell, in)
 }
-
-// noiseMechanisms are the mechanisms whose cells draw a noise that
-// others may share under common_noise (Config.SourceStream).
-var noiseMechanisms = []string{"laplace", "mahalanobis", "vickrey"}
 
 // Groups numbers the distinct group keys of a sweep (one per cell, see
 // GroupKey) in sorted order: it returns each cell's group number and the

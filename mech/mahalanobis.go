@@ -128,7 +128,6 @@ func SigmaPSqrt(data []float32, n, dim int, lambda float64) ([]float64, error) {
 	return out, nil
 }
 
-func (m *Mahalanobis) Name() string {
-	return "mahalanobis(lambda=" + strconv.FormatFloat(m.lambda, 'g', -1, 64) + ")"
-}
+// Name is the name of its noise (ellipticalNoise).
+func (m *Mahalanobis) Name() string        { return ellipticalNoise(m.lambda) }
 func (m *Mahalanobis) Notion() spec.Notion { return spec.MetricDP }
