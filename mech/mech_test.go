@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -939,6 +940,84 @@ func TestSharedDrawsEqualDraws(t *testing.T) {
 		}
 		if err := SharedDraws(context.Background(), []Mechanism{lap, m}, rows, 4, src, func(int, int, []int32) error { return nil }); err == nil {
 			t.Errorf("laplace at ε = 3 and %s at ε = %v share draws: want refused", m.Name(), other.eps)
+		}
+	}
+}
+
+// TestSharedPrivatizeEqualsPrivatize: privatizing running text for
+// several mechanisms of one noise at once gives each the output and
+// report of its own Privatize, bit for bit (out-of-vocabulary tokens,
+// batches that end mid-document, ε where nothing changes to ε where
+// everything does), and mechanisms of other noise are refused.
+func TestSharedPrivatizeEqualsPrivatize(t *testing.T) {
+	s := tinySpace(t, 700, 5, 9, 1)
+	src := Source{Seed: 7, Cell: "laplace eps=3", Split: "train"}
+	r := rand.New(rand.NewPCG(3, 4))
+	docs := make([][]string, 9)
+	for i := range docs {
+		for j := 0; j < 5+r.IntN(30); j++ {
+			w := "w" + strconv.Itoa(r.IntN(700))
+			if r.IntN(10) == 0 {
+				w = "oov" + strconv.Itoa(j)
+			}
+			docs[i] = append(docs[i], w)
+		}
+	}
+	families := [][]struct {
+		name string
+		p    Params
+	}{
+		{{"vickrey", Params{"t": 0.25}}, {"laplace", nil}, {"vickrey", Params{"t": 1.0}}, {"vickrey", Params{"exclude_input": true}},
+			{"vickrey", Params{"rank": 3}}, {"vickrey", Params{"t_r": []float64{0.5, 1, 2}}}},
+		{{"mahalanobis", Params{"lambda": 0.3}}, {"vickrey", Params{"t": 0.5, "lambda": 0.3}}},
+	}
+	for _, fam := range families {
+		for _, eps := range []float64{0.3, 3, 30, 3000} {
+			var ms []Mechanism
+			for _, c := range fam {
+				m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms = append(ms, m)
+			}
+			outs, reps, err := SharedPrivatize(context.Background(), ms, docs, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(outs) != len(ms) || len(reps) != len(ms) {
+				t.Fatalf("%d outputs and %d reports for %d mechanisms", len(outs), len(reps), len(ms))
+			}
+			for c, m := range ms {
+				what := fmt.Sprintf("%s ε=%v", m.Name(), eps)
+				out, rep, err := m.Privatize(context.Background(), docs, src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(out, outs[c]) {
+					t.Errorf("%s: shared privatization %v, alone %v", what, outs[c], out)
+				}
+				if !reflect.DeepEqual(rep, reps[c]) {
+					t.Errorf("%s: shared report %+v, alone %+v", what, reps[c], rep)
+				}
+				if c > 0 && eps == 3 && reflect.DeepEqual(outs[c], outs[0]) {
+					t.Errorf("%s: the same output as %s: the test would not see a pick's mix-up", what, ms[0].Name())
+				}
+			}
+		}
+	}
+	lap, _ := New("laplace", s, 3, nil, Options{})
+	for _, other := range []struct {
+		name string
+		eps  float64
+		p    Params
+	}{{"laplace", 4, nil}, {"mahalanobis", 3, nil}, {"santext", 3, Params{"candidates": "embedding"}}} {
+		m, err := New(other.name, s, other.eps, other.p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := SharedPrivatize(context.Background(), []Mechanism{lap, m}, docs, src); err == nil {
+			t.Errorf("laplace at ε = 3 and %s at ε = %v share a privatization: want refused", m.Name(), other.eps)
 		}
 	}
 }

@@ -281,9 +281,26 @@ func (b *nnBatch) fly(ix *knn.Index, k int) {
 
 // Privatize privatizes docs under src (Mechanism.Privatize).
 func (m *noisyNN) Privatize(ctx context.Context, docs [][]string, src Source) ([][]string, metrics.Privatization, error) {
-	rep := newReport(m.self, m.space)
-	out, err := m.run(ctx, docs, src, &rep)
-	return out, rep, err
+	outs, reps, err := m.privatize(ctx, []*noisyNN{m}, docs, src)
+	if err != nil {
+		return nil, reps[0], err
+	}
+	return outs[0], reps[0], nil
+}
+
+// SharedPrivatize is Privatize of several mechanisms that draw the same
+// noise from the same source (as SharedDraws): each token's noise is
+// drawn and its neighbours searched once, as many as the most demanding
+// of ms needs, and each mechanism picks its output with its own copy of
+// the token's stream as it stood after the noise. outs[c] and reps[c]
+// equal ms[c].Privatize(ctx, docs, src)'s bit for bit. Mechanisms that
+// draw other noise, or none, are refused.
+func SharedPrivatize(ctx context.Context, ms []Mechanism, docs [][]string, src Source) (outs [][][]string, reps []metrics.Privatization, err error) {
+	nns, err := sharing("shared privatization", ms)
+	if err != nil || len(nns) == 0 {
+		return nil, nil, err
+	}
+	return nns[0].privatize(ctx, nns, docs, src)
 }
 
 func (m *noisyNN) setProgress(w io.Writer) { m.progress = w }
@@ -291,10 +308,22 @@ func (m *noisyNN) setProgress(w io.Writer) { m.progress = w }
 // Epsilon is the mechanism's ε.
 func (m *noisyNN) Epsilon() float64 { return m.eps }
 
-func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *metrics.Privatization) ([][]string, error) {
-	out := make([][]string, len(docs))
-	for i, d := range docs {
-		out[i] = append([]string(nil), d...)
+// privatize is Privatize for the mechanisms picks, whose noise is m's:
+// one search of the most neighbours any of them takes per token, and
+// each one's output and report.
+func (m *noisyNN) privatize(ctx context.Context, picks []*noisyNN, docs [][]string, src Source) ([][][]string, []metrics.Privatization, error) {
+	outs := make([][][]string, len(picks))
+	reps := make([]metrics.Privatization, len(picks))
+	for c, p := range picks {
+		outs[c] = make([][]string, len(docs))
+		for i, d := range docs {
+			outs[c][i] = append([]string(nil), d...)
+		}
+		reps[c] = newReport(p.self, p.space)
+	}
+	d := *m // the searching driver: m's noise, the largest k
+	for _, p := range picks {
+		d.k = max(d.k, p.k)
 	}
 	base := src.base()
 	bar := progress.New(m.progress, tokenCount(docs), "privatize", false)
@@ -302,6 +331,7 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 	// where[seq] is the (document, position) of the seq-th token searched.
 	type at struct{ doc, pos int }
 	var where []at
+	var tokens, oov int64
 	di, pi := 0, 0
 	next := func() (token, bool) {
 		for di < len(docs) {
@@ -311,10 +341,10 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 			}
 			d, p := di, pi
 			pi++
-			rep.Tokens++
+			tokens++
 			w, ok := m.space.Emb.Index(docs[d][p])
 			if !ok {
-				rep.OOV++
+				oov++
 				bar.Add(1)
 				continue
 			}
@@ -323,20 +353,32 @@ func (m *noisyNN) run(ctx context.Context, docs [][]string, src Source, rep *met
 		}
 		return token{}, false
 	}
+	last := len(picks) - 1
 	emit := func(seq int, t token, ids []int32, dist []float64) error {
-		o := m.pick(t.r, t.w, ids, dist)
-		if int(o) == t.w {
-			rep.Unchanged++
+		for c, p := range picks {
+			r := t.r
+			if c < last { // the last reads the stream itself
+				st := *t.src
+				r = rand.New(&st)
+			}
+			o := p.pick(r, t.w, ids[:p.k], dist[:p.k])
+			if int(o) == t.w {
+				reps[c].Unchanged++
+			}
+			outs[c][where[seq].doc][where[seq].pos] = m.space.Emb.Words[o]
 		}
-		out[where[seq].doc][where[seq].pos] = m.space.Emb.Words[o]
 		return nil
 	}
 	before := m.space.Index.Stats().Fallbacks
-	if err := m.perturb(ctx, next, emit, bar, nil); err != nil {
-		return nil, err
+	err := d.perturb(ctx, next, emit, bar, nil)
+	for c := range reps {
+		reps[c].Tokens, reps[c].OOV = tokens, oov
+		reps[c].Fallbacks = m.space.Index.Stats().Fallbacks - before
 	}
-	rep.Fallbacks = m.space.Index.Stats().Fallbacks - before
-	return out, nil
+	if err != nil {
+		return nil, reps, err
+	}
+	return outs, reps, nil
 }
 
 // Draws privatizes each of rows n times in shared search batches (each
@@ -361,21 +403,29 @@ func (m *noisyNN) Draws(ctx context.Context, rows []int, n int, src Source, f fu
 // i+1's); they equal ms[c].Draws(ctx, rows, n, src, …)'s bit for bit.
 // Mechanisms that draw other noise, or none, are refused.
 func SharedDraws(ctx context.Context, ms []Mechanism, rows []int, n int, src Source, f func(c, i int, outs []int32) error) error {
-	if len(ms) == 0 {
-		return nil
+	nns, err := sharing("shared draws", ms)
+	if err != nil || len(nns) == 0 {
+		return err
 	}
+	return nns[0].draws(ctx, nns, rows, n, src, f)
+}
+
+// sharing is the drivers of ms, which must draw one noise (the same
+// space, ε and noise: SharedDraws, SharedPrivatize); what names the
+// caller in its errors.
+func sharing(what string, ms []Mechanism) ([]*noisyNN, error) {
 	nns := make([]*noisyNN, len(ms))
 	for c, m := range ms {
 		d, ok := m.(interface{ driver() *noisyNN })
 		if !ok {
-			return fmt.Errorf("shared draws: %s draws no noise to share", m.Name())
+			return nil, fmt.Errorf("%s: %s draws no noise to share", what, m.Name())
 		}
 		nns[c] = d.driver()
 		if a, b := nns[0], nns[c]; a.space != b.space || a.eps != b.eps || a.noise != b.noise {
-			return fmt.Errorf("shared draws: %s (%s noise, ε = %g) and %s (%s noise, ε = %g) draw different noise", ms[0].Name(), a.noise, a.eps, m.Name(), b.noise, b.eps)
+			return nil, fmt.Errorf("%s: %s (%s noise, ε = %g) and %s (%s noise, ε = %g) draw different noise", what, ms[0].Name(), a.noise, a.eps, m.Name(), b.noise, b.eps)
 		}
 	}
-	return nns[0].draws(ctx, nns, rows, n, src, f)
+	return nns, nil
 }
 
 func (m *noisyNN) driver() *noisyNN { return m }
