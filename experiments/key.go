@@ -298,7 +298,10 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 // cluster array) holds all of them and builds what they share once; an
 // analysis cell is a group of its own, except under common_noise, where
 // the analysis cells of the mechanisms that draw one noise at an ε and
-// seed (SourceStream) are one group: the first of them draws for all.
+// seed (SourceStream) are one group: the first of them draws for all;
+// and so are their train and both cells (the first privatizes the
+// training splits of all: runner's Session.Split). Their test-mode
+// cells are the baseline's group anyway.
 // Like Key, it is a content hash: ordering groups by it is independent
 // of the order of the config's keys.
 func (c *Config) GroupKey(cell Cell, in Inputs) string {
@@ -310,6 +313,16 @@ func (c *Config) GroupKey(cell Cell, in Inputs) string {
 			Cell   string `json:"cell"`
 			Stream string `json:"stream"`
 		}{c.Key(family, in), c.SourceStream(cell)})
+	}
+	if cell.Analysis == "" && c.CommonNoise && cell.Privatizes("train") {
+		// the cells whose training splits draw one noise (SourceStream)
+		// privatize them together
+		clean := cell
+		clean.Mechanism, clean.Params, clean.Mode = "", nil, "none"
+		return hash(struct {
+			Model  string `json:"model"`
+			Stream string `json:"stream"`
+		}{c.ModelKey(clean, in), c.SourceStream(cell)})
 	}
 	if cell.Analysis != "" {
 		return c.Key(cell, in)

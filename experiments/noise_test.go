@@ -90,5 +90,42 @@ seeds: [1, 2]
 				t.Errorf("%s: privatized split's key changed by common_noise: %v, want %v", cell, changed, vickrey)
 			}
 		}
+		if g, w := u.GroupKey(cell, in), u.ModelKey(cell, in); g != w {
+			t.Errorf("%s: group %.12s without common_noise, want its model's %.12s", cell, g, w)
+		}
+		if !cell.Privatizes("train") && uOn.GroupKey(cell, in) != u.GroupKey(cell, in) {
+			t.Errorf("%s: group changed by common_noise", cell)
+		}
+	}
+	// the train cells that draw one noise at an ε and seed are one group
+	ub := map[string]Cell{}
+	for _, cell := range uOn.Cells() {
+		ub[cell.String()] = cell
+	}
+	group := func(name string) string {
+		t.Helper()
+		cell, ok := ub[name]
+		if !ok {
+			t.Fatalf("no cell %q", name)
+		}
+		return uOn.GroupKey(cell, in)
+	}
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"laplace ε=1 train seed=1", "vickrey t=0.25 ε=1 train seed=1", true},
+		{"vickrey t=1 ε=5 train seed=2", "laplace ε=5 train seed=2", true},
+		{"vickrey lambda=0.3 t=0.5 ε=5 train seed=1", "mahalanobis lambda=0.3 ε=5 train seed=1", true},
+		{"laplace ε=1 train seed=1", "laplace ε=1 train seed=2", false},
+		{"laplace ε=1 train seed=1", "laplace ε=5 train seed=1", false},
+		{"laplace ε=5 train seed=1", "mahalanobis lambda=0.3 ε=5 train seed=1", false},
+		{"mahalanobis lambda=0.2 ε=5 train seed=1", "mahalanobis lambda=0.3 ε=5 train seed=1", false},
+		{"laplace ε=1 train seed=1", "baseline seed=1", false},
+		{"laplace ε=1 test seed=1", "baseline seed=1", true},
+	} {
+		if same := group(c.a) == group(c.b); same != c.same {
+			t.Errorf("%s and %s: one group under common_noise: %v, want %v", c.a, c.b, same, c.same)
+		}
 	}
 }

@@ -362,6 +362,12 @@ func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threa
 				continue
 			}
 			seen[key] = true
+			if g := s.splitGroup(cell, split); g != "" {
+				if seen[g] {
+					continue // privatized with its group's first missing split (common_noise)
+				}
+				seen[g] = true
+			}
 			s.priceConstruction(e, cell, rates, built)
 			n := s.in.splits[split].tokens()
 			e.Privatizations++

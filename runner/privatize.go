@@ -44,7 +44,7 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 		return Privatized{Split: orig, Original: orig}, nil
 	}
 	key := s.c.CorpusKey(cell, split, s.in.sums)
-	path := filepath.Join(s.c.Cache, "corpora", key+".gob.gz")
+	path := s.corpusPath(key)
 	cf, err := readCorpus(path, key, len(orig.Docs))
 	switch {
 	case err == nil:
@@ -53,26 +53,90 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 	case !errors.Is(err, fs.ErrNotExist):
 		s.logf("corpus cache %s: %v: privatizing %s again", path, err, split)
 	}
-	m, _, err := s.mechanism(cell, progress)
-	if err != nil {
-		return Privatized{}, err
+	cells := append([]experiments.Cell{cell}, s.splitSharers(cell, split)...)
+	ms := make([]mech.Mechanism, len(cells))
+	for i, c := range cells {
+		w := progress
+		if i > 0 {
+			w = nil
+		}
+		if ms[i], _, err = s.mechanism(c, w); err != nil {
+			return Privatized{}, err
+		}
 	}
 	docs := append(append([][]string{}, orig.Docs...), orig.Docs2...) // pairs: both texts, one stream each
+	src := mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell), Split: split}
 	start := time.Now()
-	out, rep, err := m.Privatize(ctx, docs, mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell), Split: split})
-	if err != nil {
-		return Privatized{}, fmt.Errorf("privatize %s: %w", split, err)
+	var outs [][][]string
+	var reps []metrics.Privatization
+	if len(ms) == 1 {
+		out, rep, err := ms[0].Privatize(ctx, docs, src)
+		outs, reps = [][][]string{out}, []metrics.Privatization{rep}
+		if err != nil {
+			return Privatized{}, fmt.Errorf("privatize %s: %w", split, err)
+		}
+	} else if outs, reps, err = mech.SharedPrivatize(ctx, ms, docs, src); err != nil {
+		return Privatized{}, fmt.Errorf("privatize %s (with %d settings that draw its noise: common_noise): %w", split, len(ms)-1, err)
 	}
 	secs := time.Since(start).Seconds()
-	cf = corpusFile{Key: key, Docs: out[:len(orig.Docs)], Report: rep}
-	if orig.Docs2 != nil {
-		cf.Docs2 = out[len(orig.Docs):]
+	for i := len(cells) - 1; i >= 0; i-- { // the cell's own last: cf is its
+		k := s.c.CorpusKey(cells[i], split, s.in.sums)
+		cf = corpusFile{Key: k, Docs: outs[i][:len(orig.Docs)], Report: reps[i]}
+		if orig.Docs2 != nil {
+			cf.Docs2 = outs[i][len(orig.Docs):]
+		}
+		s.countTypes(orig, &cf)
+		if err := writeCorpus(s.corpusPath(k), cf); err != nil {
+			return Privatized{}, fmt.Errorf("corpus cache: %w", err)
+		}
 	}
-	s.countTypes(orig, &cf)
-	if err := writeCorpus(path, cf); err != nil {
-		return Privatized{}, fmt.Errorf("corpus cache: %w", err)
+	if len(cells) > 1 {
+		s.logf("privatized the %s split of %s for %d more settings that draw its noise (common_noise)", split, cell, len(cells)-1)
 	}
 	return Privatized{Split: orig.with(cf.Docs, cf.Docs2), Original: orig, Report: &cf.Report, Seconds: secs}, nil
+}
+
+// corpusPath is where the corpus cache keeps the privatized split of
+// corpus key key.
+func (s *Session) corpusPath(key string) string {
+	return filepath.Join(s.c.Cache, "corpora", key+".gob.gz")
+}
+
+// splitGroup names the privatized splits made together under
+// common_noise (splitSharers): one split, seed and streams; "" where
+// the option is off.
+func (s *Session) splitGroup(cell experiments.Cell, split string) string {
+	if !s.c.CommonNoise || cell.Mechanism == "" || cell.Analysis != "" {
+		return ""
+	}
+	return fmt.Sprintf("split\x00%s\x00%s\x00%d", split, s.c.SourceStream(cell), cell.Seed)
+}
+
+// splitSharers are, under common_noise, the config's other utility cells
+// whose privatized split draws the noise of cell's (the same streams:
+// experiments.Config.SourceStream, and seed), one per corpus entry, in
+// plan order, without those the corpus cache holds: privatizing cell's
+// split privatizes theirs with it (mech.SharedPrivatize), and their
+// cells read them from the cache.
+func (s *Session) splitSharers(cell experiments.Cell, split string) []experiments.Cell {
+	group := s.splitGroup(cell, split)
+	if group == "" {
+		return nil
+	}
+	seen := map[string]bool{s.c.CorpusKey(cell, split, s.in.sums): true}
+	var out []experiments.Cell
+	for _, o := range s.c.Cells() {
+		if !o.Privatizes(role(split)) || s.splitGroup(o, split) != group {
+			continue
+		}
+		k := s.c.CorpusKey(o, split, s.in.sums)
+		if seen[k] || exists(s.corpusPath(k)) {
+			continue
+		}
+		seen[k] = true
+		out = append(out, o)
+	}
+	return out
 }
 
 // countTypes measures the per-word-type unchanged rate of a privatized

@@ -429,3 +429,88 @@ func TestTrainingInterrupted(t *testing.T) {
 		t.Errorf("cancelled training: %v, model %v, %v", err, m, tr)
 	}
 }
+
+// TestCommonNoiseSplits: under common_noise the first cell that needs a
+// privatized split privatizes it for every setting that draws its noise
+// (Laplace and each Vickrey t at an ε and seed: mech.SharedPrivatize),
+// their cells read theirs from the cache, and each cell's numbers equal
+// a run of it alone; the dry run prices such a group's splits once.
+func TestCommonNoiseSplits(t *testing.T) {
+	const mechs = "mechanisms=[{name: laplace, epsilon: [1, 50]}, {name: vickrey, epsilon: [1, 50], grid: {t: [0.25, 1]}}]"
+	opts := fixture.Options{Train: 30, Test: 10, Epochs: 1, Epsilon: []float64{1}, Seeds: []int{1}}
+	c, _ := fixtureConfig(t, opts, "apply=[none, train, test, both]", mechs, "common_noise=true")
+	ctx := context.Background()
+	privatizations := map[bool]int{}
+	for _, common := range []bool{false, true} {
+		d := c.Clone()
+		d.CommonNoise = common
+		sum, err := Run(ctx, d, Options{DryRun: true})
+		if err != nil || sum.Estimate == nil {
+			t.Fatalf("dry run: %v", err)
+		}
+		privatizations[common] = sum.Estimate.Privatizations
+	}
+	if privatizations[false] == 0 || privatizations[true]*3 != privatizations[false] {
+		t.Errorf("the dry run's privatized splits: %d without common_noise, %d with: want a third", privatizations[false], privatizations[true])
+	}
+	sum, err := Run(ctx, c, Options{})
+	if err != nil || sum.Failed != 0 {
+		t.Fatalf("run: %v, %d failed", err, sum.Failed)
+	}
+	store, _ := results.OpenStore(c.Output)
+	recs, _ := store.All()
+	byCell := map[string]results.Record{}
+	for _, r := range recs {
+		byCell[r.Cell.String()] = r
+		// Laplace's cells come first in the plan: its train and test cells
+		// privatize for all (its both cell reads theirs)
+		if privatized := r.Provenance.TokensPerSec > 0; privatized != (r.Cell.Mechanism == "laplace" && r.Cell.Mode != "both") {
+			t.Errorf("%s: privatized a split itself: %v", r.Cell, privatized)
+		}
+	}
+	if len(byCell) != 19 {
+		t.Fatalf("%d records, want 19", len(byCell))
+	}
+	ents, _ := os.ReadDir(filepath.Join(c.Cache, "corpora"))
+	if want := privatizations[false]; len(ents) != want {
+		t.Errorf("%d privatized splits cached, want %d", len(ents), want)
+	}
+	for _, name := range []string{"vickrey t=1 ε=1 both seed=1", "vickrey t=0.25 ε=50 test seed=1", "laplace ε=50 train seed=1"} {
+		cell := byCell[name].Cell
+		alone, _ := fixtureConfig(t, opts, "apply=[none, "+cell.Mode+"]", "common_noise=true",
+			fmt.Sprintf("mechanisms=[{name: %s, epsilon: [%g], params: %s}]", cell.Mechanism, cell.Epsilon, flowParams(cell.Params)))
+		if _, err := Run(ctx, alone, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		s2, _ := results.OpenStore(alone.Output)
+		r2, _ := s2.All()
+		var got *results.Record
+		for i := range r2 {
+			if r2[i].Cell.String() == name {
+				got = &r2[i]
+			}
+		}
+		if got == nil {
+			t.Fatalf("run of %s alone: no record", name)
+		}
+		want := byCell[name]
+		for _, r := range []*results.Record{got, &want} {
+			for split, p := range r.Privacy {
+				p.Candidates = "" // names the fixture's folder
+				r.Privacy[split] = p
+			}
+		}
+		if got.Key != want.Key || len(got.Privacy) == 0 || !reflect.DeepEqual(got.Privacy, want.Privacy) || !reflect.DeepEqual(got.Test, want.Test) {
+			t.Errorf("%s: alone %.12s %+v %+v, beside its group %.12s %+v %+v", name, got.Key, got.Privacy, got.Test, want.Key, want.Privacy, want.Test)
+		}
+	}
+}
+
+// flowParams writes params as a YAML flow mapping ({} when none).
+func flowParams(p map[string]any) string {
+	var kv []string
+	for k, v := range p {
+		kv = append(kv, fmt.Sprintf("%s: %v", k, v))
+	}
+	return "{" + strings.Join(kv, ", ") + "}"
+}
