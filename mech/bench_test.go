@@ -305,6 +305,67 @@ func BenchmarkVersusLaplace(b *testing.B) {
 	}
 }
 
+// BenchmarkSharedPrivatize measures common_noise's privatization of a
+// split for Laplace and Vickrey t = 0.25, 0.5, 0.75, 1 at one ε
+// (SharedPrivatize: one search of two neighbours per token, five picks)
+// against the five privatizations it replaces, on the same 8,192
+// random tokens of the 44k fastText vocabulary, batch 1,024,
+// interleaved (shared, separate, …) in one run, 3 repeats: the median
+// ratio of the separate runs' time to the shared one's, with min and
+// max, and checks that both give the same tokens. Run with
+//
+//	XP_DATA=../shared/data go test ./mech -run '^$' -bench SharedPrivatize -benchtime 1x
+func BenchmarkSharedPrivatize(b *testing.B) {
+	s := benchSpace(b, "fasttext300d")
+	const tokens, repeats = 8192, 3
+	docs := randomDocs(s, tokens)
+	for _, eps := range []float64{1, 10, 50} {
+		b.Run(fmt.Sprintf("eps=%g", eps), func(b *testing.B) {
+			var ms []Mechanism
+			for _, p := range []Params{nil, {"t": 0.25}, {"t": 0.5}, {"t": 0.75}, {"t": 1.0}} {
+				name := "vickrey"
+				if p == nil {
+					name = "laplace"
+				}
+				m, err := New(name, s, eps, p, Options{Batch: 1024})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ms = append(ms, m)
+			}
+			ctx := context.Background()
+			var ratios, rates []float64
+			for i := 0; i < b.N*repeats; i++ {
+				src := Source{Seed: uint64(i), Cell: "laplace eps", Split: "train"}
+				t0 := time.Now()
+				shared, _, err := SharedPrivatize(ctx, ms, docs, src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sh := time.Since(t0).Seconds()
+				t0 = time.Now()
+				for c, m := range ms {
+					out, _, err := m.Privatize(ctx, docs, src)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !slices.Equal(out[0], shared[c][0]) {
+						b.Fatalf("%s: the shared privatization's tokens differ from its own", m.Name())
+					}
+				}
+				sep := time.Since(t0).Seconds()
+				ratios, rates = append(ratios, sep/sh), append(rates, tokens/sh)
+			}
+			slices.Sort(ratios)
+			slices.Sort(rates)
+			b.ReportMetric(rates[len(rates)/2], "shared-tokens/s")
+			b.ReportMetric(ratios[len(ratios)/2], "ratio-median")
+			b.ReportMetric(ratios[0], "ratio-min")
+			b.ReportMetric(ratios[len(ratios)-1], "ratio-max")
+		})
+	}
+}
+
 // BenchmarkScoring sets the scoring paths of exact search this machine
 // runs (libtorch float32 products; the int8 path through libtorch, the
 // GPU's, here on the CPU; knn's float32 kernel where the CPU has AVX2
