@@ -870,7 +870,7 @@ func TestSpaceBatch(t *testing.T) {
 // each pick from its own copy of the stream), give each mechanism's own
 // Draws outputs bit for bit — with the draws pruned, searched and seeded
 // from the words' lists (ε from 0.3 to 3,000, 40 and seedDraws draws) —
-// and mechanisms whose noise differs are refused.
+// and mechanisms whose noise differs are refused (by SharedPrivatize too).
 func TestSharedDrawsEqualDraws(t *testing.T) {
 	s := tinySpace(t, 700, 5, 9, 1)
 	src := Source{Seed: 7, Cell: "laplace eps=3"}
@@ -941,6 +941,9 @@ func TestSharedDrawsEqualDraws(t *testing.T) {
 		if err := SharedDraws(context.Background(), []Mechanism{lap, m}, rows, 4, src, func(int, int, []int32) error { return nil }); err == nil {
 			t.Errorf("laplace at ε = 3 and %s at ε = %v share draws: want refused", m.Name(), other.eps)
 		}
+		if _, _, err := SharedPrivatize(context.Background(), []Mechanism{lap, m}, [][]string{{"w1", "w2"}}, src); err == nil {
+			t.Errorf("laplace at ε = 3 and %s at ε = %v share a privatization: want refused", m.Name(), other.eps)
+		}
 	}
 }
 
@@ -948,7 +951,8 @@ func TestSharedDrawsEqualDraws(t *testing.T) {
 // several mechanisms of one noise at once gives each the output and
 // report of its own Privatize, bit for bit (out-of-vocabulary tokens,
 // batches that end mid-document, ε where nothing changes to ε where
-// everything does), and mechanisms of other noise are refused.
+// everything does); TestSharedDrawsEqualDraws checks that mechanisms of
+// other noise are refused.
 func TestSharedPrivatizeEqualsPrivatize(t *testing.T) {
 	s := tinySpace(t, 700, 5, 9, 1)
 	src := Source{Seed: 7, Cell: "laplace eps=3", Split: "train"}
@@ -1004,20 +1008,6 @@ func TestSharedPrivatizeEqualsPrivatize(t *testing.T) {
 					t.Errorf("%s: the same output as %s: the test would not see a pick's mix-up", what, ms[0].Name())
 				}
 			}
-		}
-	}
-	lap, _ := New("laplace", s, 3, nil, Options{})
-	for _, other := range []struct {
-		name string
-		eps  float64
-		p    Params
-	}{{"laplace", 4, nil}, {"mahalanobis", 3, nil}, {"santext", 3, Params{"candidates": "embedding"}}} {
-		m, err := New(other.name, s, other.eps, other.p, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := SharedPrivatize(context.Background(), []Mechanism{lap, m}, docs, src); err == nil {
-			t.Errorf("laplace at ε = 3 and %s at ε = %v share a privatization: want refused", m.Name(), other.eps)
 		}
 	}
 }
