@@ -865,6 +865,34 @@ func TestSpaceBatch(t *testing.T) {
 	}
 }
 
+// noiseFamilies are settings that draw one noise (SharedDraws,
+// SharedPrivatize): Laplace's with Vickrey's variants, and the
+// Mahalanobis mechanism's with Vickrey's at its λ.
+var noiseFamilies = [][]mechSetting{
+	{{"laplace", nil}, {"vickrey", Params{"t": 0.25}}, {"vickrey", Params{"t": 1.0}}, {"vickrey", Params{"exclude_input": true}},
+		{"vickrey", Params{"rank": 3}}, {"vickrey", Params{"t_r": []float64{0.5, 1, 2}}}},
+	{{"vickrey", Params{"t": 0.5, "lambda": 0.3}}, {"mahalanobis", Params{"lambda": 0.3}}},
+}
+
+type mechSetting struct {
+	name string
+	p    Params
+}
+
+// newFamily builds the settings fam at ε over s (search batch 16).
+func newFamily(t *testing.T, s *Space, eps float64, fam []mechSetting) []Mechanism {
+	t.Helper()
+	var ms []Mechanism
+	for _, c := range fam {
+		m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
 // TestSharedDrawsEqualDraws: mechanisms that draw the same noise, drawn
 // together by SharedDraws (one search of the most neighbours any needs,
 // each pick from its own copy of the stream), give each mechanism's own
@@ -875,25 +903,10 @@ func TestSharedDrawsEqualDraws(t *testing.T) {
 	s := tinySpace(t, 700, 5, 9, 1)
 	src := Source{Seed: 7, Cell: "laplace eps=3"}
 	rows := []int{40, 3, 13, 250, 699}
-	families := [][]struct {
-		name string
-		p    Params
-	}{
-		{{"laplace", nil}, {"vickrey", Params{"t": 0.25}}, {"vickrey", Params{"t": 1.0}}, {"vickrey", Params{"exclude_input": true}},
-			{"vickrey", Params{"rank": 3}}, {"vickrey", Params{"t_r": []float64{0.5, 1, 2}}}},
-		{{"vickrey", Params{"t": 0.5, "lambda": 0.3}}, {"mahalanobis", Params{"lambda": 0.3}}},
-	}
-	for _, fam := range families {
+	for _, fam := range noiseFamilies {
 		for _, n := range []int{40, seedDraws} {
 			for _, eps := range []float64{0.3, 3, 30, 3000} {
-				var ms []Mechanism
-				for _, c := range fam {
-					m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
-					if err != nil {
-						t.Fatal(err)
-					}
-					ms = append(ms, m)
-				}
+				ms := newFamily(t, s, eps, fam)
 				got := make([]map[int][]int32, len(ms))
 				for c := range got {
 					got[c] = map[int][]int32{}
@@ -967,24 +980,11 @@ func TestSharedPrivatizeEqualsPrivatize(t *testing.T) {
 			docs[i] = append(docs[i], w)
 		}
 	}
-	families := [][]struct {
-		name string
-		p    Params
-	}{
-		{{"vickrey", Params{"t": 0.25}}, {"laplace", nil}, {"vickrey", Params{"t": 1.0}}, {"vickrey", Params{"exclude_input": true}},
-			{"vickrey", Params{"rank": 3}}, {"vickrey", Params{"t_r": []float64{0.5, 1, 2}}}},
-		{{"mahalanobis", Params{"lambda": 0.3}}, {"vickrey", Params{"t": 0.5, "lambda": 0.3}}},
-	}
-	for _, fam := range families {
+	for _, fam := range noiseFamilies {
+		fam = slices.Clone(fam)
+		slices.Reverse(fam) // another driver than SharedDraws's test's
 		for _, eps := range []float64{0.3, 3, 30, 3000} {
-			var ms []Mechanism
-			for _, c := range fam {
-				m, err := New(c.name, s, eps, c.p, Options{Batch: 16})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ms = append(ms, m)
-			}
+			ms := newFamily(t, s, eps, fam)
 			outs, reps, err := SharedPrivatize(context.Background(), ms, docs, src)
 			if err != nil {
 				t.Fatal(err)
