@@ -353,20 +353,13 @@ func (m *noisyNN) privatize(ctx context.Context, picks []*noisyNN, docs [][]stri
 		}
 		return token{}, false
 	}
-	last := len(picks) - 1
 	emit := func(seq int, t token, ids []int32, dist []float64) error {
-		for c, p := range picks {
-			r := t.r
-			if c < last { // the last reads the stream itself
-				st := *t.src
-				r = rand.New(&st)
-			}
-			o := p.pick(r, t.w, ids[:p.k], dist[:p.k])
+		pickEach(picks, t, ids, dist, func(c int, o int32) {
 			if int(o) == t.w {
 				reps[c].Unchanged++
 			}
 			outs[c][where[seq].doc][where[seq].pos] = m.space.Emb.Words[o]
-		}
+		})
 		return nil
 	}
 	before := m.space.Index.Stats().Fallbacks
@@ -464,15 +457,7 @@ func (m *noisyNN) draws(ctx context.Context, picks []*noisyNN, rows []int, n int
 		return t, true
 	}
 	emit := func(seq int, t token, ids []int32, dist []float64) error {
-		last := len(picks) - 1
-		for c, p := range picks {
-			r := t.r
-			if c < last { // the last reads the stream itself
-				st := *t.src
-				r = rand.New(&st)
-			}
-			outs[c][seq%n] = p.pick(r, t.w, ids[:p.k], dist[:p.k])
-		}
+		pickEach(picks, t, ids, dist, func(c int, o int32) { outs[c][seq%n] = o })
 		if seq%n == n-1 {
 			for c := range picks {
 				if err := f(c, seq/n, outs[c]); err != nil {
@@ -483,6 +468,22 @@ func (m *noisyNN) draws(ctx context.Context, picks []*noisyNN, rows []int, n int
 		return nil
 	}
 	return d.perturb(ctx, next, emit, bar, &wordDraws{rows: rows, seed: n >= seedDraws})
+}
+
+// pickEach has each of picks choose token t's output among its nearest
+// candidates (ids, dist: as many as the most demanding pick takes), each
+// with its own copy of t's stream as it stood after the noise (the last
+// reads the stream itself), and calls f with each choice in turn.
+func pickEach(picks []*noisyNN, t token, ids []int32, dist []float64, f func(c int, o int32)) {
+	last := len(picks) - 1
+	for c, p := range picks {
+		r := t.r
+		if c < last {
+			st := *t.src
+			r = rand.New(&st)
+		}
+		f(c, p.pick(r, t.w, ids[:p.k], dist[:p.k]))
+	}
 }
 
 // WordSource is the source of a word's draws in word-level analyses: src
