@@ -305,24 +305,21 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 // Like Key, it is a content hash: ordering groups by it is independent
 // of the order of the config's keys.
 func (c *Config) GroupKey(cell Cell, in Inputs) string {
-	if cell.Analysis != "" && c.CommonNoise && cell.Mechanism != "" {
-		// the cells that draw one noise (SourceStream) draw it together
+	if c.CommonNoise && cell.Mechanism != "" && (cell.Analysis != "" || cell.Privatizes("train")) {
+		// the cells that draw one noise (SourceStream) draw it together:
+		// their key without the mechanism (a train or both cell's: its
+		// seed's clean model's), and the streams
 		family := cell
 		family.Mechanism, family.Params = "", nil
+		base := c.Key(family, in)
+		if cell.Analysis == "" {
+			family.Mode = "none"
+			base = c.ModelKey(family, in)
+		}
 		return hash(struct {
 			Cell   string `json:"cell"`
 			Stream string `json:"stream"`
-		}{c.Key(family, in), c.SourceStream(cell)})
-	}
-	if cell.Analysis == "" && c.CommonNoise && cell.Privatizes("train") {
-		// the cells whose training splits draw one noise (SourceStream)
-		// privatize them together
-		clean := cell
-		clean.Mechanism, clean.Params, clean.Mode = "", nil, "none"
-		return hash(struct {
-			Model  string `json:"model"`
-			Stream string `json:"stream"`
-		}{c.ModelKey(clean, in), c.SourceStream(cell)})
+		}{base, c.SourceStream(cell)})
 	}
 	if cell.Analysis != "" {
 		return c.Key(cell, in)

@@ -138,14 +138,23 @@ func (s *Session) drawGroup(cell experiments.Cell) string {
 // order: cell's draws are drawn for them too, and their cells find
 // them in the draws cache.
 func (s *Session) sharers(cell experiments.Cell) []experiments.Cell {
-	group := s.drawGroup(cell)
-	seen := map[string]bool{cell.Stream(): true}
+	return s.groupOf(cell, s.drawGroup, experiments.Cell.Stream)
+}
+
+// groupOf is the config's other cells in plan order whose group is
+// cell's (not ""), one per id, none with cell's own id.
+func (s *Session) groupOf(cell experiments.Cell, group, id func(experiments.Cell) string) []experiments.Cell {
+	g := group(cell)
+	if g == "" {
+		return nil
+	}
+	seen := map[string]bool{id(cell): true}
 	var out []experiments.Cell
 	for _, o := range s.c.Cells() {
-		if seen[o.Stream()] || s.drawGroup(o) != group {
+		if group(o) != g || seen[id(o)] {
 			continue
 		}
-		seen[o.Stream()] = true
+		seen[id(o)] = true
 		out = append(out, o)
 	}
 	return out

@@ -104,9 +104,9 @@ func (s *Session) corpusPath(key string) string {
 
 // splitGroup names the privatized splits made together under
 // common_noise (splitSharers): one split, seed and streams; "" where
-// the option is off.
+// the option is off or the cell does not privatize split.
 func (s *Session) splitGroup(cell experiments.Cell, split string) string {
-	if !s.c.CommonNoise || cell.Mechanism == "" || cell.Analysis != "" {
+	if !s.c.CommonNoise || cell.Mechanism == "" || cell.Analysis != "" || !cell.Privatizes(role(split)) {
 		return ""
 	}
 	return fmt.Sprintf("split\x00%s\x00%s\x00%d", split, s.c.SourceStream(cell), cell.Seed)
@@ -119,24 +119,9 @@ func (s *Session) splitGroup(cell experiments.Cell, split string) string {
 // split privatizes theirs with it (mech.SharedPrivatize), and their
 // cells read them from the cache.
 func (s *Session) splitSharers(cell experiments.Cell, split string) []experiments.Cell {
-	group := s.splitGroup(cell, split)
-	if group == "" {
-		return nil
-	}
-	seen := map[string]bool{s.c.CorpusKey(cell, split, s.in.sums): true}
-	var out []experiments.Cell
-	for _, o := range s.c.Cells() {
-		if !o.Privatizes(role(split)) || s.splitGroup(o, split) != group {
-			continue
-		}
-		k := s.c.CorpusKey(o, split, s.in.sums)
-		if seen[k] || exists(s.corpusPath(k)) {
-			continue
-		}
-		seen[k] = true
-		out = append(out, o)
-	}
-	return out
+	key := func(o experiments.Cell) string { return s.c.CorpusKey(o, split, s.in.sums) }
+	group := s.groupOf(cell, func(o experiments.Cell) string { return s.splitGroup(o, split) }, key)
+	return slices.DeleteFunc(group, func(o experiments.Cell) bool { return exists(s.corpusPath(key(o))) })
 }
 
 // countTypes measures the per-word-type unchanged rate of a privatized
