@@ -90,6 +90,10 @@ type EmbeddingConfig struct {
 	Path   string `yaml:"path" json:"path"`     // relative to the data root, or absolute
 	Format string `yaml:"format" json:"format"` // auto, glove, vec, word2vec-binary
 	Top    int    `yaml:"top" json:"top"`       // keep the first N words as candidates (0: all)
+	// Vocabulary "dataset" keeps only the words of the dataset's texts
+	// (after top): the mechanisms' candidates, and the classifier's
+	// vocabulary. "" or "all": every word.
+	Vocabulary string `yaml:"vocabulary" json:"vocabulary,omitempty"`
 }
 
 // MechConfig is one mechanism and its grid: every ε × every combination of

@@ -242,6 +242,10 @@ func (c *Config) validateVectors(key string, e EmbeddingConfig) error {
 		return c.errAt(fmt.Sprintf("%s format %q: want auto, glove, vec or word2vec-binary", key, e.Format), key, "format")
 	case e.Top < 0:
 		return c.errAt(key+".top must be ≥ 0 (0: all)", key, "top")
+	case !slices.Contains([]string{"", "all", "dataset"}, e.Vocabulary):
+		return c.errAt(fmt.Sprintf("%s.vocabulary %q: want all or dataset", key, e.Vocabulary), key, "vocabulary")
+	case e.Vocabulary == "dataset" && !c.ReadsDataset():
+		return c.errAt(key+".vocabulary dataset: this config reads no dataset", key, "vocabulary")
 	}
 	return nil
 }

@@ -529,6 +529,60 @@ func TestLexiconEntriesWhole(t *testing.T) {
 	}
 }
 
+// TestVocabularyDataset: embedding.vocabulary: dataset keeps only the
+// vectors of the dataset's words — for the opinion lexicon its entries,
+// so a mechanism's candidates are the lexicon's words — and the vectors'
+// checksum (hence every key) says so; without it every vector is a
+// candidate.
+func TestVocabularyDataset(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"data/opinion_lexicon/negative-words.txt": ";comment\n\n2-faced\nbad\nenvious\n",
+		"data/opinion_lexicon/positive-words.txt": ";comment\n\ngood\nwell-known\n",
+		"data/vectors.txt":                        "2 1 0\n- 0 1\nfaced 1 1\n2-faced 2 0\nbad 0 2\nenvious 2 2\ngood 3 0\nwell-known 0 3\nother 1 2\n",
+		"a.yaml": "name: a\ndataset:\n  name: opinion\nembedding:\n  path: vectors.txt\nanalysis:\n  kind: bayes-adversary\n  samples: 10\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n" +
+			"data: " + filepath.Join(dir, "data") + "\noutput: " + filepath.Join(dir, "out") + "\ncache: " + filepath.Join(dir, "cache") + "\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	words := map[string][]string{}
+	sums := map[string]string{}
+	for _, vocab := range []string{"all", "dataset"} {
+		c, err := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{Set: []string{"embedding.vocabulary=" + vocab}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := load(context.Background(), c, false, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words[vocab], sums[vocab] = in.mech.Words, in.sums.Embedding
+	}
+	if want := []string{"2-faced", "bad", "envious", "good", "well-known"}; !slices.Equal(words["dataset"], want) {
+		t.Errorf("vocabulary dataset: candidates %v, want the lexicon's %v", words["dataset"], want)
+	}
+	if len(words["all"]) != 9 {
+		t.Errorf("vocabulary all: %d candidates, want the file's 9", len(words["all"]))
+	}
+	if sums["all"] == sums["dataset"] {
+		t.Errorf("the restriction is not in the vectors' checksum (%q)", sums["dataset"])
+	}
+	sum := runConfig(t, filepath.Join(dir, "a.yaml"), "embedding.vocabulary=dataset")
+	if n, _ := sum.Stats[0].Stat("prior words"); n != 5 {
+		t.Errorf("prior words %v, want the 5 entries", n)
+	}
+	if _, err := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{Set: []string{"embedding.vocabulary=task"}}); err == nil || !strings.Contains(err.Error(), "want all or dataset") {
+		t.Errorf("vocabulary task: %v, want it refused", err)
+	}
+}
+
 // TestAnalysisUsesTheTaskCandidates: in a run with utility cells, an
 // analysis measures the mechanism its utility cells apply — SanText over
 // the task's words, every split's (here 8: the test split adds good9 and

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,11 +126,13 @@ func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progre
 	if err != nil {
 		return nil, err
 	}
+	e, sum = restrictVocabulary(c.Embedding, e, sum, in.counts)
 	in.emb, in.mech, in.sums.Embedding = e, e, sum
 	if c.MechEmbedding != nil {
 		if in.mech, in.sums.MechEmbedding, err = loadVectors(ctx, c, "mechanism_embedding", *c.MechEmbedding, readOnly, log, progress); err != nil {
 			return nil, err
 		}
+		in.mech, in.sums.MechEmbedding = restrictVocabulary(*c.MechEmbedding, in.mech, in.sums.MechEmbedding, in.counts)
 	}
 	if err := checkWords(c, in.mech); err != nil {
 		return nil, err
@@ -154,6 +158,18 @@ func loadVectors(ctx context.Context, c *experiments.Config, key string, ec expe
 		e = e.Top(ec.Top)
 	}
 	return e, strings.TrimSpace(e.SourceSHA256 + " " + e.Restriction), nil // the restriction (top N) when there is one
+}
+
+// restrictVocabulary keeps, under vocabulary: dataset, only the vectors of
+// the words the dataset's texts hold (counts: the task vocabulary), and
+// says so in the vectors' checksum (so in every key that reads them).
+func restrictVocabulary(ec experiments.EmbeddingConfig, e *embedding.Embedding, sum string, counts map[string]int64) (*embedding.Embedding, string) {
+	if ec.Vocabulary != "dataset" {
+		return e, sum
+	}
+	words := slices.Sorted(maps.Keys(counts))
+	e, _ = e.Restrict(words)
+	return e, strings.TrimSpace(e.SourceSHA256 + " " + e.Restriction)
 }
 
 // checkWords reports, at the config's key, a listed analysis word without
