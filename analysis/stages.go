@@ -187,6 +187,31 @@ func SearchEpsilon(ctx context.Context, target, lo, hi, tol float64, probes int,
 	return e, v, trace, within(v), nil
 }
 
+// Bracket is the interval of ε a search's probes leave open around the
+// ε at which f reaches target: the largest probed ε whose value is below
+// target and the smallest whose value is above (a side without such a
+// probe is eps itself, the probe returned). For a statistic that grows
+// with ε, the exact crossing lies in it.
+func Bracket(trace []Probe, target, eps float64) (lo, hi float64) {
+	lo, hi = eps, eps
+	below, above := math.Inf(-1), math.Inf(1)
+	for _, p := range trace {
+		switch {
+		case p.Value < target && p.Epsilon > below:
+			below = p.Epsilon
+		case p.Value > target && p.Epsilon < above:
+			above = p.Epsilon
+		}
+	}
+	if !math.IsInf(below, -1) {
+		lo = min(lo, below)
+	}
+	if !math.IsInf(above, 1) {
+		hi = max(hi, above)
+	}
+	return lo, hi
+}
+
 // UtilityLoss is the utility-loss stage's statistics for one analysis
 // cell (Xu et al. 2021: the utility loss of a sentence dataset): the
 // analysis's E_M (left out when NaN: it has none), and per apply mode

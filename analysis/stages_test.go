@@ -103,3 +103,27 @@ func ExampleUtilityLoss() {
 	// accuracy test 0.70
 	// baseline accuracy 0.82
 }
+
+// TestBracket: the bracket of a bisection is the nearest probes on each
+// side of the target, whichever probe was returned; a side no probe
+// reached is the returned ε itself. It holds the exact crossing of a
+// growing function (f(ε) = ε/100 at target 0.3: ε = 30).
+func TestBracket(t *testing.T) {
+	f := func(e float64) (float64, error) { return e / 100, nil }
+	eps, _, trace, ok, err := SearchEpsilon(context.Background(), 0.3, 1, 1000, 0.05, 30, f)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	lo, hi := Bracket(trace, 0.3, eps)
+	if !(lo <= 30 && 30 <= hi) || !(lo <= eps && eps <= hi) || lo == hi {
+		t.Errorf("bracket [%v, %v] around ε %v, want it to hold 30 and ε", lo, hi, eps)
+	}
+	for _, p := range trace {
+		if p.Epsilon > lo && p.Epsilon < hi && p.Epsilon != eps {
+			t.Errorf("probe %v lies inside the bracket [%v, %v]: not the nearest", p.Epsilon, lo, hi)
+		}
+	}
+	if lo, hi := Bracket([]Probe{{1, 0.5}}, 0.3, 1); lo != 1 || hi != 1 {
+		t.Errorf("target below every probe: [%v, %v], want [1, 1]", lo, hi)
+	}
+}

@@ -264,6 +264,13 @@ func (c *Config) complete(opt Options) {
 	if c.Data == "" {
 		c.Data = opt.DataRoot
 	}
+	// every word is the default, written one way (keys read the config)
+	if c.Embedding.Vocabulary == "all" {
+		c.Embedding.Vocabulary = ""
+	}
+	if c.MechEmbedding != nil && c.MechEmbedding.Vocabulary == "all" {
+		c.MechEmbedding.Vocabulary = ""
+	}
 }
 
 // Path resolves a path of the config (embedding.path, dataset.path)

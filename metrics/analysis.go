@@ -33,6 +33,10 @@ type Stat struct {
 	Lo        Num    `json:"lo,omitempty"`
 	Hi        Num    `json:"hi,omitempty"`
 	Simulated bool   `json:"simulated,omitempty"`
+	// Quantized marks a value a search stopped at (an ε found by
+	// bisection): Lo and Hi are the bracket the search left open, within
+	// which the exact answer lies.
+	Quantized bool `json:"quantized,omitempty"`
 }
 
 // Add appends a statistic.
@@ -43,6 +47,12 @@ func (a *Analysis) Add(name string, v float64) {
 // AddCI appends a statistic with its confidence interval.
 func (a *Analysis) AddCI(name string, v, lo, hi float64) {
 	a.Stats = append(a.Stats, Stat{Name: name, Value: Num(v), Lo: Num(lo), Hi: Num(hi)})
+}
+
+// AddBracket appends a value a search stopped at, with the bracket
+// [lo, hi] it left open (see Stat.Quantized).
+func (a *Analysis) AddBracket(name string, v, lo, hi float64) {
+	a.Stats = append(a.Stats, Stat{Name: name, Value: Num(v), Lo: Num(lo), Hi: Num(hi), Quantized: true})
 }
 
 // AddSimulated appends a statistic estimated by simulation within an

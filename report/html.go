@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 )
@@ -30,10 +31,10 @@ var page = template.Must(template.New("page").Parse(pageTemplate))
 type Options struct {
 	// Title heads the page (default: the runs' config names).
 	Title string
-	// Agreements are the claims decided on records (runner.Agreements):
+	// Agreements are the claims decided on records (package claims):
 	// those decided on a run of the page are shown in its section, all of
 	// them at the top when Paper is set.
-	Agreements []results.Agreement
+	Agreements []claims.Agreement
 	// Paper shows every agreement at the top (the reproduction page).
 	Paper bool
 	// Generator names what wrote the page (xp's version and commit).
@@ -62,11 +63,11 @@ func Write(w io.Writer, runs []*Run, opt Options) error {
 			names = append(names, r.Name())
 		}
 	}
-	if len(tables) > 1 {
+	if len(tables) > 1 && !opt.Paper { // the reproduction page's runs are unrelated studies
 		v.Compare = gridHTML("compare", results.CompareGrid(names, tables))
 	}
 	if opt.Paper && len(opt.Agreements) > 0 {
-		v.Agreement = gridHTML("agreement", results.AgreementGrid(opt.Agreements))
+		v.Agreement = agreementHTML("agreement", opt.Agreements)
 	}
 	for i, r := range runs {
 		rv, err := runView(fmt.Sprintf("run%d", i+1), r, opt)
@@ -167,14 +168,14 @@ func runView(id string, r *Run, opt Options) (run, error) {
 	} else if r.Seconds > 0 {
 		add("time in cells so far", d.String()+" (the sum of the recorded cells' wall times)")
 	}
-	var mine []results.Agreement
+	var mine []claims.Agreement
 	for _, a := range opt.Agreements {
-		if xio.SamePath(a.Dir, r.Dir) {
+		if slices.ContainsFunc(a.Dirs, func(d string) bool { return d != "" && xio.SamePath(d, r.Dir) }) {
 			mine = append(mine, a)
 		}
 	}
 	if len(mine) > 0 {
-		v.Agreement = gridHTML(id+"-agreement", results.AgreementGrid(mine))
+		v.Agreement = agreementHTML(id+"-agreement", mine)
 	}
 	if r.Rows != nil {
 		v.Utility = gridHTML(id+"-utility", results.UtilityGrid(r.Rows))
@@ -326,13 +327,36 @@ func gridHTML(id string, g results.Grid) template.HTML {
 	return template.HTML(b.String())
 }
 
+// agreementHTML is the agreement's summary, its conclusions and its
+// sanity checks (what claims.Markdown shows), then how verdicts are
+// reached.
+func agreementHTML(id string, as []claims.Agreement) template.HTML {
+	conc, sanity, variant := claims.Grid(as, claims.Conclusion), claims.Grid(as, claims.Sanity), claims.Grid(as, claims.Variant)
+	conc.Caption = "Conclusions"
+	sanity.Caption = "Sanity checks (what a mechanism's definition implies; not counted among the conclusions)"
+	variant.Caption = "Setup variants (conclusions tested again on another reading of a paper's setup; not counted)"
+	var b strings.Builder
+	fmt.Fprintf(&b, `<p class="summary">%s</p>`, template.HTMLEscapeString(claims.Summary(as)))
+	if len(conc.Rows) > 0 {
+		b.WriteString(string(gridHTML(id, conc)))
+	}
+	if len(sanity.Rows) > 0 {
+		b.WriteString(string(gridHTML(id+"-sanity", sanity)))
+	}
+	if len(variant.Rows) > 0 {
+		b.WriteString(string(gridHTML(id+"-variant", variant)))
+	}
+	fmt.Fprintf(&b, `<p class="note">%s</p>`, strongText(template.HTMLEscapeString(claims.RuleText)))
+	return template.HTML(b.String())
+}
+
 func verdictClass(v string) string {
 	switch v {
-	case results.Holds:
+	case claims.Holds, claims.SameSize:
 		return "holds"
-	case results.Fails:
+	case claims.Fails, claims.Differs:
 		return "fails"
-	case results.Unsettled:
+	case claims.Unsettled:
 		return "unsettled"
 	}
 	return "not-run"

@@ -4,8 +4,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/results"
-	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // Run is one run folder as the page reads it: its state (plan, cells'
@@ -13,7 +14,7 @@ import (
 // and the provenance of its records.
 type Run struct {
 	Dir   string
-	State *runner.State
+	State *rundir.State
 	Rows  []results.Row     // the utility table (nil: an analysis run)
 	Stats []results.StatRow // the analysis table
 	// Config is the resolved config the run executed (the folder's
@@ -29,12 +30,12 @@ type Run struct {
 
 // Read reads the run in dir.
 func Read(dir string) (*Run, error) {
-	st, rows, stats, err := runner.ReadTables(dir)
+	st, rows, stats, err := rundir.ReadTables(dir)
 	if err != nil {
 		return nil, err
 	}
 	r := &Run{Dir: dir, State: st, Rows: rows, Stats: stats}
-	if b, err := os.ReadFile(filepath.Join(dir, runner.ResolvedName)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, rundir.ResolvedName)); err == nil {
 		r.Config = b
 	}
 	if m := st.Manifest; m != nil {
@@ -59,20 +60,21 @@ func Read(dir string) (*Run, error) {
 // Name is the run's config name.
 func (r *Run) Name() string { return r.State.Plan.Config.Name }
 
-// Claims decides the published claims (results.Claim) on the runs' records:
-// those of the claims file given on the runs' configs, or, claims "", of
-// the claims file beside each run's config (runner.ClaimsFor), if any.
-// Runs whose config no claim names get none.
-func Claims(runs []*Run, claims string) ([]results.Agreement, error) {
+// Claims decides, on the runs given, the published claims (package
+// claims) whose records they hold: those of the claims file given or, ""
+// for it, of the claims file beside each run's config (claims.For), if
+// any. A run holds a claims file's run when its plan is that run's config
+// with its overrides; claims reading runs none of them holds are left out.
+func Claims(runs []*Run, file string) ([]claims.Agreement, error) {
 	byFile := map[string][]string{}
 	var files []string
 	for _, r := range runs {
 		if r.Provenance == nil || r.Provenance.Config == "" {
 			continue
 		}
-		f := claims
+		f := file
 		if f == "" {
-			f = runner.ClaimsFor(r.Provenance.Config)
+			f = claims.For(r.Provenance.Config)
 		}
 		if f == "" {
 			continue
@@ -80,11 +82,15 @@ func Claims(runs []*Run, claims string) ([]results.Agreement, error) {
 		if _, ok := byFile[f]; !ok {
 			files = append(files, f)
 		}
-		byFile[f] = append(byFile[f], r.Provenance.Config)
+		byFile[f] = append(byFile[f], r.Dir)
 	}
-	var out []results.Agreement
+	var out []claims.Agreement
 	for _, f := range files {
-		as, err := runner.Agreements(f, byFile[f]...)
+		cf, err := claims.Read(f)
+		if err != nil {
+			return nil, err
+		}
+		as, err := cf.DecideOn(byFile[f]...)
 		if err != nil {
 			return nil, err
 		}

@@ -36,10 +36,16 @@ type StatRow struct {
 	// CI is the half-width of the 95% t-interval of the mean over seeds
 	// (NaN for one seed).
 	CI []float64
-	// Interval is a one-seed row's recorded range of each statistic the
-	// analysis simulated within an otherwise exact method (a query
-	// attack's N from simulated votes), by name: absent where none.
+	// Interval is a one-seed row's recorded interval of each statistic
+	// its record gives one for, by name: a value estimated from draws
+	// (E_M's over the draws), from a sample of words (a percentile's
+	// order-statistic interval), or simulated within an otherwise exact
+	// method (a query attack's N from simulated votes): absent where none.
 	Interval map[string][2]float64
+	// Bracket is, for each statistic a search stopped at (an ε found by
+	// bisection), the hull over seeds of the brackets the searches left
+	// open (metrics.Stat.Quantized): the value is known to no finer.
+	Bracket map[string][2]float64
 	// BySeed are each statistic's values by seed (the claims compare two
 	// rows measured on the same seeds pairwise).
 	BySeed BySeed
@@ -105,7 +111,17 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 				}
 				values[s.Name] = append(values[s.Name], float64(s.Value))
 				row.BySeed.set(s.Name, r.Cell.Seed, float64(s.Value))
-				if s.Simulated {
+				if s.Quantized {
+					if row.Bracket == nil {
+						row.Bracket = map[string][2]float64{}
+					}
+					b, ok := row.Bracket[s.Name]
+					if !ok {
+						b = [2]float64{math.Inf(1), math.Inf(-1)}
+					}
+					row.Bracket[s.Name] = [2]float64{min(b[0], float64(s.Lo)), max(b[1], float64(s.Hi))}
+				}
+				if s.Simulated || s.Lo != s.Hi {
 					if row.Interval == nil {
 						row.Interval = map[string][2]float64{}
 					}

@@ -247,6 +247,15 @@ func privacyOf(r Record) cellPrivacy {
 
 func modeRank(m string) int { return slices.Index([]string{"none", "train", "test", "both"}, m) }
 
+// MeanCI is the mean of x, its sample standard deviation and the
+// half-width of the mean's 95% Student-t interval (NaN below two values):
+// the interval xp gives every value replicated over seeds.
+func MeanCI(x []float64) (mean, sd, ci float64) { return meanSDCI(x) }
+
+// Num formats a number as the tables print it (4 significant digits, ∞,
+// — for NaN).
+func Num(x float64) string { return fnum(x) }
+
 // meanSDCI is the mean, the sample standard deviation and the half-width
 // of the mean's 95% confidence interval, t(0.975, n−1)·sd/√n (NaN below
 // two values: one seed says nothing of the spread).

@@ -534,27 +534,31 @@ func TestHistograms(t *testing.T) {
 	}
 }
 
-// TestAnalysisTableInterval: a one-seed row keeps the range a record
-// gave a simulated statistic (a query attack's N from simulated votes),
-// closed ranges included, and not a sampled statistic's interval; a row
-// over several seeds keeps none (its t-interval speaks). Fails if the
-// range is dropped.
+// TestAnalysisTableInterval: a one-seed row keeps every interval its
+// record gives — the range simulated votes leave open (closed ranges
+// included) and a sampled statistic's interval over its draws —; a row
+// over several seeds keeps none (its t-interval speaks) but the hull of
+// the brackets its searches left open. Fails if an interval is dropped.
 func TestAnalysisTableInterval(t *testing.T) {
 	rec := func(seed uint64, eps float64) Record {
 		a := &metrics.Analysis{Method: "exact distributions"}
 		a.AddSimulated("N w", 977, 960, 990)
 		a.AddSimulated("N v", 50, 50, 50) // simulated, the range closed: still not exact
-		a.AddCI("E_M", 0.5, 0.4, 0.6)     // a sampled interval is not a simulated value's
+		a.AddCI("E_M", 0.5, 0.4, 0.6)
+		a.AddBracket("ε @ N_w 0.1", 14, 12+float64(seed), 16+float64(seed))
 		return Record{Cell: experiments.Cell{Analysis: "query-attack", Mechanism: "custext", Epsilon: eps, Seed: seed}, Status: "ok", Analysis: a}
 	}
 	rows := AnalysisTable([]Record{rec(1, 1), rec(1, 2), rec(2, 2)}, nil)
 	if len(rows) != 2 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	if got := rows[0].Interval; len(got) != 2 || got["N w"] != [2]float64{960, 990} || got["N v"] != [2]float64{50, 50} {
-		t.Errorf("one seed: intervals %v, want N w [960 990] and N v [50 50] only", got)
+	if got := rows[0].Interval; len(got) != 4 || got["N w"] != [2]float64{960, 990} || got["N v"] != [2]float64{50, 50} || got["E_M"] != [2]float64{0.4, 0.6} {
+		t.Errorf("one seed: intervals %v, want N w [960 990], N v [50 50], E_M [0.4 0.6] and the bracket", got)
 	}
 	if got := rows[1].Interval; got != nil {
 		t.Errorf("two seeds: interval %v, want none", got)
+	}
+	if got := rows[1].Bracket["ε @ N_w 0.1"]; got != [2]float64{13, 18} {
+		t.Errorf("two seeds: bracket %v, want the hull [13, 18]", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/analysis"
+	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
@@ -574,6 +575,11 @@ func TestVocabularyDataset(t *testing.T) {
 	if sums["all"] == sums["dataset"] {
 		t.Errorf("the restriction is not in the vectors' checksum (%q)", sums["dataset"])
 	}
+	all, _ := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{Set: []string{"embedding.vocabulary=all"}})
+	none, _ := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{})
+	if all.Key(all.Cells()[0], experiments.Inputs{}) != none.Key(none.Cells()[0], experiments.Inputs{}) {
+		t.Error("vocabulary all and no vocabulary key differently: all is the default")
+	}
 	sum := runConfig(t, filepath.Join(dir, "a.yaml"), "embedding.vocabulary=dataset")
 	if n, _ := sum.Stats[0].Stat("prior words"); n != 5 {
 		t.Errorf("prior words %v, want the 5 entries", n)
@@ -643,8 +649,10 @@ stages:
 }
 
 // TestAgreements: a claims file's verdicts are computed from the records
-// of its configs' runs — a claim on a run holds or fails by its rule, one
-// whose run does not exist is "not run here".
+// of its runs — a claim on a run holds or fails by its rule, one whose
+// run has no folder is "not run here" — and a run folder whose plan is
+// not the config with the overrides the file names is refused, naming
+// the first difference.
 func TestAgreements(t *testing.T) {
 	path, _ := analysisConfig(t, `analysis:
   kind: plausible-deniability
@@ -657,49 +665,51 @@ seeds: [1, 2, 3]
 `)
 	runConfig(t, path)
 	dir := filepath.Dir(path)
-	claims := `- config: a.yaml
-  item: up
-  says: N_w grows with ε
-  rule: increasing
-  stat: N_w mean
-  points:
-    - {analysis: plausible-deniability, setting: laplace, epsilon: 0.5}
-    - {analysis: plausible-deniability, setting: laplace, epsilon: 50}
-- config: a.yaml
-  item: down
-  says: N_w falls with ε
-  rule: decreasing
-  stat: N_w mean
-  points:
-    - {analysis: plausible-deniability, setting: laplace, epsilon: 0.5}
-    - {analysis: plausible-deniability, setting: laplace, epsilon: 50}
-- config: a.yaml
-  item: elsewhere
-  says: read from a run that is not here
-  rule: at-least
-  threshold: 0
-  stat: N_w mean
-  run: ` + filepath.Join(dir, "nowhere") + `
-  points:
-    - {analysis: plausible-deniability, setting: laplace, epsilon: 50}
+	file := func(set string) string {
+		return `records: .
+papers: [{id: p, cite: P}]
+runs:
+  - {name: out, config: a.yaml` + set + `}
+  - {name: nowhere, config: a.yaml}
+claims:
+  - {paper: p, item: up, cites: here, kind: conclusion, says: N_w grows with ε, rule: increasing, stat: N_w mean, run: out,
+     points: [{analysis: plausible-deniability, setting: laplace, epsilon: 0.5}, {analysis: plausible-deniability, setting: laplace, epsilon: 50}]}
+  - {paper: p, item: down, cites: here, kind: conclusion, says: N_w falls with ε, rule: decreasing, stat: N_w mean, run: out,
+     points: [{analysis: plausible-deniability, setting: laplace, epsilon: 0.5}, {analysis: plausible-deniability, setting: laplace, epsilon: 50}]}
+  - {paper: p, item: elsewhere, cites: here, kind: sanity, says: read from a run that is not here, rule: at-least, threshold: 0, stat: N_w mean, run: nowhere,
+     points: [{analysis: plausible-deniability, setting: laplace, epsilon: 50}]}
 `
+	}
 	cp := filepath.Join(dir, "claims.yaml")
-	if err := os.WriteFile(cp, []byte(claims), 0o644); err != nil {
+	if err := os.WriteFile(cp, []byte(file("")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	as, err := Agreements(cp)
+	f, err := claims.Read(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := f.Decide()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, a := range as {
 		got = append(got, a.Verdict)
-		if a.Claim.Item != "elsewhere" && (len(a.Values) != 2 || a.Values[0].Seeds != 3) {
+		if a.Claim.Item != "elsewhere" && (len(a.Values) != 1 || len(a.Values[0]) != 2 || a.Values[0][0].Seeds != 3) {
 			t.Errorf("%s: values %+v, want two of 3 seeds", a.Claim.Item, a.Values)
 		}
 	}
-	if want := []string{results.Holds, results.Fails, results.NotRun}; !slices.Equal(got, want) {
+	if want := []string{claims.Holds, claims.Fails, claims.NotRun}; !slices.Equal(got, want) {
 		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	if err := os.WriteFile(cp, []byte(file(", set: [analysis.draws=60], reduced: fewer")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = claims.Read(cp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Decide(); err == nil || !strings.Contains(err.Error(), "draws") || !strings.Contains(err.Error(), "60") {
+		t.Errorf("a run made with 50 draws read as one of 60: %v, want it refused naming draws", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // A Launcher runs the shards of a sweep outside this process. Every shard
@@ -46,7 +47,7 @@ type Sweep struct {
 
 // Todo returns the shards of n that hold a cell to run.
 func (sw *Sweep) Todo(n int) []int {
-	return shardsOf(sw.Cells, n, func(cs CellStatus) bool { return cs.Status == "todo" })
+	return rundir.ShardsOf(sw.Cells, n, func(cs CellStatus) bool { return cs.Status == "todo" })
 }
 
 // recorded counts the todo cells that have a record now.

@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
@@ -123,22 +121,6 @@ func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (e
 		}
 	}
 	return nil
-}
-
-// TableOptions are how the config's tables are judged, labelled and
-// ordered: its OOV threshold, the attacked attribute of its dataset, and
-// its settings in the config's order (utility and analysis tables alike).
-func TableOptions(c *experiments.Config) results.TableOptions {
-	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
-	for _, cell := range c.Cells() {
-		if st := cell.Setting(); !slices.Contains(opt.Order, st) {
-			opt.Order = append(opt.Order, st)
-		}
-	}
-	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
-		opt.Attacker = sp.Attacker
-	}
-	return opt
 }
 
 // RecordKeys are the keys of every record the run's tables read: its

@@ -6,13 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/results"
 )
 
 // TestPaperConfigs: every config under configs/paper validates, with and
@@ -95,57 +93,4 @@ func quickLook(text string) ([]string, error) {
 		return sets, nil
 	}
 	return nil, fmt.Errorf("no \"# Quick look: --set …\" line (make paper-quick needs one)")
-}
-
-// TestPublishedClaims: configs/published.yaml parses, names every config
-// of configs/paper at least once, and each claim's points name cells
-// their config has (an analysis and setting at that ε, a utility row's
-// setting, mode and ε, or a stage's result); a claim read from a reduced
-// run (run:) must name a setting of the config, whatever the ε its
-// reduction kept.
-func TestPublishedClaims(t *testing.T) {
-	claims, err := results.ReadClaims("../configs/published.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, _ := filepath.Glob("../configs/paper/*.yaml")
-	claimed := map[string]bool{}
-	for _, c := range claims {
-		claimed[c.Config] = true
-	}
-	for _, p := range paths {
-		if !claimed["paper/"+filepath.Base(p)] {
-			t.Errorf("%s has no published claim in configs/published.yaml", p)
-		}
-	}
-	for _, cl := range claims {
-		c, err := experiments.Load(filepath.Join("../configs", cl.Config), experiments.Options{})
-		if err != nil {
-			t.Errorf("published.yaml:%d: %v", cl.Line(), err)
-			continue
-		}
-		cells := c.Cells()
-		for _, st := range c.Stages {
-			for _, m := range c.Mechanisms {
-				cells = append(cells, experiments.Cell{Analysis: st.Kind, Mechanism: m.Name})
-			}
-		}
-		for _, p := range cl.Points {
-			found := slices.ContainsFunc(cells, func(cell experiments.Cell) bool {
-				mode := cell.Mode
-				if cell.Analysis != "" {
-					mode = ""
-				}
-				setting := cell.Setting()
-				if cell.Analysis == "select" || cell.Analysis == "epsilon-search" {
-					setting = cell.Mechanism // a stage's result: one per mechanism (and setting)
-				}
-				return cell.Analysis == p.Analysis && mode == p.Mode && (setting == p.Setting || (cell.Analysis == "epsilon-search" && strings.HasPrefix(cell.Setting(), p.Setting))) &&
-					(cl.Run != "" || cell.Epsilon == p.Epsilon || cell.Analysis == "select" || cell.Analysis == "epsilon-search")
-			})
-			if !found {
-				t.Errorf("published.yaml:%d: %s has no cell %s", cl.Line(), cl.Config, p)
-			}
-		}
-	}
 }

@@ -3,31 +3,42 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
-// PlanName is the file of a run folder that lists the run's cells: each
-// cell's record key and group, with the resolved config. Every run that
-// runs cells writes it before the first one (each shard writes the same
-// bytes), so that a partial or sharded run can be read, resumed and
-// re-submitted without a manifest.
-const PlanName = "plan.json"
+// The run folder's files and what they hold are package rundir's: the
+// runner writes them, rundir reads them (without libtorch).
+const (
+	PlanName     = rundir.PlanName
+	ResolvedName = rundir.ResolvedName
+)
 
-// Plan is the content of plan.json.
-type Plan struct {
-	Config experiments.Config `json:"config"` // resolved
-	Groups int                `json:"groups"`
-	Cells  []CellStatus       `json:"cells"` // Status empty
+type (
+	Plan       = rundir.Plan
+	State      = rundir.State
+	CellStatus = rundir.CellStatus
+)
+
+// ReadState reads a run folder (see rundir.ReadState).
+func ReadState(dir string) (*State, error) { return rundir.ReadState(dir) }
+
+// ReadTables reads the last run in dir (see rundir.ReadTables).
+func ReadTables(dir string) (*State, []results.Row, []results.StatRow, error) {
+	return rundir.ReadTables(dir)
 }
+
+// TableOptions are how the config's tables are judged (see
+// rundir.TableOptions).
+func TableOptions(c *experiments.Config) results.TableOptions { return rundir.TableOptions(c) }
+
+func keysOf(cells []CellStatus) []string { return rundir.KeysOf(cells) }
 
 func writePlan(out string, c *experiments.Config, sum *Summary) error {
 	p := Plan{Config: *c, Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
@@ -42,126 +53,6 @@ func writePlan(out string, c *experiments.Config, sum *Summary) error {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
-}
-
-// State is what a run folder holds: its plan, and for each cell whether
-// its record is there (ok), there and failed, or missing; the results of
-// stages are those of the last finished run (manifest.json) when its
-// cells are the plan's.
-type State struct {
-	Dir    string
-	Plan   Plan
-	Cells  []CellStatus // Status: ok, failed or missing
-	Stages []CellStatus
-	// Ok, Failed and Missing count the cells.
-	Ok, Failed, Missing int
-	// Manifest is the last finished run's manifest (nil: none yet).
-	Manifest *Manifest
-
-	store   *results.Store
-	records []results.Record // the cells' records there, in plan order
-}
-
-// ReadState reads a run folder: plan.json (or, for runs written before
-// it existed, the manifest's cell list) and the records of the cells.
-func ReadState(dir string) (*State, error) {
-	st := &State{Dir: dir}
-	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
-		var m Manifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
-		}
-		st.Manifest = &m
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	switch b, err := os.ReadFile(filepath.Join(dir, PlanName)); {
-	case err == nil:
-		if err := json.Unmarshal(b, &st.Plan); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanName), err)
-		}
-	case errors.Is(err, fs.ErrNotExist) && st.Manifest != nil:
-		st.Plan = Plan{Config: st.Manifest.Provenance.Resolved, Cells: st.Manifest.Summary.Cells}
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: not a run folder (no %s: xp run or xp slurm writes it when a run starts)", dir, PlanName)
-	default:
-		return nil, err
-	}
-	store, err := results.ReadStore(dir)
-	if err != nil {
-		return nil, err
-	}
-	st.store = store
-	for _, cs := range st.Plan.Cells {
-		r, ok, err := st.store.Get(cs.Key)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			st.records = append(st.records, r)
-		}
-		switch cs.Status, cs.Error = statusOf(r, ok); cs.Status {
-		case "missing":
-			st.Missing++
-		case "ok":
-			st.Ok++
-		default:
-			st.Failed++
-		}
-		st.Cells = append(st.Cells, cs)
-	}
-	if m := st.Manifest; m != nil && slices.Equal(m.Summary.Keys(), keysOf(st.Plan.Cells)) {
-		st.Stages = m.Summary.Stages
-	}
-	return st, nil
-}
-
-// statusOf is a cell's status from what the store holds for it (r, ok
-// from Store.Get): ok, failed (with the record's error) or missing.
-func statusOf(r results.Record, ok bool) (status, msg string) {
-	switch {
-	case !ok:
-		return "missing", "no record: not run yet, or its process stopped before recording it"
-	case r.Status == "ok":
-		return "ok", ""
-	}
-	return "failed", r.Error
-}
-
-func keysOf(cells []CellStatus) []string {
-	keys := make([]string, len(cells))
-	for i, cs := range cells {
-		keys[i] = cs.Key
-	}
-	return keys
-}
-
-// Records returns the records of the run's cells and stages that are
-// there, in plan order.
-func (st *State) Records() ([]results.Record, error) {
-	stages, err := st.store.Records(keysOf(st.Stages))
-	if err != nil {
-		return nil, err
-	}
-	return append(slices.Clone(st.records), stages...), nil
-}
-
-// Unfinished returns the shards of n whose groups hold a cell without a
-// successful record: the tasks to submit again.
-func (st *State) Unfinished(n int) []int {
-	return shardsOf(st.Cells, n, func(cs CellStatus) bool { return cs.Status != "ok" })
-}
-
-// shardsOf returns the shards of n whose groups hold a picked cell.
-func shardsOf(cells []CellStatus, n int, pick func(CellStatus) bool) []int {
-	var out []int
-	for _, cs := range cells {
-		if pick(cs) {
-			out = append(out, experiments.Shard(cs.Group, n))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // prepare builds once what several groups of the todo cells share, so

@@ -16,6 +16,7 @@ import (
 	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -58,15 +59,6 @@ type Options struct {
 	Progress, Log io.Writer
 }
 
-// CellStatus is one cell of a run's plan or outcome.
-type CellStatus struct {
-	Key    string           `json:"key"`
-	Cell   experiments.Cell `json:"cell"`
-	Group  int              `json:"group"`            // see experiments.Groups
-	Status string           `json:"status,omitempty"` // cached, todo, ok, failed, missing, other-shard
-	Error  string           `json:"error,omitempty"`
-}
-
 // Summary is what a run did.
 type Summary struct {
 	Out    string       `json:"out"`
@@ -96,9 +88,6 @@ type Summary struct {
 	// Stages are the results of the config's stages, run after the cells.
 	Stages []CellStatus `json:"stages,omitempty"`
 }
-
-// ResolvedName is the resolved config's file in a run folder.
-const ResolvedName = "config.yaml"
 
 // Run executes the config's sweep: cells with a successful record are
 // reused, the others are run (privatizing through the corpus cache,
@@ -348,7 +337,7 @@ func collect(store *results.Store, sum *Summary) error {
 		if err != nil {
 			return err
 		}
-		switch cs.Status, cs.Error = statusOf(r, ok); cs.Status {
+		switch cs.Status, cs.Error = rundir.StatusOf(r, ok); cs.Status {
 		case "missing":
 			sum.Missing++
 		case "ok":

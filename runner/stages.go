@@ -332,7 +332,8 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 					return a, err
 				}
 				t := strconv.FormatFloat(target, 'g', -1, 64)
-				a.Add("ε @ N_w "+t, eps)
+				lo, hi := analysis.Bracket(trace, target, eps)
+				a.AddBracket("ε @ N_w "+t, eps, lo, hi)
 				a.Add("N_w share @ "+t, got)
 				a.Add("probes @ "+t, float64(len(trace)))
 				if !ok {

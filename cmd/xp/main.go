@@ -10,6 +10,7 @@
 //	xp results OUTDIR    print a run's table
 //	xp plot OUTDIR       redraw a run's plots
 //	xp report RUN...     one self-contained HTML page of runs
+//	xp paper run|tables  the founding papers' runs (records/paper) and the reproduction documents
 //	xp version           version, commit, libtorch and devices
 //	xp help [mechanisms|models]  usage, or the mechanisms' and models' parameters
 //
@@ -103,6 +104,9 @@ commands:
   plot     redraw the plots of a run: xp plot OUTDIR
   report   one self-contained web page of runs (tables, figures, provenance, published values):
            xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]
+  paper    the founding papers' runs and their documents (docs/reproduction.md):
+           xp paper run [--list] [NAME...]   runs each run of configs/published.yaml into records/paper (resumable)
+           xp paper tables                   regenerates docs/reproduction.md and .html from the records alone
   version  xp's version and commit, Go, libtorch, and the devices it sees
   help     this text; xp help mechanisms, xp help models: their parameters, defaults and ranges
 `
@@ -133,6 +137,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return plotCmd(args[1:], out)
 	case "report":
 		return reportCmd(args[1:], out)
+	case "paper":
+		return paperCmd(ctx, args[1:], out)
 	case "version", "--version":
 		return version(args[1:], out)
 	case "help", "-h", "--help":

@@ -10,11 +10,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/xp-nlp/xp/console"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/internal/xio"
-	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -76,15 +76,15 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	}
 	switch {
 	case *diff:
-		if err := report.Diff(out, p, s.Labels(), *limit, progress.IsTerminal(out)); err != nil {
+		if err := console.Diff(out, p, s.Labels(), *limit, progress.IsTerminal(out)); err != nil {
 			return err
 		}
 	case *outPath != "":
-		if err := xio.WriteFileAtomic(*outPath, report.SplitTSV(p, s.Labels(), *limit)); err != nil {
+		if err := xio.WriteFileAtomic(*outPath, console.SplitTSV(p, s.Labels(), *limit)); err != nil {
 			return fmt.Errorf("privatize: %w", err)
 		}
 	default:
-		if _, err := out.Write(report.SplitTSV(p, s.Labels(), *limit)); err != nil {
+		if _, err := out.Write(console.SplitTSV(p, s.Labels(), *limit)); err != nil {
 			return err
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/report"
-	"github.com/xp-nlp/xp/runner"
 )
 
 const reportUsage = "usage: xp report [--out FILE.html] [--claims FILE] [--paper] [--title T] RUN [RUN...]"
@@ -19,7 +19,7 @@ const reportUsage = "usage: xp report [--out FILE.html] [--claims FILE] [--paper
 func reportCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	dest := fs.String("out", "", "the page to write (default RUN/report.html for one run; required for several)")
-	claims := fs.String("claims", "", "claims file whose published values the page shows beside the runs' (default: "+runner.ClaimsName+" beside each run's config, if any)")
+	claimsFile := fs.String("claims", "", "claims file whose published values the page shows beside the runs' (default: "+claims.FileName+" beside each run's config, if any)")
 	paper := fs.Bool("paper", false, "show every claim of the claims file at the top, run here or not (the reproduction page)")
 	title := fs.String("title", "", "the page's title (default: the runs' config names)")
 	if err := parseFlags(fs, args, reportUsage, out); err != nil {
@@ -34,10 +34,10 @@ func reportCmd(args []string, out io.Writer) error {
 		}
 		*dest = filepath.Join(fs.Arg(0), "report.html")
 	}
-	if *paper && *claims == "" {
-		return errors.New("xp report --paper: name the claims file with --claims (configs/" + runner.ClaimsName + ")")
+	if *paper && *claimsFile == "" {
+		return errors.New("xp report --paper: name the claims file with --claims (configs/" + claims.FileName + ")")
 	}
-	path, err := writeReport(fs.Args(), *dest, report.Options{Title: *title, Paper: *paper}, *claims)
+	path, err := writeReport(fs.Args(), *dest, report.Options{Title: *title, Paper: *paper}, *claimsFile)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func reportCmd(args []string, out io.Writer) error {
 
 // writeReport reads the runs, decides their claims and writes the page
 // to dest, atomically.
-func writeReport(dirs []string, dest string, opt report.Options, claims string) (string, error) {
+func writeReport(dirs []string, dest string, opt report.Options, file string) (string, error) {
 	var runs []*report.Run
 	for _, d := range dirs {
 		r, err := report.Read(d)
@@ -58,9 +58,12 @@ func writeReport(dirs []string, dest string, opt report.Options, claims string) 
 	}
 	var err error
 	if opt.Paper {
-		opt.Agreements, err = runner.Agreements(claims)
+		var f *claims.File
+		if f, err = claims.Read(file); err == nil {
+			opt.Agreements, err = f.Decide()
+		}
 	} else {
-		opt.Agreements, err = report.Claims(runs, claims)
+		opt.Agreements, err = report.Claims(runs, file)
 	}
 	if err != nil {
 		return "", err

@@ -14,6 +14,8 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xp-nlp/xp/claims"
+	"github.com/xp-nlp/xp/console"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -101,7 +103,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *dry {
-		report.DryRun(out, c, opt, sum)
+		console.DryRun(out, c, opt, sum)
 		return nil
 	}
 	if *prep {
@@ -109,7 +111,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	if opt.Shards == 0 {
-		report.Finished(out, c, sum)
+		console.Finished(out, c, sum)
 		page, err := writeReport([]string{c.Output}, filepath.Join(c.Output, "report.html"), report.Options{}, "")
 		if err != nil {
 			return fmt.Errorf("the run's records are whole; its page failed: %w", err)
@@ -204,12 +206,16 @@ func intoFile(path string, out io.Writer) error {
 			report.Incomplete(os.Stderr, st)
 			return report.Tables(rows, stats), nil
 		},
-		"agreement": func(claims string) (string, error) {
-			as, err := runner.Agreements(claims)
+		"agreement": func(path string) (string, error) {
+			f, err := claims.Read(path)
 			if err != nil {
 				return "", err
 			}
-			return results.AgreementMarkdown(as), nil
+			as, err := f.Decide()
+			if err != nil {
+				return "", err
+			}
+			return claims.Markdown(as), nil
 		},
 	})
 	for _, p := range problems {

@@ -9,9 +9,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/xp-nlp/xp/console"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/slurm"
 )
@@ -89,5 +89,5 @@ func statusCmd(ctx context.Context, args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New(usage)
 	}
-	return report.Status(ctx, out, fs.Arg(0))
+	return console.Status(ctx, out, fs.Arg(0))
 }

@@ -1,4 +1,4 @@
-package report
+package console
 
 import (
 	"bufio"
@@ -105,32 +105,6 @@ func seconds(s float64) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Second)
-}
-
-// Incomplete says, on w, which cells of a partial run have no successful
-// record.
-func Incomplete(w io.Writer, st *runner.State) {
-	if st.Failed+st.Missing == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%s: partial run: %d of %d cells done, %d failed, %d missing (xp status %s lists them)\n",
-		st.Dir, st.Ok, len(st.Cells), st.Failed, st.Missing, st.Dir)
-}
-
-// Tables are a run's tables as xp results prints them: the analysis
-// table, then the utility table.
-func Tables(rows []results.Row, stats []results.StatRow) string {
-	var b strings.Builder
-	if len(stats) > 0 {
-		b.WriteString(results.AnalysisMarkdown(stats))
-		if rows != nil {
-			b.WriteString("\n")
-		}
-	}
-	if rows != nil {
-		b.WriteString(results.Markdown(rows))
-	}
-	return b.String()
 }
 
 // Status prints how far the run in dir is: done, failed and missing

@@ -1,0 +1,247 @@
+package claims
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/xp-nlp/xp/results"
+)
+
+// seeds makes per-seed values of one statistic (seeds 1, 2, …).
+func seeds(stat string, v ...float64) results.BySeed {
+	m := map[uint64]float64{}
+	for i, x := range v {
+		m[uint64(i+1)] = x
+	}
+	return results.BySeed{stat: m}
+}
+
+// row is an analysis row of one statistic over the given seeds' values
+// (its mean and t half-width as results.AnalysisTable computes them).
+func row(setting string, eps float64, stat string, v ...float64) results.StatRow {
+	m, sd, ci := results.MeanCI(v)
+	return results.StatRow{Analysis: "a", Setting: setting, Epsilon: eps, Seeds: len(v), Names: []string{stat},
+		Mean: []float64{m}, SD: []float64{sd}, CI: []float64{ci}, BySeed: seeds(stat, v...), Method: "sampled"}
+}
+
+func pt(setting string, eps float64) Point {
+	return Point{Analysis: "a", Setting: setting, Epsilon: eps}
+}
+
+// decideOn decides a claim on one run's tables.
+func decideOn(t *testing.T, c Claim, tb tables) Agreement {
+	t.Helper()
+	c.Run, c.Paper, c.Item, c.Cites, c.Says = "r", "p", "i", "c", "s"
+	if c.Kind == "" {
+		c.Kind = Conclusion
+	}
+	f := &File{Path: "claims.yaml", Records: ".", Papers: []Paper{{ID: "p", Cite: "P"}}, Runs: []Run{{Name: "r", Config: "r.yaml"}}}
+	if err := c.check(map[string]bool{"p": true}, map[string]bool{"r": true}); err != nil {
+		t.Fatalf("%s: %v", c.Rule, err)
+	}
+	a, err := f.decide(&c, func(string) (tables, string, error) { return tb, "dir", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestRules: each rule holds on values on its side, does not hold on the
+// other side, and is unsettled on overlapping intervals or a sampled
+// value of one seed; paired seeds decide where the intervals overlap.
+func TestRules(t *testing.T) {
+	tb := tables{stats: []results.StatRow{
+		row("hi", 1, "x", 10, 11, 12),
+		row("mid", 1, "x", 5, 6, 7),
+		row("lo", 1, "x", 1, 2, 3),
+		row("near-mid", 1, "x", 5.5, 6.5, 6),
+		row("one", 1, "x", 4),
+		row("tiny", 1, "x", 0.9, 1, 1.1),
+		// overlapping intervals, but every seed's difference favours up
+		row("up", 1, "x", 2, 4, 6), row("down", 1, "x", 1.9, 3.9, 5.9),
+		// ε curves for dominates and range: a above b at ε 2 and 3, equal at 1
+		row("a", 1, "x", 1, 1, 1), row("a", 2, "x", 5, 6, 7), row("a", 3, "x", 9, 9.5, 10),
+		row("b", 1, "x", 1, 1, 1), row("b", 2, "x", 1, 2, 3), row("b", 3, "x", 4, 5, 6),
+		// a rank chain: steps 10, 3, 0.5, 0.2 (per seed, same on each)
+		row("r1", 1, "x", 0, 0.1, 0.2), row("r2", 1, "x", 10, 10.1, 10.2), row("r3", 1, "x", 13, 13.1, 13.2),
+		row("r4", 1, "x", 13.5, 13.6, 13.7), row("r5", 1, "x", 13.7, 13.8, 13.9),
+	}}
+	for _, c := range []struct {
+		name  string
+		claim Claim
+		want  string
+	}{
+		{"greater holds", Claim{Rule: "greater", Stat: "x", Points: []Point{pt("hi", 1), pt("mid", 1)}}, Holds},
+		{"greater fails", Claim{Rule: "greater", Stat: "x", Points: []Point{pt("lo", 1), pt("mid", 1)}}, Fails},
+		{"greater overlaps", Claim{Rule: "greater", Stat: "x", Points: []Point{pt("near-mid", 1), pt("mid", 1)}}, Unsettled},
+		{"one seed of a sampled value", Claim{Rule: "greater", Stat: "x", Points: []Point{pt("one", 1), pt("lo", 4)}}, NotRun},
+		{"one seed, no interval", Claim{Rule: "greater", Stat: "x", Points: []Point{pt("one", 1), pt("lo", 1)}}, Unsettled},
+		{"paired seeds decide", Claim{Rule: "greater", Stat: "x", Points: []Point{pt("up", 1), pt("down", 1)}}, Holds},
+		{"greatest", Claim{Rule: "greatest", Stat: "x", Points: []Point{pt("hi", 1), pt("mid", 1), pt("lo", 1)}}, Holds},
+		{"greatest fails", Claim{Rule: "greatest", Stat: "x", Points: []Point{pt("mid", 1), pt("hi", 1), pt("lo", 1)}}, Fails},
+		{"least", Claim{Rule: "least", Stat: "x", Points: []Point{pt("lo", 1), pt("mid", 1), pt("hi", 1)}}, Holds},
+		{"increasing", Claim{Rule: "increasing", Stat: "x", Points: []Point{pt("lo", 1), pt("mid", 1), pt("hi", 1)}}, Holds},
+		{"decreasing fails", Claim{Rule: "decreasing", Stat: "x", Points: []Point{pt("lo", 1), pt("mid", 1), pt("hi", 1)}}, Fails},
+		{"at-least holds", Claim{Rule: "at-least", Threshold: 3, Stat: "x", Points: []Point{pt("mid", 1)}}, Holds},
+		{"at-least straddled", Claim{Rule: "at-least", Threshold: 6, Stat: "x", Points: []Point{pt("mid", 1)}}, Unsettled},
+		{"at-most fails", Claim{Rule: "at-most", Threshold: 3, Stat: "x", Points: []Point{pt("mid", 1)}}, Fails},
+		{"dominates: never below, above somewhere", Claim{Rule: "dominates", Stat: "x", Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "b"}, {Analysis: "a", Setting: "a"}}}, Holds},
+		{"dominates fails where below", Claim{Rule: "dominates", Stat: "x", Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "a"}, {Analysis: "a", Setting: "b"}}}, Fails},
+		{"dominates: equal everywhere is unsettled", Claim{Rule: "dominates", Stat: "x", Epsilons: []float64{1}, Points: []Point{{Analysis: "a", Setting: "b"}, {Analysis: "a", Setting: "a"}}}, Unsettled},
+		{"range holds at 2 ε", Claim{Rule: "range", Stat: "x", Threshold: 3, Min: 2, Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "a"}}}, Holds},
+		{"range: too few ε can hold", Claim{Rule: "range", Stat: "x", Threshold: 11, Min: 2, Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "a"}}}, Fails},
+		{"within-factor holds", Claim{Rule: "within-factor", Factor: 3, Stat: "x", Points: []Point{pt("hi", 1), pt("near-mid", 1)}}, Holds},
+		{"within-factor fails", Claim{Rule: "within-factor", Factor: 2, Stat: "x", Points: []Point{pt("hi", 1), pt("tiny", 1)}}, Fails},
+		{"first step the largest", Claim{Rule: "flattens", After: 2, Fraction: 1, Stat: "x", Points: []Point{pt("r1", 1), pt("r2", 1), pt("r3", 1), pt("r4", 1), pt("r5", 1)}}, Holds},
+		{"little beyond the 3rd", Claim{Rule: "flattens", After: 3, Fraction: 0.25, Stat: "x", Points: []Point{pt("r1", 1), pt("r2", 1), pt("r3", 1), pt("r4", 1), pt("r5", 1)}}, Holds},
+		{"the 3rd's step is big", Claim{Rule: "flattens", After: 2, Fraction: 0.1, Stat: "x", Points: []Point{pt("r1", 1), pt("r2", 1), pt("r3", 1), pt("r4", 1), pt("r5", 1)}}, Fails},
+	} {
+		a := decideOn(t, c.claim, tb)
+		if a.Verdict != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, a.Verdict, a.Reason, c.want)
+		}
+		if (a.Verdict == Holds) != (a.Reason == "") {
+			t.Errorf("%s: verdict %s with reason %q", c.name, a.Verdict, a.Reason)
+		}
+	}
+}
+
+// TestRangeIdentity: an ε where the mechanism leaves nearly every token
+// unchanged counts for neither side of a range (the loss there says
+// nothing), and the shares are shown.
+func TestRangeIdentity(t *testing.T) {
+	u := func(eps, diff, unchanged float64) results.Row {
+		return results.Row{Setting: "m", Mode: "train", Epsilon: eps, Seeds: 3, Diff: diff, DiffCI: 0.005, DiffSeeds: 3, Unchanged: unchanged}
+	}
+	tb := tables{rows: []results.Row{u(1, -0.2, 0.01), u(10, -0.01, 0.5), u(50, 0, 0.995), u(100, 0, 1)}}
+	c := Claim{Rule: "range", Stat: "Δ accuracy", Threshold: -0.02, Min: 2, Identity: 0.99, Epsilons: []float64{1, 10, 50, 100}, Points: []Point{{Setting: "m", Mode: "train"}}}
+	a := decideOn(t, c, tb)
+	if a.Verdict != Fails || !strings.Contains(a.Detail, "near the identity (≥ 99% unchanged) at ε 50 (99.5% unchanged), 100 (100.0% unchanged)") {
+		t.Errorf("%s: %s; %s, want does not hold: only ε 10 is informative and within the bound", a.Verdict, a.Reason, a.Detail)
+	}
+	c.Identity = 0
+	if a := decideOn(t, c, tb); a.Verdict != Holds {
+		t.Errorf("without the identity cut: %s, want holds (ε 10, 50, 100)", a.Verdict)
+	}
+}
+
+// TestIntervals: each basis of an interval on a known case.
+func TestIntervals(t *testing.T) {
+	exact := results.StatRow{Analysis: "a", Setting: "s", Epsilon: 1, Seeds: 1, Names: []string{"N"}, Mean: []float64{90}, CI: []float64{math.NaN()}, Method: "exact"}
+	simulated := exact
+	simulated.Interval = map[string][2]float64{"N": {80, 100}}
+	draws := results.StatRow{Analysis: "a", Setting: "s", Epsilon: 1, Seeds: 1, Names: []string{"E_M"}, Mean: []float64{0.3}, CI: []float64{math.NaN()}, Method: "sampled (100 draws per word)", Interval: map[string][2]float64{"E_M": {0.28, 0.33}}}
+	sample := results.StatRow{Analysis: "a", Setting: "s", Seeds: 1, Names: []string{"d1 p50"}, Mean: []float64{2.2}, CI: []float64{math.NaN()}, Method: "sampled words: exact search", Interval: map[string][2]float64{"d1 p50": {2.1, 2.3}}}
+	bracket := row("s", 0, "ε @ N_w 0.1", 14, 14, 14)
+	bracket.Bracket = map[string][2]float64{"ε @ N_w 0.1": {12.5, 15.8}}
+	worst := results.StatRow{Analysis: "a", Setting: "s", Epsilon: 5, Seeds: 3, Names: []string{"S_w min"}, Mean: []float64{450}, CI: []float64{50}, Series: map[string][]float64{"S_w": {500, 420, 900, 610}}}
+	for _, c := range []struct {
+		name, stat string
+		row        results.StatRow
+		basis      string
+		mean       float64
+		lo, hi     float64
+	}{
+		{"exact", "N", exact, BasisExact, 90, 90, 90},
+		{"simulated votes", "N", simulated, BasisSimulated, 90, 80, 100},
+		{"draws", "E_M", draws, BasisDraws, 0.3, 0.28, 0.33},
+		{"sampled words", "d1 p50", sample, BasisSample, 2.2, 2.1, 2.3},
+		{"search bracket, seeds equal", "ε @ N_w 0.1", bracket, BasisBracket, 14, 12.5, 15.8},
+		{"worst over every word", "S_w min", worst, BasisWorst, 420, 420, 420},
+		{"t over seeds", "x", row("s", 1, "x", 1, 2, 3), BasisSeeds, 2, 2 - 4.303*1/math.Sqrt(3), 2 + 4.303*1/math.Sqrt(3)},
+		{"seeds equal", "x", row("s", 1, "x", 2, 2, 2), BasisEqual, 2, 2, 2},
+	} {
+		e := analysisValue(c.row, c.stat)
+		if e.Basis != c.basis || e.Mean != c.mean || math.Abs(e.Lo-c.lo) > 1e-3 || math.Abs(e.Hi-c.hi) > 1e-3 {
+			t.Errorf("%s: %s %v [%v, %v], want %s %v [%v, %v]", c.name, e.Basis, e.Mean, e.Lo, e.Hi, c.basis, c.mean, c.lo, c.hi)
+		}
+	}
+	if e := analysisValue(row("s", 1, "x", 3), "x"); e.known() || e.Basis != BasisOneSeed {
+		t.Errorf("one seed of a sampled value: %+v, want no interval", e)
+	}
+	// The worst case's Clopper–Pearson share: with none of n = 3,000
+	// sampled words below the bar, at most 1 − 0.05^(1/3000) ≈ 0.0999%.
+	g := []group{{values: []Estimate{{Basis: BasisWorst, Words: 3000}}}}
+	if n := worstNote(g); !strings.Contains(n, "3000 sampled words") || !strings.Contains(n, "at most 0.1% of the words") {
+		t.Errorf("worst-case note %q", n)
+	}
+	// A point matched where p0 crosses 0.5 between ε 2 (0.4, N 20) and
+	// ε 4 (0.6, N 5): N interpolated on a log scale, 10, within [5, 20].
+	m := tables{stats: []results.StatRow{
+		{Analysis: "q", Setting: "s", Epsilon: 2, Seeds: 1, Names: []string{"p0", "N"}, Mean: []float64{0.4, 20}, CI: []float64{math.NaN(), math.NaN()}, Method: "exact"},
+		{Analysis: "q", Setting: "s", Epsilon: 4, Seeds: 1, Names: []string{"p0", "N"}, Mean: []float64{0.6, 5}, CI: []float64{math.NaN(), math.NaN()}, Method: "exact"},
+	}}
+	e := m.lookup(Point{Analysis: "q", Setting: "s", Match: &Match{Stat: "p0", Value: 0.5}}, "N")
+	if e.Basis != BasisInterp || math.Abs(e.Mean-10) > 1e-9 || e.Lo != 5 || e.Hi != 20 {
+		t.Errorf("matched N: %+v, want 10 in [5, 20]", e)
+	}
+	if e := m.lookup(Point{Analysis: "q", Setting: "s", Match: &Match{Stat: "p0", Value: 0.9}}, "N"); e.Found {
+		t.Errorf("a match the grid never reaches: %+v, want none", e)
+	}
+	// A pooled point: the mean over ε per seed, then over seeds.
+	pool := tables{stats: []results.StatRow{row("s", 1, "x", 1, 2, 3), row("s", 5, "x", 3, 4, 5)}}
+	if e := pool.lookup(Point{Analysis: "a", Setting: "s", Epsilons: []float64{1, 5}}, "x"); e.Mean != 3 || e.Seeds != 3 || e.Basis != BasisSeeds {
+		t.Errorf("pooled: %+v, want 3 over 3 seeds", e)
+	}
+}
+
+// TestMagnitude: xp ÷ published within the band reads the same size,
+// outside it differs; a bound is met or missed; a difference is read in
+// the claim's units.
+func TestMagnitude(t *testing.T) {
+	x := func(m float64) Estimate { return Estimate{Mean: m, Lo: m * 0.9, Hi: m * 1.1, Found: true} }
+	pub := func(v float64, bound string) Published { return Published{Value: v, Bound: bound, Set: true} }
+	for _, c := range []struct {
+		name      string
+		claim     Claim
+		xs        []Estimate
+		verdict   string
+		textParts []string
+	}{
+		{"same size", Claim{Published: []Published{pub(0.04, "")}}, []Estimate{x(0.05)}, SameSize, []string{"×1.25 [×1.125, ×1.375]"}},
+		{"half is the band's edge", Claim{Published: []Published{pub(0.1, "")}}, []Estimate{x(0.05)}, SameSize, []string{"×0.5"}},
+		{"differs", Claim{Published: []Published{pub(27.8, ""), pub(20.4, "")}}, []Estimate{x(3.75), x(20)}, Differs, []string{"×0.1349", "×0.9804"}},
+		{"below a lower bound", Claim{Published: []Published{pub(3e6, ">")}}, []Estimate{x(4173)}, Differs, []string{"×0.001391 the published bound >3e+06"}},
+		{"above a lower bound", Claim{Published: []Published{pub(50, ">")}}, []Estimate{x(80)}, SameSize, []string{"above the published bound >50"}},
+		{"difference in band", Claim{Magnitude: "difference", Band: []float64{-0.5, 0.5}, Published: []Published{pub(0.12, "")}}, []Estimate{x(0.05)}, SameSize, []string{"-0.07"}},
+		{"nothing published", Claim{Published: []Published{{}}}, []Estimate{x(1)}, "", nil},
+	} {
+		c.claim.Points = make([]Point, len(c.xs))
+		m := magnitude(&c.claim, [][]Estimate{c.xs}, nil)
+		if m.Verdict != c.verdict {
+			t.Errorf("%s: %q (%s), want %q", c.name, m.Verdict, m.Text, c.verdict)
+		}
+		for _, p := range c.textParts {
+			if !strings.Contains(m.Text, p) {
+				t.Errorf("%s: %q lacks %q", c.name, m.Text, p)
+			}
+		}
+	}
+}
+
+// TestParseErrors: a claims file's mistakes are refused at their line.
+func TestParseErrors(t *testing.T) {
+	head := "records: r\npapers: [{id: p, cite: P}]\nruns:\n  - {name: a, config: a.yaml}\nclaims:\n"
+	claim := "  - {paper: p, item: i, cites: c, kind: conclusion, says: s, rule: greater, stat: x, run: a, points: [{analysis: q, setting: s}, {analysis: q, setting: t}]}\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"good", head + claim, ""},
+		{"unknown rule", head + strings.Replace(claim, "greater", "bigger", 1), "f.yaml:6: rule \"bigger\""},
+		{"unknown run", head + strings.Replace(claim, "run: a", "run: b", 1), "f.yaml:6: point 1 reads run \"b\""},
+		{"unknown paper", head + strings.Replace(claim, "paper: p", "paper: q", 1), "f.yaml:6: paper \"q\""},
+		{"no kind", head + strings.Replace(claim, "kind: conclusion, ", "", 1), "f.yaml:6: kind \"\""},
+		{"greater of 3", head + strings.Replace(claim, "]}\n", ", {analysis: q, setting: u}]}\n", 1), "f.yaml:6: rule greater reads 2 points"},
+		{"published count", head + strings.Replace(claim, "run: a,", "run: a, published: [1],", 1), "f.yaml:6: 1 published values for 2 points"},
+		{"bad bound", head + strings.Replace(claim, "run: a,", "run: a, published: [\"~3\", 1],", 1), "published value \"~3\""},
+		{"overrides unexplained", strings.Replace(head, "config: a.yaml}", "config: a.yaml, set: [\"seeds=[1]\"]}", 1) + claim, "f.yaml:4: run a has overrides"},
+		{"unknown key", head + strings.Replace(claim, "says: s", "say: s", 1), "field say not found"},
+	} {
+		_, err := Parse("f.yaml", []byte(c.text))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package claims
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/rundir"
+)
+
+// Agreement is a claim decided on records.
+type Agreement struct {
+	Claim Claim
+	// Cite is the paper's citation.
+	Cite string
+	// Values are xp's values, per group and point.
+	Values [][]Estimate
+	// Derived is the value a derived rule computed (matched-gain's gain).
+	Derived *Estimate
+	Verdict string
+	// Reason says why a claim does not hold, is unsettled or was not run;
+	// Detail what the rule found (a range, the largest gain, a worst
+	// case's bound).
+	Reason, Detail string
+	Magnitude      Magnitude
+	// Runs are the runs the claim read, Reduced how each is smaller than
+	// its config ("" full size), and Dirs the folders their records were
+	// read from.
+	Runs, Reduced, Dirs []string
+}
+
+// Decide decides every claim of the file on the records of its runs
+// (each read from its folder under Records, once). A run folder that
+// does not exist leaves its claims "not run here"; one whose plan was
+// made from another config or other overrides than the file says is an
+// error naming the first difference: its records do not decide what the
+// file claims they decide.
+func (f *File) Decide() ([]Agreement, error) {
+	read := map[string]tables{}
+	errs := map[string]error{}
+	get := func(name string) (tables, string, error) {
+		if t, ok := read[name]; ok {
+			return t, f.Dir(name), errs[name]
+		}
+		r, _ := f.Run(name)
+		t, err := f.readRun(r)
+		read[name], errs[name] = t, err
+		return t, f.Dir(name), err
+	}
+	var out []Agreement
+	for i := range f.Claims {
+		a, err := f.decide(&f.Claims[i], get)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// DecideOn decides the claims that read only runs the given folders
+// hold: a folder holds a run of the file when its plan is that run's
+// config with its overrides (CheckPlan). Claims reading any other run
+// are left out. It is how a page of a user's own run of a paper config
+// shows the papers' verdicts on it.
+func (f *File) DecideOn(dirs ...string) ([]Agreement, error) {
+	held := map[string]tables{}
+	where := map[string]string{}
+	for _, d := range dirs {
+		st, rows, stats, err := rundir.ReadTables(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range f.Runs {
+			if _, ok := held[r.Name]; !ok && f.CheckPlan(r, st.Plan.Config) == nil {
+				held[r.Name], where[r.Name] = tables{rows: rows, stats: stats}, d
+			}
+		}
+	}
+	get := func(name string) (tables, string, error) {
+		t, ok := held[name]
+		if !ok {
+			return t, "", errNotRun
+		}
+		return t, where[name], nil
+	}
+	var out []Agreement
+	for i := range f.Claims {
+		c := &f.Claims[i]
+		all := true
+		for _, g := range c.groups() {
+			for _, p := range g {
+				_, ok := held[cmpOr(p.Run, c.Run)]
+				all = all && ok
+			}
+		}
+		if !all {
+			continue
+		}
+		a, err := f.decide(c, get)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// FileName is the claims file's name: the published values of the paper
+// configs beside it (configs/published.yaml).
+const FileName = "published.yaml"
+
+// For finds the claims file for a config file: FileName in the config's
+// folder or its parent ("" when there is none).
+func For(config string) string {
+	if config == "" {
+		return ""
+	}
+	for _, dir := range []string{filepath.Dir(config), filepath.Dir(filepath.Dir(config))} {
+		p := filepath.Join(dir, FileName)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// errNotRun marks a run with no records here.
+var errNotRun = errors.New("no records")
+
+func (f *File) decide(c *Claim, get func(string) (tables, string, error)) (Agreement, error) {
+	a := Agreement{Claim: *c, Cite: f.Cite(c.Paper)}
+	unit := c.Unit
+	if unit == 0 {
+		unit = 1
+	}
+	var gs []group
+	for _, pts := range c.groups() {
+		g := group{points: pts}
+		for _, p := range pts {
+			name := cmpOr(p.Run, c.Run)
+			t, dir, err := get(name)
+			if !slices.Contains(a.Runs, name) {
+				r, _ := f.Run(name)
+				a.Runs, a.Reduced, a.Dirs = append(a.Runs, name), append(a.Reduced, r.Reduced), append(a.Dirs, dir)
+			}
+			switch {
+			case errors.Is(err, errNotRun):
+				a.Verdict, a.Reason = NotRun, fmt.Sprintf("no records of run %s in %s", name, f.Dir(name))
+				return a, nil
+			case err != nil:
+				return a, lineErr(f.Path, c.line, err)
+			}
+			e := t.lookup(p, c.stat(p)).scale(unit)
+			if !e.Found && !Rules[c.Rule].derived {
+				a.Verdict, a.Reason = NotRun, fmt.Sprintf("run %s has no %s at %s", name, c.stat(p), p)
+				if e.Note != "" {
+					a.Reason += ": " + e.Note
+				}
+				return a, nil
+			}
+			g.values = append(g.values, e)
+		}
+		gs = append(gs, g)
+		a.Values = append(a.Values, g.values)
+	}
+	rd := runReader{f: f, c: c, get: get, unit: unit}
+	d := Rules[c.Rule].decide(c, gs, rd)
+	a.Verdict, a.Reason, a.Detail, a.Derived = d.verdict, d.reason, d.detail, d.value
+	if w := worstNote(gs); w != "" && a.Verdict == Holds {
+		a.Detail = strings.TrimPrefix(a.Detail+"; "+w, "; ")
+	}
+	a.Magnitude = magnitude(c, a.Values, a.Derived)
+	return a, nil
+}
+
+// worstNote says, for a worst case over sampled words that met its
+// bound, how much of what they were drawn from could still miss it: by
+// the one-sided 95% Clopper–Pearson bound with no miss among n words,
+// 1 − 0.05^(1/n).
+func worstNote(gs []group) string {
+	for _, g := range gs {
+		for _, v := range g.values {
+			if v.Basis == BasisWorst && v.Words > 0 {
+				share := 1 - math.Pow(0.05, 1/float64(v.Words))
+				return fmt.Sprintf("every one of the %d sampled words meets it; at most %.2g%% of the words they were sampled from may not (95%%, Clopper–Pearson)", v.Words, 100*share)
+			}
+		}
+	}
+	return ""
+}
+
+func lineErr(path string, line int, err error) error {
+	return fmt.Errorf("%s:%d: %w", path, line, err)
+}
+
+// runReader reads curves for derived rules.
+type runReader struct {
+	f    *File
+	c    *Claim
+	get  func(string) (tables, string, error)
+	unit float64
+}
+
+func (r runReader) curve(p Point, stat string) (eps []float64, values []Estimate) {
+	t, _, err := r.get(cmpOr(p.Run, r.c.Run))
+	if err != nil {
+		return nil, nil
+	}
+	var grid []float64
+	for _, s := range t.stats {
+		if s.Analysis == p.Analysis && s.Setting == p.Setting && s.Seeds > 0 && p.Analysis != "" {
+			grid = append(grid, s.Epsilon)
+		}
+	}
+	for _, s := range t.rows {
+		if s.Setting == p.Setting && s.Mode == p.Mode && s.Seeds > 0 && p.Mode != "" {
+			grid = append(grid, s.Epsilon)
+		}
+	}
+	sort.Float64s(grid)
+	grid = slices.Compact(grid)
+	for _, e := range grid {
+		v := t.at(p, stat, e)
+		if v.Found {
+			eps, values = append(eps, e), append(values, v)
+		}
+	}
+	return eps, values
+}
+
+// readRun reads a run's records after checking that its plan was made
+// from the config and overrides the file names (errNotRun when its folder
+// holds no run).
+func (f *File) readRun(r Run) (tables, error) {
+	dir := f.Dir(r.Name)
+	if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); errors.Is(err, fs.ErrNotExist) {
+		return tables{}, errNotRun
+	}
+	st, rows, stats, err := rundir.ReadTables(dir)
+	if err != nil {
+		return tables{}, err
+	}
+	if err := f.CheckPlan(r, st.Plan.Config); err != nil {
+		return tables{}, err
+	}
+	return tables{rows: rows, stats: stats}, nil
+}
+
+// CheckPlan reports whether a run's plan (its resolved config) is the
+// run's config with its overrides: everything that decides the numbers
+// must agree (where the run was written, its data root, threads,
+// workers, cache and checks need not).
+func (f *File) CheckPlan(r Run, plan experiments.Config) error {
+	want, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: r.Set})
+	if err != nil {
+		return fmt.Errorf("run %s: %w", r.Name, err)
+	}
+	a, b := numbersOf(*want), numbersOf(plan)
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	where, x, y := firstDifference("", a, b)
+	set := ""
+	if len(r.Set) > 0 {
+		set = " with --set " + strings.Join(r.Set, " --set ")
+	}
+	return fmt.Errorf("run %s: the records in %s were made from another config than %s%s: %s is %s there, %s in the config (run it again: make paper; or correct the run's config and set in %s)",
+		r.Name, f.Dir(r.Name), r.Config, set, where, y, x, f.Path)
+}
+
+// numbersOf is a resolved config as JSON data, without the keys that do
+// not change a number.
+func numbersOf(c experiments.Config) map[string]any {
+	c.Data, c.Threads, c.Workers, c.Output, c.Cache, c.Origin = "", 0, 0, "", "", nil
+	c.Checks = experiments.ChecksConfig{}
+	b, _ := json.Marshal(c)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// firstDifference finds the first key (in sorted order) where a and b
+// differ, and both values there.
+func firstDifference(path string, a, b any) (string, string, string) {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		names := make([]string, 0, len(keys))
+		for k := range keys {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if !reflect.DeepEqual(am[k], bm[k]) {
+				return firstDifference(strings.TrimPrefix(path+"."+k, "."), am[k], bm[k])
+			}
+		}
+	}
+	show := func(v any) string {
+		if v == nil {
+			return "absent"
+		}
+		j, _ := json.Marshal(v)
+		return string(j)
+	}
+	return path, show(a), show(b)
+}

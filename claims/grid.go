@@ -1,0 +1,181 @@
+package claims
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xp-nlp/xp/results"
+)
+
+// RuleText is how every verdict is reached, printed under the tables.
+const RuleText = "Each xp value carries a 95% interval, and the basis it was made on is named beside it: Student's t over seeds; " +
+	"exact, for a value computed from a known output distribution over the whole population it describes; " +
+	"on one seed, the record's own interval — over its Monte-Carlo draws (E_M), from the order statistics of a seeded sample of words (a percentile), " +
+	"or the range simulated votes leave open (a query attack's N); the bracket a bisection left open (an ε found by search); " +
+	"for a worst case, the extreme over every sampled word of every seed; for a value matched between grid points, the two values that bracket it. " +
+	"A comparison **holds** when the intervals are on the claimed side of each other (or of the threshold), **does not hold** when they are on the other side, " +
+	"and is **unsettled** when they overlap or a sampled value rests on one seed with no interval. Two values with values on the same seeds " +
+	"are compared by the 95% t-interval of their per-seed differences (paired: seeds are independent replications, and a seed samples the same " +
+	"words for every setting of an analysis). A claim of several comparisons holds when all hold, does not hold when any does not, and is unsettled otherwise. " +
+	"The magnitude sets xp's value beside the published one: xp ÷ published with its interval, \"same size\" within 0.5–2× unless the row states another band (a difference for shares near 0). " +
+	"A run marked reduced is smaller than its config (the records column says how); its plan is checked against the config and the overrides the claims file names before any verdict reads it."
+
+// Summary counts the agreements: conclusions by verdict, magnitudes by
+// verdict, sanity checks by verdict.
+func Summary(as []Agreement) string {
+	conc, sanity, mag := map[string]int{}, map[string]int{}, map[string]int{}
+	var nc, ns, nv int
+	for _, a := range as {
+		switch a.Claim.Kind {
+		case Sanity:
+			ns++
+			sanity[a.Verdict]++
+			continue
+		case Variant:
+			nv++
+			continue
+		}
+		nc++
+		conc[a.Verdict]++
+		if a.Magnitude.Verdict != "" {
+			mag[a.Magnitude.Verdict]++
+		}
+	}
+	return fmt.Sprintf("%d conclusions: %d hold, %d do not hold, %d unsettled, %d not run here. "+
+		"Magnitudes of the conclusions that publish values: %d the same size, %d differ. "+
+		"Apart, not counted: %d sanity checks (what the mechanisms' definitions imply: %d hold, %d do not hold, %d unsettled, %d not run here) "+
+		"and %d conclusions tested again on another reading of a paper's setup.",
+		nc, conc[Holds], conc[Fails], conc[Unsettled], conc[NotRun], mag[SameSize], mag[Differs],
+		ns, sanity[Holds], sanity[Fails], sanity[Unsettled], sanity[NotRun], nv)
+}
+
+// Grid is the table of the agreements of one kind (Conclusion, Sanity or
+// Variant): one row per claim.
+func Grid(as []Agreement, kind string) results.Grid {
+	g := results.Grid{Header: []string{"paper", "item", "the paper says", "test", "xp", "verdict", "why / found", "published", "xp vs published", "magnitude", "records", "setup here"}}
+	g.Numeric = make([]bool, len(g.Header))
+	g.Strong = make([]bool, len(g.Header))
+	g.Strong[5], g.Strong[9] = true, true
+	for _, a := range as {
+		if a.Claim.Kind != kind {
+			continue
+		}
+		c := a.Claim
+		test := c.Stat + ": " + Rules[c.Rule].Doc
+		switch c.Rule {
+		case "at-most", "at-least", "range":
+			test += " (" + num(c.Threshold) + ")"
+		case "within-factor":
+			test += " (factor " + num(c.Factor) + ")"
+		case "flattens":
+			test += fmt.Sprintf(" (after %d, fraction %s)", c.After, num(c.Fraction))
+		case "matched-gain":
+			test += " (by " + c.By + ")"
+		}
+		if c.Identity > 0 {
+			test += fmt.Sprintf("; near the identity: ≥ %s%% of in-vocabulary tokens unchanged", num(100*c.Identity))
+		}
+		var pub []string
+		pubs := append([]Published(nil), c.Published...)
+		for _, g := range c.groups() {
+			for _, p := range g {
+				if p.Pub != nil {
+					pubs = append(pubs, *p.Pub)
+				}
+			}
+		}
+		for _, p := range pubs {
+			pub = append(pub, p.String())
+		}
+		var runs []string
+		for i, r := range a.Runs {
+			if a.Reduced[i] != "" {
+				r += " (reduced: " + a.Reduced[i] + ")"
+			}
+			runs = append(runs, r)
+		}
+		why := strings.TrimSpace(strings.Join(nonEmpty(a.Reason, a.Detail), ". "))
+		g.Rows = append(g.Rows, []string{a.Cite, c.Item, c.Says + " (" + c.Cites + ")", test, valuesText(a), a.Verdict, why,
+			strings.Join(pub, " / "), a.Magnitude.Text, a.Magnitude.Verdict, strings.Join(runs, "; "), c.Differs})
+	}
+	return g
+}
+
+// valuesText is xp's values: the derived value, or each point's with its
+// interval and basis (one group), or each group's means (several).
+func valuesText(a Agreement) string {
+	if a.Verdict == NotRun && len(a.Values) == 0 {
+		return "—"
+	}
+	if a.Derived != nil {
+		return a.Derived.text()
+	}
+	if len(a.Values) == 1 {
+		var parts []string
+		for i, v := range a.Values[0] {
+			s := v.text()
+			if len(a.Values[0]) > 1 {
+				s = a.Claim.groups()[0][i].String() + ": " + s
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, " / ")
+	}
+	gs := a.Claim.groups()
+	var parts []string
+	for i, vs := range a.Values {
+		var xs []string
+		for _, v := range vs {
+			x := num(v.Mean)
+			if v.known() && (v.Lo != v.Mean || v.Hi != v.Mean) {
+				x += " [" + num(v.Lo) + ", " + num(v.Hi) + "]"
+			}
+			xs = append(xs, x)
+		}
+		label := groupLabel(gs[i])
+		parts = append(parts, label+": "+strings.Join(xs, " / "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// groupLabel names a group by what its points share (their ε).
+func groupLabel(g []Point) string {
+	e := g[0].Epsilon
+	for _, p := range g {
+		if p.Epsilon != e {
+			return g[0].String()
+		}
+	}
+	if e == 0 {
+		return g[0].String()
+	}
+	return "ε=" + num(e)
+}
+
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Markdown is the agreement tables as docs/reproduction.md shows them:
+// the summary, the conclusions, the sanity checks, then how verdicts
+// are reached.
+func Markdown(as []Agreement) string {
+	var b strings.Builder
+	b.WriteString(Summary(as) + "\n\n")
+	b.WriteString("### Conclusions\n\n")
+	b.WriteString(Grid(as, Conclusion).Markdown())
+	b.WriteString("\n### Sanity checks\n\n")
+	b.WriteString("What a mechanism's definition implies (an ordering it produces by construction, a value at an ε where it is nearly the identity): a failure here is a bug in xp, not a finding.\n\n")
+	b.WriteString(Grid(as, Sanity).Markdown())
+	b.WriteString("\n### Setup variants\n\n")
+	b.WriteString("Conclusions tested again on another reading of a paper's setup (the records column names the variant run; the claims file says what it varies).\n\n")
+	b.WriteString(Grid(as, Variant).Markdown())
+	b.WriteString("\n" + RuleText + "\n")
+	return b.String()
+}

@@ -1,0 +1,545 @@
+package claims
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/xp-nlp/xp/results"
+)
+
+// Verdicts.
+const (
+	Holds     = "holds"
+	Fails     = "does not hold"
+	Unsettled = "unsettled"
+	NotRun    = "not run here"
+)
+
+// A Rule decides a claim from the values at its points. Doc says what it
+// tests (the tables print it); check refuses a claim the rule cannot
+// read; decide returns the decision.
+type Rule struct {
+	Doc    string
+	valid  func(c *Claim) error
+	decide func(c *Claim, gs []group, r reader) decision
+	// derived: the rule computes one value of its own from the points
+	// (shown, and set beside the one published value).
+	derived bool
+}
+
+// group is one group of points with xp's values there.
+type group struct {
+	points []Point
+	values []Estimate
+}
+
+// reader reads values the rule needs beyond its points' (a curve over
+// every ε of a setting).
+type reader interface {
+	// curve is the statistic at every ε the point's setting has, in
+	// increasing ε.
+	curve(p Point, stat string) (eps []float64, values []Estimate)
+}
+
+// decision is a rule's verdict, why (for any verdict but holds), what
+// it found (range, largest gain), and a value of its own (derived rules).
+type decision struct {
+	verdict, reason, detail string
+	value                   *Estimate
+}
+
+// Rules are the rules a claim can name.
+var Rules = map[string]Rule{
+	"greater": {Doc: "the first point's value is above the second's", valid: points(2, 2),
+		decide: each(func(c *Claim, g group) []step { return []step{above(g, 0, 1)} })},
+	"greatest": {Doc: "the first point's value is above every other point's", valid: points(2, 0),
+		decide: each(func(c *Claim, g group) (s []step) {
+			for i := 1; i < len(g.values); i++ {
+				s = append(s, above(g, 0, i))
+			}
+			return s
+		})},
+	"least": {Doc: "the first point's value is below every other point's", valid: points(2, 0),
+		decide: each(func(c *Claim, g group) (s []step) {
+			for i := 1; i < len(g.values); i++ {
+				s = append(s, above(g, i, 0))
+			}
+			return s
+		})},
+	"increasing": {Doc: "each point's value is above the one before", valid: points(2, 0),
+		decide: each(func(c *Claim, g group) (s []step) {
+			for i := 1; i < len(g.values); i++ {
+				s = append(s, above(g, i, i-1))
+			}
+			return s
+		})},
+	"decreasing": {Doc: "each point's value is below the one before", valid: points(2, 0),
+		decide: each(func(c *Claim, g group) (s []step) {
+			for i := 1; i < len(g.values); i++ {
+				s = append(s, above(g, i-1, i))
+			}
+			return s
+		})},
+	"at-most": {Doc: "every point's value is at most the threshold", valid: points(1, 0),
+		decide: each(func(c *Claim, g group) (s []step) {
+			for i := range g.values {
+				s = append(s, bound(c, g, i, true))
+			}
+			return s
+		})},
+	"at-least": {Doc: "every point's value is at least the threshold", valid: points(1, 0),
+		decide: each(func(c *Claim, g group) (s []step) {
+			for i := range g.values {
+				s = append(s, bound(c, g, i, false))
+			}
+			return s
+		})},
+	"dominates": {Doc: "along the points, each value is at least the one before at every ε and above it at one ε at least", valid: points(2, 0), decide: dominates},
+	"range": {Doc: "the value is at least the threshold over at least min ε of the grid where the mechanism is not nearly the identity", decide: rangeRule,
+		valid: func(c *Claim) error {
+			if err := points(1, 1)(c); err != nil {
+				return err
+			}
+			if c.Min < 1 || len(c.Epsilons) == 0 {
+				return errors.New("rule range needs epsilons and min ≥ 1")
+			}
+			return nil
+		}},
+	"within-factor": {Doc: "the largest value is at most factor times the smallest", decide: withinFactor,
+		valid: func(c *Claim) error {
+			if c.Factor <= 1 {
+				return errors.New("rule within-factor needs factor > 1")
+			}
+			return points(2, 0)(c)
+		}},
+	"flattens": {Doc: "every step along the points after the after-th is at most fraction of the first step", decide: flattens,
+		valid: func(c *Claim) error {
+			if c.After < 2 || c.Fraction <= 0 {
+				return errors.New("rule flattens needs after ≥ 2 and fraction > 0")
+			}
+			return points(c.After+1, 0)(c)
+		}},
+	"matched-gain": {Doc: "the largest relative reduction of the stat (a loss) of a later point's setting against the first's, at equal by (a privacy measure), read along their ε curves, is above 0", decide: matchedGain, derived: true,
+		valid: func(c *Claim) error {
+			if c.By == "" {
+				return errors.New("rule matched-gain needs by: the privacy statistic matched")
+			}
+			if c.Published != nil && len(c.Published) != 1 {
+				return errors.New("rule matched-gain has one value: give one published value")
+			}
+			if len(c.Epsilons) > 0 {
+				return errors.New("rule matched-gain reads every ε of its settings: give no epsilons")
+			}
+			return points(2, 0)(c)
+		}},
+}
+
+func ruleNames() []string {
+	var n []string
+	for k := range Rules {
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+func (r Rule) check(c *Claim) error {
+	if r.valid != nil {
+		if err := r.valid(c); err != nil {
+			return err
+		}
+	}
+	if !r.derived && c.Published != nil && len(c.Published) != len(c.groups()[0]) {
+		return fmt.Errorf("%d published values for %d points", len(c.Published), len(c.groups()[0]))
+	}
+	return nil
+}
+
+// points checks every group's size (most 0: no limit).
+func points(least, most int) func(c *Claim) error {
+	return func(c *Claim) error {
+		for _, g := range c.groups() {
+			if len(g) < least || (most > 0 && len(g) > most) {
+				if least == most {
+					return fmt.Errorf("rule %s reads %d points a group, not %d", c.Rule, least, len(g))
+				}
+				return fmt.Errorf("rule %s needs at least %d points a group (not %d)", c.Rule, least, len(g))
+			}
+		}
+		return nil
+	}
+}
+
+// step is one comparison of a rule with what it compared.
+type step struct{ verdict, what string }
+
+// each decides every group by its steps: the claim holds when every step
+// holds, does not when any does not, and is unsettled otherwise.
+func each(steps func(c *Claim, g group) []step) func(c *Claim, gs []group, _ reader) decision {
+	return func(c *Claim, gs []group, _ reader) decision {
+		var all []step
+		for _, g := range gs {
+			all = append(all, steps(c, g)...)
+		}
+		return combine(all, "")
+	}
+}
+
+func combine(all []step, detail string) decision {
+	d := decision{verdict: Holds, detail: detail}
+	for _, s := range all {
+		switch {
+		case s.verdict == Fails:
+			d.verdict = Fails
+		case s.verdict == Unsettled && d.verdict == Holds:
+			d.verdict = Unsettled
+		}
+	}
+	if d.verdict != Holds {
+		var where []string
+		for _, s := range all {
+			if s.verdict == d.verdict {
+				where = append(where, s.what)
+			}
+		}
+		d.reason = d.verdict + " at " + strings.Join(where, "; ")
+	}
+	return d
+}
+
+// Outcomes of comparing two values.
+const (
+	cmpAbove   = iota // x above y, settled
+	cmpBelow          // x below y, settled
+	cmpEqual          // exactly equal (exact values, or every seed's difference 0)
+	cmpOverlap        // not settled
+)
+
+// compare settles x against y: by the 95% t-interval of their per-seed
+// differences where both have values on at least two common seeds
+// (paired: seeds are independent replications, and a seed samples the
+// same words for every setting of an analysis), otherwise by their
+// intervals.
+func compare(x, y Estimate) int {
+	var diffs []float64
+	for s, v := range x.bySeed {
+		if w, in := y.bySeed[s]; in {
+			diffs = append(diffs, v-w)
+		}
+	}
+	if len(diffs) >= 2 {
+		slices.Sort(diffs) // summation order independent of map order
+		if diffs[0] == 0 && diffs[len(diffs)-1] == 0 {
+			return cmpEqual
+		}
+		m, _, ci := results.MeanCI(diffs)
+		switch {
+		case m-ci > 0:
+			return cmpAbove
+		case m+ci < 0:
+			return cmpBelow
+		}
+		return cmpOverlap
+	}
+	if !x.known() || !y.known() {
+		return cmpOverlap
+	}
+	switch {
+	case x.Lo > y.Hi:
+		return cmpAbove
+	case x.Hi < y.Lo:
+		return cmpBelow
+	case x.Lo == x.Hi && y.Lo == y.Hi && x.Lo == y.Lo:
+		return cmpEqual
+	}
+	return cmpOverlap
+}
+
+// above is the step "point i's value is above point j's".
+func above(g group, i, j int) step {
+	what := fmt.Sprintf("%s vs %s", g.points[i], g.points[j])
+	switch compare(g.values[i], g.values[j]) {
+	case cmpAbove:
+		return step{Holds, what}
+	case cmpOverlap:
+		return step{Unsettled, what + oneSeed(g.values[i], g.values[j])}
+	}
+	return step{Fails, what}
+}
+
+func oneSeed(es ...Estimate) string {
+	for _, e := range es {
+		if !e.known() {
+			return " (one seed of a sampled value: no interval)"
+		}
+	}
+	return ""
+}
+
+// bound is the step "point i's value is at most (or at least) the
+// threshold": decided when its interval lies on one side, the threshold
+// itself on the claimed side. A worst case over sampled words that meets
+// the bound says how much of the vocabulary could still miss it.
+func bound(c *Claim, g group, i int, atMost bool) step {
+	x := g.values[i]
+	what := fmt.Sprintf("%s (%s)", g.points[i], num(x.Mean))
+	if !x.known() {
+		return step{Unsettled, what + oneSeed(x)}
+	}
+	lo, hi, bar := x.Lo, x.Hi, c.Threshold
+	if !atMost {
+		lo, hi, bar = -hi, -lo, -bar
+	}
+	switch {
+	case hi <= bar:
+		return step{Holds, what}
+	case lo > bar:
+		return step{Fails, what}
+	}
+	return step{Unsettled, what}
+}
+
+// dominates: along each group's chain, each setting's value is at least
+// the previous one's at every ε (group) and settled above it at one ε at
+// least; it does not hold where a value is settled below the previous
+// one at some ε.
+func dominates(c *Claim, gs []group, _ reader) decision {
+	var all []step
+	for j := 1; j < len(gs[0].values); j++ {
+		var below, above, open []string
+		for _, g := range gs {
+			w := fmt.Sprintf("%s vs %s", g.points[j], g.points[j-1])
+			switch compare(g.values[j], g.values[j-1]) {
+			case cmpAbove:
+				above = append(above, w)
+			case cmpBelow:
+				below = append(below, w)
+			case cmpOverlap:
+				open = append(open, w)
+			}
+		}
+		switch {
+		case len(below) > 0:
+			all = append(all, step{Fails, strings.Join(below, "; ")})
+		case len(above) > 0:
+			all = append(all, step{Holds, ""})
+		default:
+			all = append(all, step{Unsettled, strings.Join(open, "; ") + " (nowhere settled above)"})
+		}
+	}
+	return combine(all, "")
+}
+
+// rangeRule: the claim's point, read at every ε of its grid, is at least
+// the threshold at min ε or more where the mechanism is not nearly the
+// identity (Identity: an ε whose share of unchanged in-vocabulary tokens
+// is at least that says nothing of a loss). It does not hold when too
+// few ε remain possible.
+func rangeRule(c *Claim, gs []group, _ reader) decision {
+	var held, failed, open, ident []string
+	for _, g := range gs {
+		x, p := g.values[0], g.points[0]
+		at := num(p.Epsilon)
+		if !math.IsNaN(x.Unchanged) {
+			at += fmt.Sprintf(" (%.1f%% unchanged)", 100*x.Unchanged)
+		}
+		if c.Identity > 0 && !math.IsNaN(x.Unchanged) && x.Unchanged >= c.Identity {
+			ident = append(ident, at)
+			continue
+		}
+		switch bound(c, g, 0, false).verdict {
+		case Holds:
+			held = append(held, at)
+		case Fails:
+			failed = append(failed, at)
+		default:
+			open = append(open, at)
+		}
+	}
+	var parts []string
+	for _, p := range []struct {
+		name string
+		eps  []string
+	}{{"at least " + num(c.Threshold) + " at ε", held}, {"below it at ε", failed}, {"unsettled at ε", open},
+		{fmt.Sprintf("near the identity (≥ %s%% unchanged) at ε", num(100*c.Identity)), ident}} {
+		if len(p.eps) > 0 {
+			parts = append(parts, p.name+" "+strings.Join(p.eps, ", "))
+		}
+	}
+	d := decision{verdict: Unsettled, detail: strings.Join(parts, "; ")}
+	switch {
+	case len(held) >= c.Min:
+		d.verdict = Holds
+	case len(held)+len(open) < c.Min:
+		d.verdict = Fails
+	}
+	if d.verdict != Holds {
+		d.reason = fmt.Sprintf("%s: %d of the %d ε needed are settled", d.verdict, len(held), c.Min)
+	}
+	return d
+}
+
+// withinFactor: in every group the largest value is at most Factor times
+// the smallest (decided on the intervals: holds when even the widest
+// reading is within the factor, fails when even the narrowest is not).
+func withinFactor(c *Claim, gs []group, _ reader) decision {
+	var all []step
+	for _, g := range gs {
+		what := fmt.Sprintf("%s … %s", g.points[0], g.points[len(g.points)-1])
+		widest, narrowest := 0.0, 0.0
+		minHi, maxLo, minLo, maxHi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		known := true
+		for _, v := range g.values {
+			known = known && v.known()
+			minHi, maxLo, minLo, maxHi = min(minHi, v.Hi), max(maxLo, v.Lo), min(minLo, v.Lo), max(maxHi, v.Hi)
+		}
+		widest, narrowest = maxHi/minLo, maxLo/minHi
+		what += fmt.Sprintf(" (×%s–%s)", num(max(1, narrowest)), num(widest))
+		switch {
+		case !known:
+			all = append(all, step{Unsettled, what})
+		case minLo > 0 && widest <= c.Factor:
+			all = append(all, step{Holds, what})
+		case minHi > 0 && narrowest > c.Factor:
+			all = append(all, step{Fails, what})
+		default:
+			all = append(all, step{Unsettled, what})
+		}
+	}
+	return combine(all, "")
+}
+
+// flattens: along the chain, each step after the After-th point is at
+// most Fraction of the first step, decided per seed (each later step
+// divided by the same seed's first step) by the ratios' t-interval, or on
+// the means when the values are exact.
+func flattens(c *Claim, gs []group, _ reader) decision {
+	var all []step
+	for _, g := range gs {
+		v := g.values
+		for j := c.After; j < len(v); j++ {
+			what := fmt.Sprintf("%s → %s against %s → %s", g.points[j-1], g.points[j], g.points[0], g.points[1])
+			ratios := map[uint64]float64{}
+			for s, x1 := range v[0].bySeed {
+				x2, ok2 := v[1].bySeed[s]
+				a, oka := v[j-1].bySeed[s]
+				b, okb := v[j].bySeed[s]
+				if ok2 && oka && okb && x2 != x1 {
+					ratios[s] = (b - a) / (x2 - x1)
+				}
+			}
+			var lo, hi, m float64
+			switch {
+			case len(ratios) >= 2:
+				xs := make([]float64, 0, len(ratios))
+				for _, s := range slices.Sorted(maps.Keys(ratios)) {
+					xs = append(xs, ratios[s])
+				}
+				var ci float64
+				m, _, ci = results.MeanCI(xs)
+				lo, hi = m-ci, m+ci
+			case v[0].Basis == BasisExact && v[1].Basis == BasisExact && v[j-1].Basis == BasisExact && v[j].Basis == BasisExact && v[1].Mean != v[0].Mean:
+				m = (v[j].Mean - v[j-1].Mean) / (v[1].Mean - v[0].Mean)
+				lo, hi = m, m
+			default:
+				all = append(all, step{Unsettled, what + " (no per-seed values)"})
+				continue
+			}
+			what += fmt.Sprintf(" (ratio %s [%s, %s])", num(m), num(lo), num(hi))
+			switch {
+			case hi <= c.Fraction:
+				all = append(all, step{Holds, what})
+			case lo > c.Fraction:
+				all = append(all, step{Fails, what})
+			default:
+				all = append(all, step{Unsettled, what})
+			}
+		}
+	}
+	return combine(all, "")
+}
+
+// matchedGain: per seed, along the ε curves of the first point's setting
+// (the reference) and of each later one, the relative reduction of the
+// loss (Stat) at equal privacy (By): at each ε of a later setting, the
+// reference's loss at that setting's By is interpolated between the two
+// reference ε that bracket it, and the gain is (reference − setting) /
+// reference. The largest gain over settings and ε, per seed, then its
+// mean and t-interval over seeds. It holds when that interval is above 0.
+func matchedGain(c *Claim, gs []group, r reader) decision {
+	g := gs[0]
+	type curve struct{ by, loss map[uint64][]float64 } // per seed, by ε
+	read := func(p Point) (eps []float64, cv curve) {
+		eps, bys := r.curve(p, c.By)
+		_, losses := r.curve(p, c.stat(p))
+		cv = curve{map[uint64][]float64{}, map[uint64][]float64{}}
+		for i := range eps {
+			for s, b := range bys[i].bySeed {
+				l, ok := losses[i].bySeed[s]
+				if !ok {
+					continue
+				}
+				cv.by[s] = append(cv.by[s], b)
+				cv.loss[s] = append(cv.loss[s], l)
+			}
+		}
+		return eps, cv
+	}
+	refEps, ref := read(g.points[0])
+	best := map[uint64]float64{}
+	where := map[uint64]string{}
+	for _, p := range g.points[1:] {
+		eps, cv := read(p)
+		for s, bys := range cv.by {
+			rb, rl := ref.by[s], ref.loss[s]
+			if len(rb) != len(refEps) || len(bys) != len(eps) {
+				continue // a seed missing some ε
+			}
+			for i, b := range bys {
+				for k := 1; k < len(rb); k++ {
+					if (rb[k-1]-b)*(rb[k]-b) > 0 || rb[k-1] == rb[k] {
+						continue
+					}
+					f := (b - rb[k-1]) / (rb[k] - rb[k-1])
+					refLoss := rl[k-1] + f*(rl[k]-rl[k-1])
+					if refLoss <= 0 {
+						break
+					}
+					gain := (refLoss - cv.loss[s][i]) / refLoss
+					if v, ok := best[s]; !ok || gain > v {
+						best[s] = gain
+						where[s] = fmt.Sprintf("%s at ε %s (%s %s)", p, num(eps[i]), c.By, num(b))
+					}
+					break
+				}
+			}
+		}
+	}
+	if len(best) == 0 {
+		return decision{verdict: Unsettled, reason: "no ε of a later setting has a privacy value within the reference's range"}
+	}
+	seeds := slices.Sorted(maps.Keys(best))
+	xs := make([]float64, len(seeds))
+	for i, s := range seeds {
+		xs[i] = best[s]
+	}
+	m, _, ci := results.MeanCI(xs)
+	e := Estimate{Seeds: len(xs), Found: true, Unchanged: math.NaN(), bySeed: best}.withT(m, ci)
+	e.Note = "largest on seed " + fmt.Sprint(seeds[0]) + ": " + where[seeds[0]]
+	d := decision{value: &e, detail: fmt.Sprintf("largest relative reduction of %s at equal %s: %s", c.Stat, c.By, e.text())}
+	switch {
+	case !e.known():
+		d.verdict, d.reason = Unsettled, "unsettled: one seed, no interval"
+	case e.Lo > 0:
+		d.verdict = Holds
+	case e.Hi <= 0:
+		d.verdict, d.reason = Fails, "does not hold: no gain"
+	default:
+		d.verdict, d.reason = Unsettled, "unsettled: the interval straddles 0"
+	}
+	return d
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/xp-nlp/xp/claims"
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/report"
+	"github.com/xp-nlp/xp/runner"
+)
+
+const paperUsage = "usage: xp paper run [--claims FILE] [--list] [NAME...], or xp paper tables [--claims FILE] [--md FILE] [--html FILE]"
+
+// paperCmd runs the claims file's runs into the records folder it names
+// (resumable: cells with a record are reused) or regenerates the
+// reproduction documents from those records (report.PaperDocs).
+func paperCmd(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(paperUsage)
+	}
+	if args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(out, paperUsage)
+		return errHelp
+	}
+	fs := flag.NewFlagSet("paper "+args[0], flag.ContinueOnError)
+	file := fs.String("claims", "configs/"+claims.FileName, "the claims file: papers, runs and claims")
+	switch args[0] {
+	case "run":
+		list := fs.Bool("list", false, "print each run's command and whether its records are complete; run nothing")
+		quiet := fs.Bool("q", false, "no progress bars")
+		if err := parseFlags(fs, args[1:], paperUsage, out); err != nil {
+			return err
+		}
+		f, err := claims.Read(*file)
+		if err != nil {
+			return err
+		}
+		return paperRun(ctx, f, fs.Args(), *list, *quiet, out)
+	case "tables":
+		md := fs.String("md", "docs/reproduction.md", "the Markdown document whose generated blocks to rewrite (\"\": none)")
+		html := fs.String("html", "docs/reproduction.html", "the page to write (\"\": none)")
+		if err := parseFlags(fs, args[1:], paperUsage, out); err != nil {
+			return err
+		}
+		return report.PaperDocs(*file, *md, *html, out)
+	}
+	return errors.New(paperUsage)
+}
+
+// paperRun runs the named runs of f (all when none is named), each its
+// config with its overrides into its records folder. A run that fails
+// (its data absent from the root, a failed cell) is reported and the
+// others go on; the error lists them.
+func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet bool, out io.Writer) error {
+	for _, n := range names {
+		if _, ok := f.Run(n); !ok {
+			return fmt.Errorf("%s has no run %q", f.Path, n)
+		}
+	}
+	var failed []string
+	for _, r := range f.Runs {
+		if len(names) > 0 && !slices.Contains(names, r.Name) {
+			continue
+		}
+		sets := append(slices.Clone(r.Set), "output="+f.Dir(r.Name))
+		if list {
+			fmt.Fprintf(out, "%s: xp run %s --set %s\n", r.Name, f.ConfigPath(r), strings.Join(sets, " --set "))
+			continue
+		}
+		fmt.Fprintf(out, "== %s\n", r.Name)
+		c, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: sets, DataRoot: datasets.RootFromEnv()})
+		if err == nil {
+			opt := runner.Options{Log: os.Stderr, Progress: os.Stderr}
+			if quiet {
+				opt.Progress = nil
+			}
+			var sum runner.Summary
+			if sum, err = runner.Run(ctx, c, opt); err == nil && sum.Failed+sum.Missing > 0 {
+				err = fmt.Errorf("%d of %d cells failed or missing", sum.Failed+sum.Missing, len(sum.Cells))
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s: %v\n", r.Name, err)
+			failed = append(failed, r.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("paper runs failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/xp-nlp/xp/claims"
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
+)
+
+// PaperGenerator names what writes the reproduction documents, in the
+// page's header: nothing that changes from one commit to the next, so
+// that the documents are a function of the records alone.
+const PaperGenerator = "xp (make paper-tables)"
+
+// PaperDocs regenerates the reproduction documents from the records the
+// claims file's runs keep, and nothing else: in the Markdown file md,
+// every block "<!-- xp:results DIR -->" (a run folder's tables; a folder
+// without records says so, a partial run says how partial) and
+// "<!-- xp:agreement FILE -->" (a claims file's tables); and the page
+// html — the verdicts first, then one section per run that has records,
+// in the claims file's order. Either path may be "" (not written). A
+// damaged record, a run whose plan is not what the claims file says, or
+// any other generator's failure is an error: the documents are written
+// whole or not at all.
+func PaperDocs(claimsPath, md, html string, log io.Writer) error {
+	f, err := claims.Read(claimsPath)
+	if err != nil {
+		return err
+	}
+	as, err := f.Decide()
+	if err != nil {
+		return err
+	}
+	var outMD []byte
+	if md != "" {
+		doc, err := os.ReadFile(md)
+		if err != nil {
+			return err
+		}
+		var problems []error
+		var n int
+		outMD, n, problems = results.Splice(doc, map[string]func(string) (string, error){
+			"results": func(dir string) (string, error) {
+				if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); errors.Is(err, fs.ErrNotExist) {
+					return fmt.Sprintf("Not run here: no records in %s (`make paper` runs what is missing).\n", dir), nil
+				}
+				st, rows, stats, err := rundir.ReadTables(dir)
+				if err != nil {
+					return "", err
+				}
+				t := Tables(rows, stats)
+				if st.Failed+st.Missing > 0 {
+					t = fmt.Sprintf("Partial run: %d of %d cells have a record (%d failed, %d missing); the tables below read those.\n\n", st.Ok, len(st.Cells), st.Failed, st.Missing) + t
+				}
+				return t, nil
+			},
+			"agreement": func(path string) (string, error) {
+				if !xio.SamePath(path, claimsPath) {
+					return "", fmt.Errorf("block names %s, the documents are generated from %s", path, claimsPath)
+				}
+				return claims.Markdown(as), nil
+			},
+		})
+		if err := errors.Join(problems...); err != nil {
+			return fmt.Errorf("%s: %w", md, err)
+		}
+		fmt.Fprintf(log, "%s: %d blocks from the records\n", md, n)
+	}
+	var outHTML []byte
+	if html != "" {
+		var runs []*Run
+		for _, r := range f.Runs {
+			dir := f.Dir(r.Name)
+			if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); err != nil {
+				continue
+			}
+			run, err := Read(dir)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, run)
+		}
+		var b bytes.Buffer
+		opt := Options{Title: "xp: the founding papers reproduced", Paper: true, Agreements: as, Generator: PaperGenerator}
+		if err := Write(&b, runs, opt); err != nil {
+			return err
+		}
+		outHTML = b.Bytes()
+		fmt.Fprintf(log, "%s: the verdicts and %d runs\n", html, len(runs))
+	}
+	if md != "" {
+		if err := xio.WriteFileAtomic(md, outMD); err != nil {
+			return err
+		}
+	}
+	if html != "" {
+		return xio.WriteFileAtomic(html, outHTML)
+	}
+	return nil
+}

@@ -1,0 +1,224 @@
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/results"
+)
+
+// PlanName is the file of a run folder that lists the run's cells: each
+// cell's record key and group, with the resolved config. Every run that
+// runs cells writes it before the first one (each shard writes the same
+// bytes), so that a partial or sharded run can be read, resumed and
+// re-submitted without a manifest.
+const PlanName = "plan.json"
+
+// Plan is the content of plan.json.
+type Plan struct {
+	Config experiments.Config `json:"config"` // resolved
+	Groups int                `json:"groups"`
+	Cells  []CellStatus       `json:"cells"` // Status empty
+}
+
+// State is what a run folder holds: its plan, and for each cell whether
+// its record is there (ok), there and failed, or missing; the results of
+// stages are those of the last finished run (manifest.json) when its
+// cells are the plan's.
+type State struct {
+	Dir    string
+	Plan   Plan
+	Cells  []CellStatus // Status: ok, failed or missing
+	Stages []CellStatus
+	// Ok, Failed and Missing count the cells.
+	Ok, Failed, Missing int
+	// Manifest is the last finished run's manifest (nil: none yet).
+	Manifest *Manifest
+
+	store   *results.Store
+	records []results.Record // the cells' records there, in plan order
+}
+
+// ReadState reads a run folder: plan.json (or, for runs written before
+// it existed, the manifest's cell list) and the records of the cells.
+func ReadState(dir string) (*State, error) {
+	st := &State{Dir: dir}
+	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		var m Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
+		}
+		st.Manifest = &m
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	switch b, err := os.ReadFile(filepath.Join(dir, PlanName)); {
+	case err == nil:
+		if err := json.Unmarshal(b, &st.Plan); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanName), err)
+		}
+	case errors.Is(err, fs.ErrNotExist) && st.Manifest != nil:
+		st.Plan = Plan{Config: st.Manifest.Provenance.Resolved, Cells: st.Manifest.Summary.Cells}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: not a run folder (no %s: xp run or xp slurm writes it when a run starts)", dir, PlanName)
+	default:
+		return nil, err
+	}
+	store, err := results.ReadStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	st.store = store
+	for _, cs := range st.Plan.Cells {
+		r, ok, err := st.store.Get(cs.Key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			st.records = append(st.records, r)
+		}
+		switch cs.Status, cs.Error = StatusOf(r, ok); cs.Status {
+		case "missing":
+			st.Missing++
+		case "ok":
+			st.Ok++
+		default:
+			st.Failed++
+		}
+		st.Cells = append(st.Cells, cs)
+	}
+	if m := st.Manifest; m != nil && slices.Equal(KeysOf(m.Summary.Cells), KeysOf(st.Plan.Cells)) {
+		st.Stages = m.Summary.Stages
+	}
+	return st, nil
+}
+
+// StatusOf is a cell's status from what the store holds for it.
+func StatusOf(r results.Record, ok bool) (status, msg string) {
+	switch {
+	case !ok:
+		return "missing", "no record: not run yet, or its process stopped before recording it"
+	case r.Status == "ok":
+		return "ok", ""
+	}
+	return "failed", r.Error
+}
+
+// KeysOf are the record keys of cells, in order.
+func KeysOf(cells []CellStatus) []string {
+	keys := make([]string, len(cells))
+	for i, cs := range cells {
+		keys[i] = cs.Key
+	}
+	return keys
+}
+
+// Records returns the records of the run's cells and stages that are
+// there, in plan order.
+func (st *State) Records() ([]results.Record, error) {
+	stages, err := st.store.Records(KeysOf(st.Stages))
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(st.records), stages...), nil
+}
+
+// Unfinished returns the shards of n whose groups hold a cell without a
+// successful record: the tasks to submit again.
+func (st *State) Unfinished(n int) []int {
+	return ShardsOf(st.Cells, n, func(cs CellStatus) bool { return cs.Status != "ok" })
+}
+
+// ShardsOf returns the shards of n whose groups hold a picked cell.
+func ShardsOf(cells []CellStatus, n int, pick func(CellStatus) bool) []int {
+	var out []int
+	for _, cs := range cells {
+		if pick(cs) {
+			out = append(out, experiments.Shard(cs.Group, n))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ResolvedName is the resolved config's file in a run folder.
+const ResolvedName = "config.yaml"
+
+// CellStatus is one cell of a run's plan or outcome.
+type CellStatus struct {
+	Key    string           `json:"key"`
+	Cell   experiments.Cell `json:"cell"`
+	Group  int              `json:"group"`            // see experiments.Groups
+	Status string           `json:"status,omitempty"` // cached, todo, ok, failed, missing, other-shard
+	Error  string           `json:"error,omitempty"`
+}
+
+// Manifest is one finished run's summary in its folder (manifest.json):
+// the provenance of the run, when it finished, how long it took and what
+// it did.
+type Manifest struct {
+	Provenance results.Provenance `json:"provenance"`
+	Finished   string             `json:"finished"`
+	Seconds    float64            `json:"seconds"`
+	Summary    Outcome            `json:"summary"`
+}
+
+// Outcome is what a run did, as its manifest records it.
+type Outcome struct {
+	Out     string       `json:"out"`
+	Config  string       `json:"config"` // the resolved config in the run folder
+	Cells   []CellStatus `json:"cells"`
+	Groups  int          `json:"groups"`
+	Reused  int          `json:"reused"`
+	Ran     int          `json:"ran"`
+	Failed  int          `json:"failed"`
+	Trained int          `json:"trained"`
+	Missing int          `json:"missing,omitempty"`
+	Queued  bool         `json:"queued,omitempty"`
+	Tables  []string     `json:"tables,omitempty"`
+	Plots   []string     `json:"plots,omitempty"`
+	Stages  []CellStatus `json:"stages,omitempty"`
+}
+
+// ReadTables reads the last run in dir: its state, its utility table
+// (nil for an analysis run without utility cells) and its analysis table,
+// in the config's order.
+func ReadTables(dir string) (st *State, rows []results.Row, stats []results.StatRow, err error) {
+	st, err = ReadState(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	recs, err := st.Records()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c := st.Plan.Config
+	opt := TableOptions(&c)
+	if c.HasUtilityCells() {
+		rows = results.Table(recs, opt)
+	}
+	return st, rows, results.AnalysisTable(recs, opt.Order), nil
+}
+
+// TableOptions are how the config's tables are judged, labelled and
+// ordered: its OOV threshold, the attacked attribute of its dataset, and
+// its settings in the config's order (utility and analysis tables alike).
+func TableOptions(c *experiments.Config) results.TableOptions {
+	opt := results.TableOptions{MaxOOV: c.Checks.MaxOOV}
+	for _, cell := range c.Cells() {
+		if st := cell.Setting(); !slices.Contains(opt.Order, st) {
+			opt.Order = append(opt.Order, st)
+		}
+	}
+	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
+		opt.Attacker = sp.Attacker
+	}
+	return opt
+}
