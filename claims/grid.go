@@ -61,7 +61,11 @@ func Grid(as []Agreement, kind string) results.Grid {
 			continue
 		}
 		c := a.Claim
-		test := c.Stat + ": " + Rules[c.Rule].Doc
+		stat := c.Stat
+		if stat == "" {
+			stat = c.groups()[0][0].Stat
+		}
+		test := stat + ": " + Rules[c.Rule].Doc
 		switch c.Rule {
 		case "at-most", "at-least", "range":
 			test += " (" + num(c.Threshold) + ")"
@@ -71,6 +75,9 @@ func Grid(as []Agreement, kind string) results.Grid {
 			test += fmt.Sprintf(" (after %d, fraction %s)", c.After, num(c.Fraction))
 		case "matched-gain":
 			test += " (by " + c.By + ")"
+		}
+		if c.Margin > 0 {
+			test += "; differences within ±" + num(c.Margin) + " count as ties"
 		}
 		if c.Identity > 0 {
 			test += fmt.Sprintf("; near the identity: ≥ %s%% of in-vocabulary tokens unchanged", num(100*c.Identity))

@@ -224,7 +224,12 @@ const (
 // (paired: seeds are independent replications, and a seed samples the
 // same words for every setting of an analysis), otherwise by their
 // intervals.
-func compare(x, y Estimate) int {
+func compare(x, y Estimate) int { return compareWithin(x, y, 0) }
+
+// compareWithin is compare with a margin: a difference whose interval
+// lies within ±margin is a tie (cmpEqual), and x is above (below) y only
+// when the difference's interval lies above margin (below −margin).
+func compareWithin(x, y Estimate, margin float64) int {
 	var diffs []float64
 	for s, v := range x.bySeed {
 		if w, in := y.bySeed[s]; in {
@@ -237,23 +242,25 @@ func compare(x, y Estimate) int {
 			return cmpEqual
 		}
 		m, _, ci := results.MeanCI(diffs)
-		switch {
-		case m-ci > 0:
-			return cmpAbove
-		case m+ci < 0:
-			return cmpBelow
-		}
-		return cmpOverlap
+		return settle(m-ci, m+ci, margin)
 	}
 	if !x.known() || !y.known() {
 		return cmpOverlap
 	}
+	if x.Lo == x.Hi && y.Lo == y.Hi && x.Lo == y.Lo {
+		return cmpEqual
+	}
+	return settle(x.Lo-y.Hi, x.Hi-y.Lo, margin) // the differences the two intervals allow
+}
+
+// settle places an interval [lo, hi] of differences against ±margin.
+func settle(lo, hi, margin float64) int {
 	switch {
-	case x.Lo > y.Hi:
+	case lo > margin:
 		return cmpAbove
-	case x.Hi < y.Lo:
+	case hi < -margin:
 		return cmpBelow
-	case x.Lo == x.Hi && y.Lo == y.Hi && x.Lo == y.Lo:
+	case margin > 0 && lo >= -margin && hi <= margin:
 		return cmpEqual
 	}
 	return cmpOverlap
@@ -313,7 +320,7 @@ func dominates(c *Claim, gs []group, _ reader) decision {
 		var below, above, open []string
 		for _, g := range gs {
 			w := fmt.Sprintf("%s vs %s", g.points[j], g.points[j-1])
-			switch compare(g.values[j], g.values[j-1]) {
+			switch compareWithin(g.values[j], g.values[j-1], c.Margin) {
 			case cmpAbove:
 				above = append(above, w)
 			case cmpBelow:
@@ -398,7 +405,10 @@ func withinFactor(c *Claim, gs []group, _ reader) decision {
 			minHi, maxLo, minLo, maxHi = min(minHi, v.Hi), max(maxLo, v.Lo), min(minLo, v.Lo), max(maxHi, v.Hi)
 		}
 		widest, narrowest = maxHi/minLo, maxLo/minHi
-		what += fmt.Sprintf(" (×%s–%s)", num(max(1, narrowest)), num(widest))
+		if minLo <= 0 {
+			widest = math.Inf(1)
+		}
+		what += fmt.Sprintf(" (largest ÷ smallest between ×%s and ×%s)", num(max(1, narrowest)), num(widest))
 		switch {
 		case !known:
 			all = append(all, step{Unsettled, what})
@@ -529,8 +539,8 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 	}
 	m, _, ci := results.MeanCI(xs)
 	e := Estimate{Seeds: len(xs), Found: true, Unchanged: math.NaN(), bySeed: best}.withT(m, ci)
-	e.Note = "largest on seed " + fmt.Sprint(seeds[0]) + ": " + where[seeds[0]]
-	d := decision{value: &e, detail: fmt.Sprintf("largest relative reduction of %s at equal %s: %s", c.Stat, c.By, e.text())}
+	e.Note = "on seed " + fmt.Sprint(seeds[0]) + " at " + where[seeds[0]]
+	d := decision{value: &e, detail: fmt.Sprintf("the largest relative reduction of %s at equal %s, per seed", c.Stat, c.By)}
 	switch {
 	case !e.known():
 		d.verdict, d.reason = Unsettled, "unsettled: one seed, no interval"

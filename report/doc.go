@@ -1,7 +1,9 @@
-// Package report owns what xp shows people about a run, from its folder:
-// the page (HTML, one self-contained file: xp report) and, rendered from
-// the same tables and figures (results.Grid, results.Figure), the
-// terminal's reports of xp run, xp results and xp status.
+// Package report owns what xp shows people about runs, from their
+// folders: the page (HTML, one self-contained file: xp report), the
+// reproduction documents regenerated from the paper runs' records
+// (PaperDocs: docs/reproduction.md's generated blocks and
+// docs/reproduction.html), and a run's tables as Markdown — all rendered
+// from the same tables and figures (results.Grid, results.Figure).
 //
 // The page works offline, opened from disk or mailed: styles, the small
 // script that sorts tables and every figure are inline (figures as SVG),

@@ -1,16 +1,21 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/results"
 )
 
 // TestPaperConfigs: every config under configs/paper validates, with and
@@ -93,4 +98,66 @@ func quickLook(text string) ([]string, error) {
 		return sets, nil
 	}
 	return nil, fmt.Errorf("no \"# Quick look: --set …\" line (make paper-quick needs one)")
+}
+
+// TestPaperRecordsReproduce: cheap cells of the committed paper runs
+// (records/paper) re-run here into a fresh folder and cache give records
+// bit for bit equal to the committed ones — the same key, and the same
+// statistics, notes and scores: everything but the provenance (when,
+// where, how fast). CusText's Table 6 survival (exact, 4 cells) and the
+// first seed of the LREC-COLING deniability table (sampled draws, 9
+// cells). Fails when a change of xp moves a committed number without the
+// records being run again.
+func TestPaperRecordsReproduce(t *testing.T) {
+	root := os.Getenv(datasets.EnvRoot)
+	if root == "" {
+		t.Skipf("no data root ($%s): the paper runs read real data", datasets.EnvRoot)
+	}
+	f, err := claims.Read("../configs/published.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		run  string
+		sets []string
+	}{{"custext-table6-survival", nil}, {"lrec2024-deniability", []string{"seeds=[1]"}}} {
+		t.Run(c.run, func(t *testing.T) {
+			r, ok := f.Run(c.run)
+			if !ok {
+				t.Fatalf("no run %s", c.run)
+			}
+			committed, err := results.ReadStore(f.Dir(r.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			sets := append(append(slices.Clone(r.Set), c.sets...), "output="+filepath.Join(dir, "out"), "cache="+filepath.Join(dir, "cache"))
+			cfg, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: sets, DataRoot: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := Run(context.Background(), cfg, Options{})
+			if err != nil || sum.Failed > 0 {
+				t.Fatalf("%v (%d failed)", err, sum.Failed)
+			}
+			fresh, err := results.ReadStore(cfg.Output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cs := range sum.Cells {
+				want, ok, err := committed.Get(cs.Key)
+				if err != nil || !ok {
+					t.Errorf("%s: no committed record %s (%v): the run's keys moved", cs.Cell, cs.Key, err)
+					continue
+				}
+				got, _, _ := fresh.Get(cs.Key)
+				got.Provenance, want.Provenance = results.Provenance{}, results.Provenance{}
+				a, _ := json.Marshal(got)
+				b, _ := json.Marshal(want)
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s: the re-run record differs from the committed one:\n got %s\nwant %s", cs.Cell, a, b)
+				}
+			}
+		})
+	}
 }

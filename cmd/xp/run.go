@@ -189,7 +189,7 @@ func resultsCmd(args []string, out io.Writer) error {
 // "<!-- xp:results RUN -->" and "<!-- /xp:results -->" with the tables of
 // the run folder RUN (relative to the current folder), read from its
 // records, and every "<!-- xp:agreement CLAIMS -->" block with the
-// agreement table of a claims file (configs/paper/published.yaml):
+// verdict tables of a claims file (configs/published.yaml):
 // documents whose numbers and verdicts are regenerated, never typed. A block
 // whose run is missing or unreadable is left as it was, and reported.
 func intoFile(path string, out io.Writer) error {
