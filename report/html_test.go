@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
-	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -23,8 +24,8 @@ func syntheticRun() *Run {
 	}
 	base := row("none", "none", 0, 0.8)
 	base.Notion, base.Unchanged = "", nan
-	st := &runner.State{Dir: "runs/x", Plan: runner.Plan{Config: experiments.Config{Name: `<script>alert("x")</script>`, Seeds: []uint64{1, 2}}},
-		Cells: []runner.CellStatus{{Status: "failed", Error: "boom <here>"}}, Failed: 1}
+	st := &rundir.State{Dir: "runs/x", Plan: rundir.Plan{Config: experiments.Config{Name: `<script>alert("x")</script>`, Seeds: []uint64{1, 2}}},
+		Cells: []rundir.CellStatus{{Status: "failed", Error: "boom <here>"}}, Failed: 1}
 	return &Run{Dir: "runs/x", State: st, Rows: []results.Row{base, row("laplace", "train", 10, 0.6), row("laplace", "train", 50, 0.75),
 		row("laplace", "test", 10, 0.55), row("laplace", "test", 50, 0.7)}}
 }
@@ -88,5 +89,33 @@ func TestStrongText(t *testing.T) {
 		if got := strongText(c.in); got != c.want {
 			t.Errorf("strongText(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestPaperPage: the reproduction page opens with the verdicts — the
+// summary, then the conclusions, the sanity checks and the variants —
+// before any run's section, shows no side-by-side matrix of its unrelated
+// runs, and escapes a claim's text.
+func TestPaperPage(t *testing.T) {
+	as := []claims.Agreement{
+		{Claim: claims.Claim{Kind: claims.Conclusion, Item: "Fig. 1", Says: `<b>up</b>`, Rule: "greater", Stat: "x", Points: []claims.Point{{Setting: "a"}, {Setting: "b"}}}, Verdict: claims.Holds},
+		{Claim: claims.Claim{Kind: claims.Sanity, Item: "Fig. 2", Says: "down", Rule: "greater", Stat: "x", Points: []claims.Point{{Setting: "a"}, {Setting: "b"}}}, Verdict: claims.Fails},
+	}
+	other := syntheticRun()
+	other.Dir = "runs/y"
+	var b bytes.Buffer
+	if err := Write(&b, []*Run{syntheticRun(), other}, Options{Paper: true, Agreements: as, Generator: PaperGenerator}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	summary, conc, sanity, run := strings.Index(page, "1 conclusions: 1 hold"), strings.Index(page, "Conclusions</caption>"), strings.Index(page, "Sanity checks"), strings.Index(page, `id="run1"`)
+	if summary < 0 || conc < summary || sanity < conc || run < sanity {
+		t.Errorf("summary at %d, conclusions at %d, sanity checks at %d, first run at %d: want the verdicts first", summary, conc, sanity, run)
+	}
+	if strings.Contains(page, `id="compare"`) {
+		t.Error("the reproduction page compares its unrelated runs side by side")
+	}
+	if strings.Contains(page, "<b>up</b>") || !strings.Contains(page, "&lt;b&gt;up&lt;/b&gt;") {
+		t.Error("a claim's text is not escaped")
 	}
 }
