@@ -39,8 +39,11 @@ setup:
 torch: setup
 	@GOWORK=off $(GO) run ./tools/torchbuild
 
+# -buildvcs=true: the commit (and whether the tree had changes) is stamped
+# into the binary, and every record it writes names it; go.work (written by
+# make torch) would otherwise leave it out. Outside a git checkout, none.
 build: torch
-	$(GO) build -o $(BIN) ./cmd/xp
+	$(GO) build $$(git rev-parse --git-dir >/dev/null 2>&1 && echo -buildvcs=true) -o $(BIN) ./cmd/xp
 
 test: torch
 	@files=$$(git ls-files '*.go' 2>/dev/null); test -z "$$files" || { \
