@@ -1,12 +1,14 @@
 package claims
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // TestPublished: configs/published.yaml parses; every config of
@@ -75,6 +77,40 @@ func TestPublished(t *testing.T) {
 				if !found {
 					t.Errorf("published.yaml:%d: run %s has no cell %s", cl.Line(), run, p)
 				}
+			}
+		}
+	}
+}
+
+// TestRecordsKept: every folder under records/paper is a run of
+// configs/published.yaml, and every record it keeps belongs to a cell or
+// stage of its plan (a record a re-planned run no longer reads is stale
+// and is removed, not kept).
+func TestRecordsKept(t *testing.T) {
+	f, err := Read("../configs/published.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join("..", "records", "paper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, ok := f.Run(d.Name()); !ok {
+			t.Errorf("records/paper/%s is no run of configs/published.yaml", d.Name())
+			continue
+		}
+		st, err := rundir.ReadState(f.Dir(d.Name()))
+		if err != nil {
+			t.Errorf("records/paper/%s: %v", d.Name(), err)
+			continue
+		}
+		keys := rundir.KeysOf(st.Cells)
+		keys = append(keys, rundir.KeysOf(st.Stages)...)
+		files, _ := filepath.Glob(filepath.Join(f.Dir(d.Name()), "cells", "*.json"))
+		for _, p := range files {
+			if k := strings.TrimSuffix(filepath.Base(p), ".json"); !slices.Contains(keys, k) {
+				t.Errorf("%s: a record of no cell of the run's plan", p)
 			}
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -62,6 +65,16 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 				}
 				return t, nil
 			},
+			"runs": func(path string) (string, error) {
+				if !xio.SamePath(path, claimsPath) {
+					return "", fmt.Errorf("block names %s, the documents are generated from %s", path, claimsPath)
+				}
+				g, err := runsGrid(f)
+				if err != nil {
+					return "", err
+				}
+				return g.Markdown(), nil
+			},
 			"agreement": func(path string) (string, error) {
 				if !xio.SamePath(path, claimsPath) {
 					return "", fmt.Errorf("block names %s, the documents are generated from %s", path, claimsPath)
@@ -105,4 +118,57 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 		return xio.WriteFileAtomic(html, outHTML)
 	}
 	return nil
+}
+
+// runsGrid is the table of the claims file's runs: each one's config and
+// overrides, how it is reduced or what it varies, how many of its cells
+// have a record, its time in cells and the commits that wrote them.
+func runsGrid(f *claims.File) (results.Grid, error) {
+	g := results.Grid{Header: []string{"run", "config", "overrides", "reduced or varied", "cells recorded", "time in cells", "written by"}}
+	g.Numeric = []bool{4: true, 5: true}
+	for _, r := range f.Runs {
+		row := []string{r.Name, r.Config, strings.Join(r.Set, " "), cmpOr(r.Reduced, r.Variant, "full size"), "not run here", "", ""}
+		dir := f.Dir(r.Name)
+		if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); err == nil {
+			st, err := rundir.ReadState(dir)
+			if err != nil {
+				return g, err
+			}
+			recs, err := st.Records()
+			if err != nil {
+				return g, err
+			}
+			var secs float64
+			var commits []string
+			for _, rec := range recs {
+				secs += rec.Provenance.WallSeconds
+				c := rec.Provenance.Git
+				if len(c) > 7 {
+					c = c[:7]
+				}
+				if rec.Provenance.GitDirty {
+					c += " (uncommitted changes)"
+				}
+				if c != "" && !slices.Contains(commits, c) {
+					commits = append(commits, c)
+				}
+			}
+			slices.Sort(commits)
+			row[4] = fmt.Sprintf("%d of %d", st.Ok, len(st.Cells))
+			row[5] = time.Duration(secs * float64(time.Second)).Round(time.Second).String()
+			row[6] = strings.Join(commits, ", ")
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	g.Notes = []string{"Time in cells is the sum of the cells' recorded wall times on the machines that ran them (the records name each machine); a stage's time is not counted."}
+	return g, nil
+}
+
+func cmpOr(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }

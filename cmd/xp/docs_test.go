@@ -181,6 +181,13 @@ func TestDocumentedCommands(t *testing.T) {
 				}
 				cmd = c.args[:2]
 			}
+			if c.args[0] == "paper" {
+				if len(c.args) < 2 || !slices.Contains([]string{"run", "tables"}, c.args[1]) {
+					t.Errorf("%s: xp %s: want paper run or tables", c.where, strings.Join(c.args, " "))
+					continue
+				}
+				cmd = c.args[:2]
+			}
 			if c.args[0] == "help" {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/report"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 )
 
@@ -86,6 +88,9 @@ func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet b
 			if sum, err = runner.Run(ctx, c, opt); err == nil && sum.Failed+sum.Missing > 0 {
 				err = fmt.Errorf("%d of %d cells failed or missing", sum.Failed+sum.Missing, len(sum.Cells))
 			}
+			if err == nil {
+				err = pruneStale(c.Output, out)
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -97,6 +102,38 @@ func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet b
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("paper runs failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// pruneStale removes from a finished paper run's folder the records of
+// cells its plan no longer has (a re-planned run: ε or words changed),
+// so that the records the repository keeps are exactly what its
+// documents read; git keeps the ones removed.
+func pruneStale(dir string, out io.Writer) error {
+	st, err := runner.ReadState(dir)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, k := range append(rundir.KeysOf(st.Cells), rundir.KeysOf(st.Stages)...) {
+		keep[k] = true
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, p := range files {
+		if !keep[strings.TrimSuffix(filepath.Base(p), ".json")] {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(out, "%s: removed %d records of cells the plan no longer has\n", dir, n)
 	}
 	return nil
 }
