@@ -1,10 +1,14 @@
 package claims
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -247,5 +251,37 @@ func TestParseErrors(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestCheckPlan: a run's plan read back from its JSON is its config with
+// its overrides (an empty list there is no list here); a plan from other
+// overrides is refused, naming the key; where the run was written, its
+// threads and cache do not count.
+func TestCheckPlan(t *testing.T) {
+	dir := t.TempDir()
+	cfg := "name: a\nembedding:\n  path: e.vec\nanalysis:\n  kind: neighbours\nseeds: [1]\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Path: filepath.Join(dir, "claims.yaml"), Records: "."}
+	load := func(sets ...string) experiments.Config {
+		c, err := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{Set: sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(c.Clone()) // as the runner writes its plan: the clone holds an empty list of mechanisms
+		var back experiments.Config
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		return back
+	}
+	r := Run{Name: "a", Config: "a.yaml", Set: []string{"analysis.words=10"}}
+	if err := f.CheckPlan(r, load("analysis.words=10", "output=elsewhere", "threads=1", "cache=c")); err != nil {
+		t.Errorf("the run's own plan: %v", err)
+	}
+	if err := f.CheckPlan(r, load("analysis.words=20")); err == nil || !strings.Contains(err.Error(), "words is 20 there, 10 in the config") {
+		t.Errorf("a plan of other overrides: %v, want it refused naming words", err)
 	}
 }

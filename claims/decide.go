@@ -286,7 +286,35 @@ func numbersOf(c experiments.Config) map[string]any {
 	b, _ := json.Marshal(c)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
+	dropEmpty(m)
 	return m
+}
+
+// dropEmpty removes from a JSON object, at every depth, the keys whose
+// value is null or an empty list or object: a plan read back from JSON
+// holds an empty list where a freshly loaded config holds none, and the
+// two say the same.
+func dropEmpty(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case []any:
+			if len(x) == 0 {
+				delete(m, k)
+			}
+			for _, e := range x {
+				if o, ok := e.(map[string]any); ok {
+					dropEmpty(o)
+				}
+			}
+		case map[string]any:
+			dropEmpty(x)
+			if len(x) == 0 {
+				delete(m, k)
+			}
+		}
+	}
 }
 
 // firstDifference finds the first key (in sorted order) where a and b

@@ -172,19 +172,26 @@ type Manifest struct {
 
 // Outcome is what a run did, as its manifest records it.
 type Outcome struct {
-	Out     string       `json:"out"`
-	Config  string       `json:"config"` // the resolved config in the run folder
-	Cells   []CellStatus `json:"cells"`
-	Groups  int          `json:"groups"`
-	Reused  int          `json:"reused"`
-	Ran     int          `json:"ran"`
-	Failed  int          `json:"failed"`
-	Trained int          `json:"trained"`
-	Missing int          `json:"missing,omitempty"`
-	Queued  bool         `json:"queued,omitempty"`
-	Tables  []string     `json:"tables,omitempty"`
-	Plots   []string     `json:"plots,omitempty"`
-	Stages  []CellStatus `json:"stages,omitempty"`
+	Out    string       `json:"out"`
+	Config string       `json:"config"` // the resolved config in the run folder
+	Cells  []CellStatus `json:"cells"`
+	Groups int          `json:"groups"`
+	Reused int          `json:"reused"`
+	Ran    int          `json:"ran"`
+	Failed int          `json:"failed"`
+	// Trained counts the models this run's cells trained; the others
+	// evaluated a model from the cache (see experiments.ModelKey).
+	Trained int `json:"trained"`
+	// Missing counts the cells without a record: not run by a merge, or
+	// left by a worker that stopped before recording them.
+	Missing int `json:"missing,omitempty"`
+	// Queued is true when a launcher queued the shards (a cluster's jobs)
+	// instead of running them: their records come later.
+	Queued bool     `json:"queued,omitempty"`
+	Tables []string `json:"tables,omitempty"`
+	Plots  []string `json:"plots,omitempty"`
+	// Stages are the results of the config's stages, run after the cells.
+	Stages []CellStatus `json:"stages,omitempty"`
 }
 
 // ReadTables reads the last run in dir: its state, its utility table

@@ -484,6 +484,21 @@ mechanisms:
 	}
 }
 
+// writeFiles writes each file (a path under dir → its text), making its
+// folders.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestLexiconEntriesWhole: the opinion lexicon's entries are the prior's
 // words as they stand, each once, and every one of them is labelled (the
 // sentence tokenizer split "2-faced" into "2", "-" and "faced", which are
@@ -498,15 +513,7 @@ func TestLexiconEntriesWhole(t *testing.T) {
 		"a.yaml": "name: a\ndataset:\n  name: opinion\nembedding:\n  path: vectors.txt\nanalysis:\n  kind: bayes-adversary\n  samples: 10\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n" +
 			"data: " + filepath.Join(dir, "data") + "\noutput: " + filepath.Join(dir, "out") + "\ncache: " + filepath.Join(dir, "cache") + "\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	c, err := experiments.Load(filepath.Join(dir, "a.yaml"), experiments.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -544,15 +551,7 @@ func TestVocabularyDataset(t *testing.T) {
 		"a.yaml": "name: a\ndataset:\n  name: opinion\nembedding:\n  path: vectors.txt\nanalysis:\n  kind: bayes-adversary\n  samples: 10\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n" +
 			"data: " + filepath.Join(dir, "data") + "\noutput: " + filepath.Join(dir, "out") + "\ncache: " + filepath.Join(dir, "cache") + "\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	words := map[string][]string{}
 	sums := map[string]string{}
 	for _, vocab := range []string{"all", "dataset"} {

@@ -59,34 +59,16 @@ type Options struct {
 	Progress, Log io.Writer
 }
 
-// Summary is what a run did.
+// Summary is what a run did: what its manifest records (rundir.Outcome)
+// and what only this process has.
 type Summary struct {
-	Out    string       `json:"out"`
-	Config string       `json:"config"` // the resolved config in the run folder
-	Cells  []CellStatus `json:"cells"`
-	Groups int          `json:"groups"`
-	Reused int          `json:"reused"`
-	Ran    int          `json:"ran"`
-	Failed int          `json:"failed"`
-	// Trained counts the models this run's cells trained; the others
-	// evaluated a model from the cache (see experiments.ModelKey).
-	Trained int `json:"trained"`
-	// Missing counts the cells without a record: not run by a merge, or
-	// left by a worker that stopped before recording them.
-	Missing int `json:"missing,omitempty"`
-	// Queued is true when a launcher queued the shards (a cluster's jobs)
-	// instead of running them: their records come later.
-	Queued bool     `json:"queued,omitempty"`
-	Tables []string `json:"tables,omitempty"`
-	Plots  []string `json:"plots,omitempty"`
+	rundir.Outcome
 	// Rows (utility) or Stats (analyses) is the table written (not in the
 	// manifest: the records are).
 	Rows  []results.Row     `json:"-"`
 	Stats []results.StatRow `json:"-"`
 	// Estimate is a dry run's account of the work to do.
 	Estimate *Estimate `json:"-"`
-	// Stages are the results of the config's stages, run after the cells.
-	Stages []CellStatus `json:"stages,omitempty"`
 }
 
 // Run executes the config's sweep: cells with a successful record are
@@ -96,7 +78,7 @@ type Summary struct {
 // then writes the manifest, tables and plots. c is not changed.
 func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, error) {
 	started := time.Now()
-	sum := Summary{Out: c.Output}
+	sum := Summary{Outcome: rundir.Outcome{Out: c.Output}}
 	logf := func(format string, args ...any) {
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, format+"\n", args...)
