@@ -187,6 +187,13 @@ func TestIntervals(t *testing.T) {
 	if e := m.lookup(Point{Analysis: "q", Setting: "s", Match: &Match{Stat: "p0", Value: 0.9}}, "N"); e.Found {
 		t.Errorf("a match the grid never reaches: %+v, want none", e)
 	}
+	// Two searches' results are compared by their brackets, not by the
+	// per-seed differences of the values they stopped at.
+	b2 := row("s", 0, "ε @ N_w 0.2", 15, 15, 15)
+	b2.Bracket = map[string][2]float64{"ε @ N_w 0.2": {13, 17}}
+	if c := compare(analysisValue(b2, "ε @ N_w 0.2"), analysisValue(bracket, "ε @ N_w 0.1")); c != cmpOverlap {
+		t.Errorf("brackets [13, 17] against [12.5, 15.8]: %d, want them overlapping (unsettled)", c)
+	}
 	// A pooled point: the mean over ε per seed, then over seeds.
 	pool := tables{stats: []results.StatRow{row("s", 1, "x", 1, 2, 3), row("s", 5, "x", 3, 4, 5)}}
 	if e := pool.lookup(Point{Analysis: "a", Setting: "s", Epsilons: []float64{1, 5}}, "x"); e.Mean != 3 || e.Seeds != 3 || e.Basis != BasisSeeds {

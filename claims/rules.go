@@ -231,6 +231,11 @@ func compare(x, y Estimate) int { return compareWithin(x, y, 0) }
 // when the difference's interval lies above margin (below −margin).
 func compareWithin(x, y Estimate, margin float64) int {
 	var diffs []float64
+	if x.Basis == BasisBracket || y.Basis == BasisBracket {
+		// A search's result is known to its bracket only: per-seed
+		// differences of the values it stopped at would claim more.
+		x.bySeed = nil
+	}
 	for s, v := range x.bySeed {
 		if w, in := y.bySeed[s]; in {
 			diffs = append(diffs, v-w)
