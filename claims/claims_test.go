@@ -292,3 +292,22 @@ func TestCheckPlan(t *testing.T) {
 		t.Errorf("a plan of other overrides: %v, want it refused naming words", err)
 	}
 }
+
+// TestGroupLabels: a group is named by what its points share and the
+// other groups' do not.
+func TestGroupLabels(t *testing.T) {
+	gs := [][]Point{
+		{{Setting: "custext k=20 mapping=aggressive", Mode: "both", Epsilon: 1}, {Setting: "custext k=20 mapping=balanced", Mode: "both", Epsilon: 1}},
+		{{Setting: "custext k=50 mapping=aggressive", Mode: "both", Epsilon: 1}, {Setting: "custext k=50 mapping=balanced", Mode: "both", Epsilon: 1}},
+	}
+	if got := groupLabels(gs); strings.Join(got, "|") != "k=20|k=50" {
+		t.Errorf("by K: %q", got)
+	}
+	eps := [][]Point{{{Setting: "a", Epsilon: 1}, {Setting: "b", Epsilon: 1}}, {{Setting: "a", Epsilon: 5}, {Setting: "b", Epsilon: 5}}}
+	if got := groupLabels(eps); strings.Join(got, "|") != "ε=1|ε=5" {
+		t.Errorf("by ε: %q", got)
+	}
+	if got := groupLabels([][]Point{{{Setting: "a"}}, {{Setting: "a"}}}); strings.Join(got, "|") != "group 1|group 2" {
+		t.Errorf("nothing apart: %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package claims
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/xp-nlp/xp/results"
@@ -128,7 +129,7 @@ func valuesText(a Agreement) string {
 		}
 		return strings.Join(parts, " / ")
 	}
-	gs := a.Claim.groups()
+	labels := groupLabels(a.Claim.groups())
 	var parts []string
 	for i, vs := range a.Values {
 		var xs []string
@@ -139,24 +140,57 @@ func valuesText(a Agreement) string {
 			}
 			xs = append(xs, x)
 		}
-		label := groupLabel(gs[i])
-		parts = append(parts, label+": "+strings.Join(xs, " / "))
+		parts = append(parts, labels[i]+": "+strings.Join(xs, " / "))
 	}
 	return strings.Join(parts, "; ")
 }
 
-// groupLabel names a group by what its points share (their ε).
-func groupLabel(g []Point) string {
-	e := g[0].Epsilon
-	for _, p := range g {
-		if p.Epsilon != e {
-			return g[0].String()
+// groupLabels name each group by what its points share and the other
+// groups' do not (the ε, the K, the matched value); "group i" when
+// nothing does.
+func groupLabels(gs [][]Point) []string {
+	tokens := func(p Point) []string {
+		t := strings.Fields(p.Setting)
+		if p.Mode != "" && p.Mode != "none" {
+			t = append(t, p.Mode)
+		}
+		if p.Epsilon != 0 {
+			t = append(t, "ε="+num(p.Epsilon))
+		}
+		if p.Match != nil {
+			t = append(t, fmt.Sprintf("%s = %s", p.Match.Stat, num(p.Match.Value)))
+		}
+		if p.Stat != "" {
+			t = append(t, p.Stat)
+		}
+		return t
+	}
+	common := func(ps []Point) []string {
+		var c []string
+		for i, p := range ps {
+			t := tokens(p)
+			if i == 0 {
+				c = t
+				continue
+			}
+			c = slices.DeleteFunc(c, func(x string) bool { return !slices.Contains(t, x) })
+		}
+		return c
+	}
+	var all []Point
+	for _, g := range gs {
+		all = append(all, g...)
+	}
+	everywhere := common(all)
+	labels := make([]string, len(gs))
+	for i, g := range gs {
+		own := slices.DeleteFunc(common(g), func(x string) bool { return slices.Contains(everywhere, x) })
+		labels[i] = strings.Join(own, " ")
+		if labels[i] == "" {
+			labels[i] = fmt.Sprintf("group %d", i+1)
 		}
 	}
-	if e == 0 {
-		return g[0].String()
-	}
-	return "ε=" + num(e)
+	return labels
 }
 
 func nonEmpty(s ...string) []string {
