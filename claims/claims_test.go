@@ -288,8 +288,11 @@ func TestCheckPlan(t *testing.T) {
 	if err := f.CheckPlan(r, load("analysis.words=10", "output=elsewhere", "threads=1", "cache=c")); err != nil {
 		t.Errorf("the run's own plan: %v", err)
 	}
-	if err := f.CheckPlan(r, load("analysis.words=20")); err == nil || !strings.Contains(err.Error(), "words is 20 there, 10 in the config") {
+	if err := f.CheckPlan(r, load("analysis.words=20")); err == nil || !strings.Contains(err.Error(), "analysis.params.words is 20 there, 10 in the config") {
 		t.Errorf("a plan of other overrides: %v, want it refused naming words", err)
+	}
+	if err := f.CheckPlan(r, load("analysis.words=10", "seeds=[1, 2]")); err == nil || !strings.Contains(err.Error(), "seeds is [1,2] there, [1] in the config") {
+		t.Errorf("a plan of other seeds: %v", err)
 	}
 }
 

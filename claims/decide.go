@@ -173,7 +173,7 @@ func (f *File) decide(c *Claim, get func(string) (tables, string, error)) (Agree
 		gs = append(gs, g)
 		a.Values = append(a.Values, g.values)
 	}
-	rd := runReader{f: f, c: c, get: get, unit: unit}
+	rd := runReader{c: c, get: get}
 	d := Rules[c.Rule].decide(c, gs, rd)
 	a.Verdict, a.Reason, a.Detail, a.Derived = d.verdict, d.reason, d.detail, d.value
 	if w := worstNote(gs); w != "" && a.Verdict == Holds {
@@ -203,12 +203,11 @@ func lineErr(path string, line int, err error) error {
 	return fmt.Errorf("%s:%d: %w", path, line, err)
 }
 
-// runReader reads curves for derived rules.
+// runReader reads curves for derived rules (their values unscaled: a
+// derived rule's value is its own).
 type runReader struct {
-	f    *File
-	c    *Claim
-	get  func(string) (tables, string, error)
-	unit float64
+	c   *Claim
+	get func(string) (tables, string, error)
 }
 
 func (r runReader) curve(p Point, stat string) (eps []float64, values []Estimate) {
@@ -317,8 +316,9 @@ func dropEmpty(m map[string]any) {
 	}
 }
 
-// firstDifference finds the first key (in sorted order) where a and b
-// differ, and both values there.
+// firstDifference finds the first key (in sorted order; a list's items
+// by index when the lists are as long) where a and b differ, and both
+// values there.
 func firstDifference(path string, a, b any) (string, string, string) {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
@@ -338,6 +338,15 @@ func firstDifference(path string, a, b any) (string, string, string) {
 		for _, k := range names {
 			if !reflect.DeepEqual(am[k], bm[k]) {
 				return firstDifference(strings.TrimPrefix(path+"."+k, "."), am[k], bm[k])
+			}
+		}
+	}
+	as, aok := a.([]any)
+	bs, bok := b.([]any)
+	if aok && bok && len(as) == len(bs) {
+		for i := range as {
+			if !reflect.DeepEqual(as[i], bs[i]) {
+				return firstDifference(fmt.Sprintf("%s.%d", path, i), as[i], bs[i])
 			}
 		}
 	}

@@ -390,7 +390,7 @@ func rangeRule(c *Claim, gs []group, _ reader) decision {
 		d.verdict = Fails
 	}
 	if d.verdict != Holds {
-		d.reason = fmt.Sprintf("%s: %d of the %d ε needed are settled", d.verdict, len(held), c.Min)
+		d.reason = fmt.Sprintf("%s: %d ε settled at or above %s and %d unsettled, where %d are needed", d.verdict, len(held), num(c.Threshold), len(open), c.Min)
 	}
 	return d
 }
@@ -402,14 +402,13 @@ func withinFactor(c *Claim, gs []group, _ reader) decision {
 	var all []step
 	for _, g := range gs {
 		what := fmt.Sprintf("%s … %s", g.points[0], g.points[len(g.points)-1])
-		widest, narrowest := 0.0, 0.0
 		minHi, maxLo, minLo, maxHi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 		known := true
 		for _, v := range g.values {
 			known = known && v.known()
 			minHi, maxLo, minLo, maxHi = min(minHi, v.Hi), max(maxLo, v.Lo), min(minLo, v.Lo), max(maxHi, v.Hi)
 		}
-		widest, narrowest = maxHi/minLo, maxLo/minHi
+		widest, narrowest := maxHi/minLo, maxLo/minHi
 		if minLo <= 0 {
 			widest = math.Inf(1)
 		}

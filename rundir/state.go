@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
@@ -228,4 +229,24 @@ func TableOptions(c *experiments.Config) results.TableOptions {
 		opt.Attacker = sp.Attacker
 	}
 	return opt
+}
+
+// Stale lists the record files of the folder that belong to no cell or
+// stage of its plan: records of cells a re-planned run no longer has.
+func (st *State) Stale() ([]string, error) {
+	keep := map[string]bool{}
+	for _, k := range append(KeysOf(st.Cells), KeysOf(st.Stages)...) {
+		keep[k] = true
+	}
+	files, err := filepath.Glob(filepath.Join(st.Dir, "cells", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for _, p := range files {
+		if !keep[strings.TrimSuffix(filepath.Base(p), ".json")] {
+			stale = append(stale, p)
+		}
+	}
+	return stale, nil
 }

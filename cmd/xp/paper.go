@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/report"
-	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 )
 
@@ -115,25 +113,17 @@ func pruneStale(dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	for _, k := range append(rundir.KeysOf(st.Cells), rundir.KeysOf(st.Stages)...) {
-		keep[k] = true
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
+	stale, err := st.Stale()
 	if err != nil {
 		return err
 	}
-	n := 0
-	for _, p := range files {
-		if !keep[strings.TrimSuffix(filepath.Base(p), ".json")] {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			n++
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil {
+			return err
 		}
 	}
-	if n > 0 {
-		fmt.Fprintf(out, "%s: removed %d records of cells the plan no longer has\n", dir, n)
+	if len(stale) > 0 {
+		fmt.Fprintf(out, "%s: removed %d records of cells the plan no longer has\n", dir, len(stale))
 	}
 	return nil
 }
