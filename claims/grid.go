@@ -68,8 +68,10 @@ func Grid(as []Agreement, kind string) results.Grid {
 		}
 		test := stat + ": " + Rules[c.Rule].Doc
 		switch c.Rule {
-		case "at-most", "at-least", "range":
+		case "at-most", "at-least":
 			test += " (" + num(c.Threshold) + ")"
+		case "range":
+			test += fmt.Sprintf(" (threshold %s, min %d)", num(c.Threshold), c.Min)
 		case "within-factor":
 			test += " (factor " + num(c.Factor) + ")"
 		case "flattens":
@@ -81,7 +83,7 @@ func Grid(as []Agreement, kind string) results.Grid {
 			test += "; differences within ±" + num(c.Margin) + " count as ties"
 		}
 		if c.Identity > 0 {
-			test += fmt.Sprintf("; near the identity: ≥ %s%% of in-vocabulary tokens unchanged", num(100*c.Identity))
+			test += fmt.Sprintf("; near the identity: ≥ %s%% unchanged", num(100*c.Identity))
 		}
 		var pub []string
 		pubs := append([]Published(nil), c.Published...)

@@ -98,8 +98,8 @@ var Rules = map[string]Rule{
 			}
 			return s
 		})},
-	"dominates": {Doc: "along the points, each value is at least the one before at every ε and above it at one ε at least", valid: points(2, 0), decide: dominates},
-	"range": {Doc: "the value is at least the threshold over at least min ε of the grid where the mechanism is not nearly the identity", decide: rangeRule,
+	"dominates": {Doc: "each value at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
+	"range": {Doc: "at least the threshold at min ε of the grid or more, an ε where the mechanism is nearly the identity not counted", decide: rangeRule,
 		valid: func(c *Claim) error {
 			if err := points(1, 1)(c); err != nil {
 				return err
@@ -116,14 +116,14 @@ var Rules = map[string]Rule{
 			}
 			return points(2, 0)(c)
 		}},
-	"flattens": {Doc: "every step along the points after the after-th is at most fraction of the first step", decide: flattens,
+	"flattens": {Doc: "every step after the after-th point at most fraction × the first step", decide: flattens,
 		valid: func(c *Claim) error {
 			if c.After < 2 || c.Fraction <= 0 {
 				return errors.New("rule flattens needs after ≥ 2 and fraction > 0")
 			}
 			return points(c.After+1, 0)(c)
 		}},
-	"matched-gain": {Doc: "the largest relative reduction of the stat (a loss) of a later point's setting against the first's, at equal by (a privacy measure), read along their ε curves, is above 0", decide: matchedGain, derived: true,
+	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by), is above 0", decide: matchedGain, derived: true,
 		valid: func(c *Claim) error {
 			if c.By == "" {
 				return errors.New("rule matched-gain needs by: the privacy statistic matched")

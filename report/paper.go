@@ -99,6 +99,7 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 			if err != nil {
 				return err
 			}
+			run.Label = r.Name
 			runs = append(runs, run)
 		}
 		var b bytes.Buffer

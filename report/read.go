@@ -26,6 +26,9 @@ type Run struct {
 	// Seconds is the run's wall time: the manifest's, or the sum of its
 	// records' for a partial run.
 	Seconds float64
+	// Label names the run on the page (default: its config's name); the
+	// reproduction page names each run as the claims file does.
+	Label string
 }
 
 // Read reads the run in dir.
@@ -57,8 +60,13 @@ func Read(dir string) (*Run, error) {
 	return r, nil
 }
 
-// Name is the run's config name.
-func (r *Run) Name() string { return r.State.Plan.Config.Name }
+// Name is the run's label, or its config's name.
+func (r *Run) Name() string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return r.State.Plan.Config.Name
+}
 
 // Claims decides, on the runs given, the published claims (package
 // claims) whose records they hold: those of the claims file given or, ""
