@@ -127,6 +127,11 @@ func TestParseErrors(t *testing.T) {
 		{"workers", "", "x.yaml: --set workers=-1: workers = -1, want ≥ 1", []string{"workers=-1"}},
 		{"device", "", "x.yaml: --set device=gpu: device \"gpu\": want cpu, cuda, cuda:N or auto", []string{"device=gpu"}},
 		{"max_oov", "", "--set checks.max_oov=2: checks.max_oov = 2, want a share in [0, 1]", []string{"checks.max_oov=2"}},
+		{"name ..", "", `name "..": a folder's name, not . or ..`, []string{"name=.."}},
+		{"name .", "", `name ".": a folder's name, not . or ..`, []string{"name=."}},
+		{"name with a slash", "", `name "a/b": no slashes`, []string{"name=a/b"}},
+		{"name with a control character", "", `name "a\x1b[2Jb": no control characters`, []string{`name="a\x1b[2Jb"`}},
+		{"vocabulary", "", `embedding.vocabulary "task": want all or dataset`, []string{"embedding.vocabulary=task"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := good

@@ -422,8 +422,13 @@ func (c *Config) validateRun() error {
 	case !(c.Checks.MaxOOV >= 0 && c.Checks.MaxOOV <= 1):
 		return c.errAt(fmt.Sprintf("checks.max_oov = %v, want a share in [0, 1]", c.Checks.MaxOOV), "checks", "max_oov")
 	}
-	if strings.ContainsAny(c.Name, "/\\") {
+	switch {
+	case strings.ContainsAny(c.Name, "/\\"):
 		return c.errAt(fmt.Sprintf("name %q: no slashes (it names the output folder)", c.Name), "name")
+	case c.Name == "." || c.Name == "..":
+		return c.errAt(fmt.Sprintf("name %q: a folder's name, not . or .. (it names the output folder)", c.Name), "name")
+	case strings.IndexFunc(c.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		return c.errAt(fmt.Sprintf("name %q: no control characters (it names the output folder)", c.Name), "name")
 	}
 	return nil
 }

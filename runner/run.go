@@ -84,6 +84,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 			fmt.Fprintf(opt.Log, format+"\n", args...)
 		}
 	}
+	if err := ownOutput(c); err != nil {
+		return sum, err
+	}
 	_, statErr := os.Stat(c.Output)
 	created := errors.Is(statErr, fs.ErrNotExist) && !opt.DryRun // by the writable check below
 	if !opt.DryRun {
@@ -135,9 +138,6 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if opt.DryRun {
 		sum.Estimate = s.estimate(store, &sum, todo, torchrt.Threads(), opt.Startup)
 		return sum, nil
-	}
-	if err := sameSource(c, opt); err != nil {
-		return sum, err
 	}
 	resolved, err := c.Resolved()
 	if err != nil {
@@ -208,30 +208,6 @@ func interrupted(ctx context.Context, err error, store *results.Store, sum *Summ
 		return errors.Join(err, cerr)
 	}
 	return Interrupted{Recorded: sum.Reused + sum.Ran, Cells: len(sum.Cells)}
-}
-
-// sameSource refuses an output folder that holds a run of another config
-// (another source file, or another name): its tables and plots would be
-// replaced by this config's without a word. The same config file, edited
-// (a seed or an ε added), may run again in its folder: that is how a sweep
-// grows, and the tables then cover the edited config's cells.
-func sameSource(c *experiments.Config, opt Options) error {
-	name, file, err := experiments.ReadSource(filepath.Join(c.Output, ResolvedName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return c.ErrAt(fmt.Sprintf("output %s holds a run xp cannot identify (%v): give this config another output, or remove the folder", c.Output, err), "output")
-	}
-	mine, _ := c.Source()
-	if abs, err := filepath.Abs(mine); err == nil {
-		mine = abs
-	}
-	if file == mine && name == c.Name {
-		return nil
-	}
-	return c.ErrAt(fmt.Sprintf("output %s holds a run of another config (%s, name %q); this is %s (name %q): give it its own output (--set output=...), or remove the folder to replace that run",
-		c.Output, file, name, mine, c.Name), "output")
 }
 
 // runThreads is the thread count of this process.

@@ -299,6 +299,58 @@ func TestOutputOfAnotherConfig(t *testing.T) {
 	}
 }
 
+// TestOutputOwned: a run writes only into a folder it owns. A folder of
+// the user's files, a system folder and the user's home are refused and
+// nothing in them changes (the user's report.html was replaced before);
+// a run whose resolved config was damaged is identified by its plan and
+// resumes with its records; with the plan damaged too, the message says
+// how to keep the records.
+func TestOutputOwned(t *testing.T) {
+	c, dir := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none]", "mechanisms=[]")
+	ctx := context.Background()
+	mine := filepath.Join(dir, "mine")
+	os.MkdirAll(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "report.html"), []byte("my page"), 0o644)
+	home, _ := os.UserHomeDir()
+	for _, out := range []string{mine, "/etc", "/usr/share/xp-test", "/", home} {
+		d, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[none]", "mechanisms=[]", "output=" + out}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(ctx, d, Options{}); err == nil || !strings.Contains(err.Error(), "output "+out) {
+			t.Errorf("output %s: %v, want it refused", out, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "report.html")); string(b) != "my page" {
+		t.Errorf("the user's report.html became %q", b)
+	}
+	if entries, _ := os.ReadDir(mine); len(entries) != 1 {
+		t.Errorf("the refused run wrote into the user's folder: %d entries", len(entries))
+	}
+	if _, err := os.Stat("/usr/share/xp-test"); err == nil {
+		t.Error("a run made a folder inside /usr")
+	}
+	// A damaged resolved config: the plan says whose run it is.
+	sum, err := Run(ctx, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(c.Output, ResolvedName), []byte("name: [unclosed"), 0o644)
+	again, err := Run(ctx, c, Options{})
+	if err != nil || again.Reused != len(sum.Cells) {
+		t.Errorf("a run with a damaged config.yaml: %v, %d of %d cells reused, want it resumed", err, again.Reused, len(sum.Cells))
+	}
+	os.WriteFile(filepath.Join(c.Output, ResolvedName), []byte("name: [unclosed"), 0o644)
+	os.WriteFile(filepath.Join(c.Output, PlanName), []byte("{"), 0o644)
+	if _, err := Run(ctx, c, Options{}); err == nil || !strings.Contains(err.Error(), "records in") || !strings.Contains(err.Error(), "are intact") {
+		t.Errorf("config.yaml and plan.json damaged: %v, want how to keep the records", err)
+	}
+	recs, _ := filepath.Glob(filepath.Join(c.Output, "cells", "*.json"))
+	if len(recs) != len(sum.Cells) {
+		t.Errorf("%d records left of %d", len(recs), len(sum.Cells))
+	}
+}
+
 // TestUserTable: a user's CSV with named columns and a seeded
 // test_fraction runs end to end; the test split is the carved share of
 // each label, and another split seed carves another one.

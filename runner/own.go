@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/xp-nlp/xp/experiments"
+)
+
+// systemFolders are the folders of the system that no run is written
+// into, nor into any folder inside them; systemRoots those that no run is
+// written into as they are (a run inside them, /tmp/study or
+// /home/me/runs, is the user's).
+var (
+	systemFolders = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sbin", "/sys", "/usr"}
+	systemRoots   = []string{"/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp", "/var"}
+)
+
+// runFiles are what marks a folder as an xp run: its plan, resolved
+// config, manifest or records.
+var runFiles = []string{PlanName, ResolvedName, "manifest.json", "cells"}
+
+// ownOutput refuses, before anything is written, an output folder xp does
+// not own: a folder of the system, the user's home, a folder that holds
+// files and is no xp run (its report.html, tables/ and plots/ would be
+// replaced), or a run of another config. A run whose resolved config is
+// damaged is identified by its plan instead; when neither can be read the
+// message says how to keep its records.
+func ownOutput(c *experiments.Config) error {
+	abs, err := filepath.Abs(c.Output)
+	if err != nil {
+		return c.ErrAt(fmt.Sprintf("output %s: %v", c.Output, err), "output")
+	}
+	home, _ := os.UserHomeDir()
+	for _, s := range systemFolders {
+		if abs == s || strings.HasPrefix(abs, s+"/") {
+			return c.ErrAt(fmt.Sprintf("output %s is a system folder (inside %s): give the run a folder of its own", c.Output, s), "output")
+		}
+	}
+	if slices.Contains(systemRoots, abs) || (home != "" && abs == filepath.Clean(home)) {
+		return c.ErrAt(fmt.Sprintf("output %s is a system or home folder: give the run a folder of its own (runs/NAME by default)", c.Output), "output")
+	}
+	entries, err := os.ReadDir(c.Output)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		if fi, serr := os.Stat(c.Output); serr == nil && !fi.IsDir() {
+			return c.ErrAt(fmt.Sprintf("output %s is a file, not a folder", c.Output), "output")
+		}
+		return nil // unreadable or unreachable: the writable check says why
+	case len(entries) == 0:
+		return nil
+	}
+	if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return slices.Contains(runFiles, e.Name()) }) {
+		var names []string
+		for _, e := range entries[:min(3, len(entries))] {
+			names = append(names, e.Name())
+		}
+		if len(entries) > 3 {
+			names = append(names, "…")
+		}
+		return c.ErrAt(fmt.Sprintf("output %s holds files that are no xp run (%s): give the run an empty or new folder", c.Output, strings.Join(names, ", ")), "output")
+	}
+	return sameSource(c)
+}
+
+// sameSource refuses an output folder that holds a run of another config
+// (another source file, or another name): its tables and plots would be
+// replaced by this config's without a word. The same config file, edited
+// (a seed or an ε added), may run again in its folder: that is how a sweep
+// grows, and the tables then cover the edited config's cells. The run is
+// identified by its resolved config, or by its plan's config name where
+// that is damaged; its records are never what is removed.
+func sameSource(c *experiments.Config) error {
+	name, file, err := experiments.ReadSource(filepath.Join(c.Output, ResolvedName))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, perr := os.Stat(filepath.Join(c.Output, PlanName)); errors.Is(perr, fs.ErrNotExist) {
+			return nil // records alone: reused by key, or not
+		}
+	}
+	if err != nil {
+		var ok bool
+		name, ok = planName(c.Output)
+		if ok && name == c.Name {
+			return nil // its plan names this config: resumed, config.yaml rewritten
+		}
+		if !ok {
+			return c.ErrAt(fmt.Sprintf("output %s holds a run xp cannot identify (%v; its plan is unreadable too): its records in %s are intact — to keep them with this config, remove %s and %s (the records are reused by key), or move the folder aside",
+				c.Output, err, filepath.Join(c.Output, "cells"), ResolvedName, PlanName), "output")
+		}
+	}
+	mine, _ := c.Source()
+	if abs, err := filepath.Abs(mine); err == nil {
+		mine = abs
+	}
+	if file == mine && name == c.Name {
+		return nil
+	}
+	return c.ErrAt(fmt.Sprintf("output %s holds a run of another config (%s, name %q); this is %s (name %q): give it its own output (--set output=...), or remove the folder to replace that run",
+		c.Output, file, name, mine, c.Name), "output")
+}
+
+// planName is the config name of the run in dir as its plan records it
+// (the plan does not record the source file).
+func planName(dir string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, PlanName))
+	if err != nil {
+		return "", false
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return "", false
+	}
+	return p.Config.Name, true
+}
