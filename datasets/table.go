@@ -145,7 +145,7 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 			return nil, err
 		}
 	case strings.HasSuffix(base, ".csv") || strings.HasSuffix(base, ".tsv"):
-		r := csv.NewReader(xio.SkipBOM(rc))
+		r := csv.NewReader(xio.CapLines(xio.SkipBOM(rc), xio.MaxLine))
 		if strings.HasSuffix(base, ".tsv") {
 			r.Comma, r.LazyQuotes = '\t', true
 		}

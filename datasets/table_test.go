@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // TestTable: a user's CSV, TSV or JSONL file with named columns; labels
@@ -54,6 +57,43 @@ func TestTable(t *testing.T) {
 		_, err := Load(ctx, "", "table", Options{Path: write(c.file, c.body)})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.file, err, c.want)
+		}
+	}
+}
+
+// TestTableLineCap: a CSV or TSV line longer than xio.MaxLine is refused
+// at its file and line, the cap named, having held at most about the cap
+// in memory (a 1 GB one-line CSV passed 4 GB of RSS: encoding/csv keeps a
+// line whole).
+func TestTableLineCap(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"long.csv", "long.tsv"} {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sep := ","
+		if strings.HasSuffix(name, ".tsv") {
+			sep = "\t"
+		}
+		f.WriteString("review" + sep + "stars\nfine" + sep + "pos\n")
+		chunk := strings.Repeat("a", 1<<20)
+		for range xio.MaxLine>>20 + 8 {
+			f.WriteString(chunk)
+		}
+		f.WriteString(sep + "neg\n")
+		f.Close()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err = Load(context.Background(), "", "table", Options{Path: p, Table: TableOptions{Text: "review", Label: "stars", TestPath: p}})
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), name+":3: line longer than 67108864 bytes") {
+			t.Errorf("%s: %v, want the third line refused", name, err)
+		}
+		if mb := (after.TotalAlloc - before.TotalAlloc) >> 20; mb > 512 {
+			t.Errorf("%s: %d MB allocated for a %d MB line", name, mb, xio.MaxLine>>20+8)
 		}
 	}
 }

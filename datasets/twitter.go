@@ -49,7 +49,7 @@ func readTweets(ctx context.Context, path string, labelled bool) ([]Example, err
 		return nil, err
 	}
 	defer rc.Close()
-	r := csv.NewReader(xio.SkipBOM(rc))
+	r := csv.NewReader(xio.CapLines(xio.SkipBOM(rc), xio.MaxLine))
 	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {
@@ -113,6 +113,10 @@ func csvErr(name string, err error) error {
 			msg = fmt.Sprintf("%v (the quoted field starts on line %d)", pe.Err, pe.StartLine)
 		}
 		return srcerr.At(name, pe.Line, "%s", msg)
+	}
+	var long *xio.LineTooLong
+	if errors.As(err, &long) {
+		return srcerr.At(name, long.Line, "%v", long)
 	}
 	return srcerr.Wrap(name, 0, err)
 }

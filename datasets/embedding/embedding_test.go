@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +51,7 @@ func word2vecBinary(words []string, vecs [][]float32) []byte {
 	return b.Bytes()
 }
 
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n%10))) }
+func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestFormats(t *testing.T) {
 	dir := t.TempDir()
@@ -258,3 +260,52 @@ func TestCancel(t *testing.T) {
 }
 
 var _ = math.Pi
+
+// TestLyingHeader: a header's count is a claim the file's size bounds:
+// .vec, word2vec binary and a gzipped .vec whose headers announce 80
+// million vectors over a few thousand rows are refused as truncated,
+// having allocated a few megabytes, not the announced gigabytes (a 2 MB
+// file announcing two billion ended in "fatal error: runtime: out of
+// memory").
+func TestLyingHeader(t *testing.T) {
+	dir := t.TempDir()
+	var text bytes.Buffer
+	text.WriteString("80000000 50\n")
+	for i := range 4000 {
+		text.WriteString("w" + strings.Repeat("x", i%7) + itoa(i))
+		for range 50 {
+			text.WriteString(" 0.1")
+		}
+		text.WriteString("\n")
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(text.Bytes())
+	zw.Close()
+	var bin bytes.Buffer
+	bin.WriteString("80000000 50\n")
+	for i := range 4000 {
+		bin.WriteString("w" + itoa(i) + " ")
+		binary.Write(&bin, binary.LittleEndian, make([]float32, 50))
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{"lying.vec", text.Bytes()}, {"lying.vec.gz", gz.Bytes()}, {"lying.bin", bin.Bytes()}} {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, f.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := Load(context.Background(), p, Options{})
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "80000000") {
+			t.Errorf("%s: %v, want the header refused", f.name, err)
+		}
+		if mb := (after.TotalAlloc - before.TotalAlloc) >> 20; mb > 400 {
+			t.Errorf("%s: %d MB allocated for a %d kB file", f.name, mb, len(f.b)>>10)
+		}
+	}
+}

@@ -108,14 +108,16 @@ func parse(ctx context.Context, path string, size int64, opt Options) (*Embeddin
 	defer rc.Close()
 	var e *Embedding
 	switch format {
-	case "word2vec-binary":
-		e, err = parseBinary(ctx, rc, name)
-	case "", "glove", "vec":
+	case "word2vec-binary", "", "glove", "vec":
 		hint := int64(0) // uncompressed size, for preallocation
 		if !strings.HasSuffix(file, ".gz") && !strings.HasSuffix(file, ".zip") {
 			hint = size
 		}
-		e, err = parseText(ctx, rc, name, format, opt.Workers, hint)
+		if format == "word2vec-binary" {
+			e, err = parseBinary(ctx, rc, name, hint)
+		} else {
+			e, err = parseText(ctx, rc, name, format, opt.Workers, hint)
+		}
 	default:
 		return nil, fmt.Errorf("embedding %s: unknown format %q (glove, vec, word2vec-binary)", name, format)
 	}
@@ -202,6 +204,26 @@ const chunkSize = 1 << 20
 // dimension: D is one less than the field count most of them have.
 const SniffRows = 1000
 
+// maxPrealloc is the most rows allocated ahead of the data where a file's
+// size cannot bound a header's count (compressed files): beyond it the
+// matrix grows as rows arrive.
+const maxPrealloc = 1 << 18
+
+// preallocRows is how many rows to allocate for a header announcing want
+// (−1: none): never more than a file of size bytes (0: unknown) can hold
+// at minRow bytes a row, nor, where the size is unknown, more than
+// maxPrealloc. A header is a claim, not a measurement: one announcing two
+// billion vectors in a 2 MB file allocated them.
+func preallocRows(want int, size int64, minRow int) int {
+	if want <= 0 {
+		return want
+	}
+	if size <= 0 {
+		return min(want, maxPrealloc)
+	}
+	return int(min(int64(want), size/int64(max(minRow, 1))+1))
+}
+
 // layout is what the start of a text file says about the rest.
 type layout struct {
 	format string
@@ -218,7 +240,7 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 		return nil, err
 	}
 	e := &Embedding{Format: lay.format, Dim: lay.dim}
-	capHint := lay.want
+	capHint := preallocRows(lay.want, size, 2*lay.dim+2) // a row is at least a word and dim numbers of one digit and a space
 	if lay.want < 0 && size > 0 && len(pending) > 0 {
 		// No header: estimate the rows from those sniffed so the matrix is
 		// allocated once instead of regrown (and copied) ~20 times.
@@ -508,7 +530,7 @@ func countFields(row []byte) int {
 // parseBinary reads word2vec's binary format: a text header "N D\n", then
 // per vector the word, a space, D little-endian float32s and optionally a
 // newline.
-func parseBinary(ctx context.Context, r io.Reader, name string) (*Embedding, error) {
+func parseBinary(ctx context.Context, r io.Reader, name string, size int64) (*Embedding, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, err := br.ReadString('\n')
 	if err != nil {
@@ -526,8 +548,12 @@ func parseBinary(ctx context.Context, r io.Reader, name string) (*Embedding, err
 	if dim <= 0 || dim > 1<<16 {
 		return nil, srcerr.At(name, 1, "implausible dimension %d", dim)
 	}
-	e := &Embedding{Format: "word2vec-binary", Dim: dim, Words: make([]string, 0, n), Data: make([]float32, 0, n*dim)}
-	seen := make(map[string]bool, n)
+	if n < 0 {
+		return nil, srcerr.At(name, 1, "header announces %d vectors", n)
+	}
+	rows := preallocRows(n, size, 4*dim+2) // a word of one byte, a space and dim float32s
+	e := &Embedding{Format: "word2vec-binary", Dim: dim, Words: make([]string, 0, rows), Data: make([]float32, 0, rows*dim)}
+	seen := make(map[string]bool, rows)
 	raw := make([]byte, 4*dim)
 	vec := make([]float32, dim)
 	for i := 0; i < n; i++ {

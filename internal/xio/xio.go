@@ -9,6 +9,7 @@ package xio
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/rand"
 	"crypto/sha256"
@@ -114,6 +115,54 @@ type Lines struct {
 // MaxLine is the longest line Lines accepts (GloVe 840B rows are ~3 KB;
 // a review can be tens of KB).
 const MaxLine = 64 << 20
+
+// LineTooLong is the error of a reader CapLines wraps when a line
+// exceeds its cap: Line is its 1-based number.
+type LineTooLong struct {
+	Line, Max int
+}
+
+func (e *LineTooLong) Error() string {
+	return fmt.Sprintf("line longer than %d bytes (the longest a line may be)", e.Max)
+}
+
+// CapLines wraps r so that reading fails with *LineTooLong once a line
+// (the bytes between two newlines) exceeds max bytes: a reader that keeps
+// a line or record whole, as encoding/csv does, then holds at most max
+// bytes of it instead of the whole file.
+func CapLines(r io.Reader, max int) io.Reader { return &lineCap{r: r, max: max} }
+
+type lineCap struct {
+	r        io.Reader
+	max, cur int
+	line     int // newlines seen
+	err      error
+}
+
+func (l *lineCap) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		if j < 0 {
+			j = n - i
+		}
+		if l.cur+j > l.max {
+			l.err = &LineTooLong{Line: l.line + 1, Max: l.max}
+			return i, l.err
+		}
+		l.cur += j
+		i += j
+		if i < n { // a newline
+			l.line++
+			l.cur = 0
+			i++
+		}
+	}
+	return n, err
+}
 
 // NewLines returns a line reader over r; name is used in errors. A UTF-8
 // byte-order mark at the start is dropped.
