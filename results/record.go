@@ -176,13 +176,21 @@ func (s *Store) Problems() []string {
 	return out
 }
 
-// Put writes a record atomically.
+// Put writes a record atomically. A failed record does not replace a
+// successful one of the same key: the successful record stays.
 func (s *Store) Put(r Record) error {
 	if r.Key == "" {
 		return errors.New("results: record without key")
 	}
 	if s.readOnly {
 		return fmt.Errorf("results: %s opened for reading", s.dir)
+	}
+	if r.Status != "ok" {
+		// A failed record never replaces a successful one of the same
+		// cell (another process on the folder may have recorded it).
+		if old, ok, err := s.Get(r.Key); err == nil && ok && old.Status == "ok" {
+			return nil
+		}
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

@@ -562,3 +562,39 @@ func TestAnalysisTableInterval(t *testing.T) {
 		t.Errorf("two seeds: bracket %v, want the hull [13, 18]", got)
 	}
 }
+
+// TestFailedNeverReplacesOk: a failed record of a cell whose successful
+// record is there leaves the successful one (two processes on one folder:
+// the later one's failure replaced the earlier one's result, and a cell
+// that scored 0.4850 read "1 failed"); a failed record replaces a failed
+// one, and a successful one replaces a failed one.
+func TestFailedNeverReplacesOk(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := rec("none", 0, 1, 0.485, "ok")
+	failed := rec("none", 0, 1, 0, "failed")
+	failed.Key = ok.Key
+	for _, c := range []struct {
+		put  Record
+		want string
+	}{{ok, "ok"}, {failed, "ok"}} {
+		if err := s.Put(c.put); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := s.Get(ok.Key); got.Status != c.want {
+			t.Errorf("after putting a %s record: %s, want %s", c.put.Status, got.Status, c.want)
+		}
+	}
+	s2, _ := OpenStore(t.TempDir())
+	for _, c := range []struct {
+		put  Record
+		want string
+	}{{failed, "failed"}, {failed, "failed"}, {ok, "ok"}} {
+		s2.Put(c.put)
+		if got, _, _ := s2.Get(ok.Key); got.Status != c.want {
+			t.Errorf("after putting a %s record: %s, want %s", c.put.Status, got.Status, c.want)
+		}
+	}
+}

@@ -23,8 +23,8 @@ var (
 )
 
 // runFiles are what marks a folder as an xp run: its plan, resolved
-// config, manifest or records.
-var runFiles = []string{PlanName, ResolvedName, "manifest.json", "cells"}
+// config, manifest, records or lock.
+var runFiles = []string{PlanName, ResolvedName, "manifest.json", "cells", LockName}
 
 // ownOutput refuses, before anything is written, an output folder xp does
 // not own: a folder of the system, the user's home, a folder that holds

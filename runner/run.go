@@ -93,6 +93,13 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		if err := xio.CheckWritable("output", c.Output); err != nil {
 			return sum, c.ErrAt(err.Error(), "output")
 		}
+		if !opt.Worker { // a worker's parent holds the lock for it
+			release, err := lockOutput(c.Output, opt.Shards > 0)
+			if err != nil {
+				return sum, c.ErrAt(err.Error(), "output")
+			}
+			defer release()
+		}
 		for _, sub := range []string{"", "tables", "plots"} {
 			if _, err := xio.CleanTemps(filepath.Join(c.Output, sub)); err != nil {
 				return sum, fmt.Errorf("output: %w", err)

@@ -351,6 +351,49 @@ func TestOutputOwned(t *testing.T) {
 	}
 }
 
+// TestRunLocked: a run folder that another process runs is refused,
+// naming that process, and nothing of it changes; shards of one sweep
+// share the folder; once the other run ends the folder runs again.
+func TestRunLocked(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none]", "mechanisms=[]")
+	ctx := context.Background()
+	if err := os.MkdirAll(c.Output, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	release, err := lockOutput(c.Output, false) // another xp run on the folder
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(ctx, c, Options{})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is being run by process %d", os.Getpid())) {
+		t.Errorf("a second run on a running folder: %v, want it refused naming the process", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.Output, "cells")); err == nil {
+		t.Error("the refused run wrote records")
+	}
+	if _, err := Run(ctx, c, Options{Shard: 0, Shards: 2}); err == nil {
+		t.Error("a shard ran beside a whole run")
+	}
+	release()
+	a, err := lockOutput(c.Output, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lockOutput(c.Output, true)
+	if err != nil {
+		t.Errorf("two shards of one sweep: %v", err)
+	} else {
+		b()
+	}
+	if _, err := lockOutput(c.Output, false); err == nil {
+		t.Error("a whole run beside a shard")
+	}
+	a()
+	if _, err := Run(ctx, c, Options{}); err != nil {
+		t.Errorf("after the other run ended: %v", err)
+	}
+}
+
 // TestUserTable: a user's CSV with named columns and a seeded
 // test_fraction runs end to end; the test split is the carved share of
 // each label, and another split seed carves another one.
