@@ -7,8 +7,10 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
@@ -107,6 +109,25 @@ func seconds(s float64) time.Duration {
 	return d.Round(time.Second)
 }
 
+// Printable is s as a terminal should show text read from a file: control
+// characters (escape sequences that retitle or clear the terminal,
+// carriage returns that overwrite a line) and invalid UTF-8 written as Go
+// escapes, everything else as it is.
+func Printable(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 && r != '\t', r == 0x7f, r >= 0x80 && r < 0xa0:
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // Status prints how far the run in dir is: done, failed and missing
 // cells (the first 20 of each with their errors), and its Slurm jobs
 // still queued or running.
@@ -116,7 +137,7 @@ func Status(ctx context.Context, out io.Writer, dir string) error {
 		return err
 	}
 	fmt.Fprintf(out, "%s (%s): %d cells in %d groups: %d done, %d failed, %d missing\n",
-		dir, st.Plan.Config.Name, len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
+		dir, Printable(st.Plan.Config.Name), len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
 	const most = 20 // cells listed per status
 	listed := map[string]int{}
 	for _, cs := range st.Cells {
@@ -130,7 +151,7 @@ func Status(ctx context.Context, out io.Writer, dir string) error {
 		if cs.Status == "missing" {
 			msg = "no record yet"
 		}
-		fmt.Fprintf(out, "  %-8s group %-4d %s: %s\n", cs.Status, cs.Group, cs.Cell, msg)
+		fmt.Fprintf(out, "  %-8s group %-4d %s: %s\n", cs.Status, cs.Group, Printable(cs.Cell.String()), Printable(msg))
 	}
 	for _, s := range []string{"failed", "missing"} {
 		if listed[s] > most {

@@ -3,10 +3,13 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -361,7 +364,15 @@ func TestBrowserCheckCatchesRequests(t *testing.T) {
 	if err := report.Write(&page, nil, report.Options{Generator: "xp test"}); err != nil {
 		t.Fatal(err)
 	}
-	bad := strings.Replace(page.String(), "<main>", `<main><img src="http://192.0.2.1/x.png" alt=""><script>throw new Error("boom")</script>`, 1)
+	// An injected image and an injected script (both refused by the
+	// page's policy), and the page's own script replaced by one that
+	// throws — the policy allowing it by its hash, so that it runs.
+	own := regexp.MustCompile(`(?s)<script>.*</script>`)
+	thrower := `throw new Error("boom")`
+	sum := sha256.Sum256([]byte(thrower))
+	bad := own.ReplaceAllLiteralString(page.String(), "<script>"+thrower+"</script>")
+	bad = strings.Replace(bad, "<main>", `<main><img src="http://192.0.2.1/x.png" alt=""><script>alert("injected")</script>`, 1)
+	bad = regexp.MustCompile(`script-src '[^']*'`).ReplaceAllLiteralString(bad, "script-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
 	path := filepath.Join(t.TempDir(), "bad.html")
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
@@ -371,8 +382,9 @@ func TestBrowserCheckCatchesRequests(t *testing.T) {
 	if !strings.Contains(got, "192.0.2.1") {
 		t.Errorf("the blocked image request is not reported:\n%s", got)
 	}
-	// The inline script is refused too? No: the page's policy allows
-	// inline scripts (its own sorter); the exception must be caught.
+	if !strings.Contains(got, "Executing inline script violates") {
+		t.Errorf("the injected script is not refused by the policy:\n%s", got)
+	}
 	if !strings.Contains(got, "boom") {
 		t.Errorf("the exception is not reported:\n%s", got)
 	}

@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"html"
 	"math"
 	"regexp"
 	"strings"
@@ -60,6 +63,13 @@ func TestWrite(t *testing.T) {
 	}
 	if !strings.Contains(page, "default-src 'none'") {
 		t.Error("no content-security policy")
+	}
+	// The one script is allowed by its hash, not by 'unsafe-inline' (an
+	// injected script would run).
+	m := regexp.MustCompile(`(?s)<script>(.*)</script>`).FindStringSubmatch(page)
+	sum := sha256.Sum256([]byte(m[1]))
+	if want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(html.UnescapeString(page), want) || strings.Contains(page, "script-src 'unsafe-inline'") {
+		t.Errorf("the policy does not allow the page's script by its hash (%s)", want)
 	}
 	for _, cell := range results.UtilityGrid(syntheticRun().Rows).Rows[1] {
 		if cell != "" && !strings.Contains(page, ">"+escaped(cell)+"<") {

@@ -69,12 +69,16 @@ func (g Grid) Markdown() string {
 		b.WriteString("\n")
 	}
 	for _, n := range g.Notes {
-		b.WriteString("\n" + n + "\n")
+		b.WriteString("\n" + htmlEscaper.Replace(n) + "\n")
 	}
 	return b.String()
 }
 
-// mdCell escapes a cell for a Markdown table.
+// mdCell escapes a cell for a Markdown table: its pipes, its line breaks,
+// and the characters that would make it HTML (Markdown passes HTML
+// through: a word list's "<script>" reached tables/analysis.md raw).
 func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(htmlEscaper.Replace(s))
 }
+
+var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")

@@ -598,3 +598,19 @@ func TestFailedNeverReplacesOk(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownEscapes: a cell or note holding HTML — a word list's
+// "<script>" — is written as text, not markup; pipes and line breaks stay
+// inside their cell.
+func TestMarkdownEscapes(t *testing.T) {
+	g := Grid{Header: []string{"word", "n"}, Rows: [][]string{{"<script>alert(1)</script>", "a|b\nc"}}, Notes: []string{"note <b>bold</b> & more"}}
+	md := g.Markdown()
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `a\|b c`, "note &lt;b&gt;bold&lt;/b&gt; &amp; more"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "<script>") || strings.Contains(md, "<b>") {
+		t.Errorf("raw HTML in\n%s", md)
+	}
+}
