@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -80,6 +81,19 @@ func loadTable(ctx context.Context, path string, opt Options) (*Dataset, error) 
 }
 
 // readTable reads one file of a table in the format its name says.
+// invalidAt is the 1-based position of the first byte of s that is not
+// UTF-8.
+func invalidAt(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
 func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error) {
 	rc, name, err := xio.Open(path)
 	if err != nil {
@@ -109,6 +123,10 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 				return srcerr.At(name, line, "no %q field", f.col)
 			case strings.TrimSpace(v) == "":
 				return srcerr.At(name, line, "empty %q", f.col)
+			case !utf8.ValidString(v):
+				return srcerr.At(name, line, "%q is not UTF-8 text (byte %d); convert the file to UTF-8", f.col, invalidAt(v))
+			case strings.IndexByte(v, 0) >= 0:
+				return srcerr.At(name, line, "%q holds a NUL byte (at %d): a binary file, or text damaged on the way", f.col, strings.IndexByte(v, 0)+1)
 			}
 			*f.dst = v
 		}

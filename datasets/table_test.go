@@ -97,3 +97,25 @@ func TestTableLineCap(t *testing.T) {
 		}
 	}
 }
+
+// TestTableBadText: a text or label that is not UTF-8, or holds a NUL
+// byte, is an error at its file and line naming the column and the byte
+// (a label "neg\xff" reached xp privatize's output raw, a NUL became a
+// token).
+func TestTableBadText(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ body, want string }{
+		"latin1.csv": {"review,stars\nfine,pos\nna\xefve,neg\n", `latin1.csv:3: "review" is not UTF-8 text (byte 3)`},
+		"label.tsv":  {"review\tstars\nfine\tpos\nbad\tneg\xff\n", `label.tsv:3: "stars" is not UTF-8 text (byte 4)`},
+		"nul.jsonl":  {`{"review": "fine", "stars": "pos"}` + "\n" + `{"review": "a\u0000b", "stars": "neg"}` + "\n", `nul.jsonl:2: "review" holds a NUL byte (at 2)`},
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(context.Background(), "", "table", Options{Path: p, Table: TableOptions{Text: "review", Label: "stars", TestPath: p}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
