@@ -138,6 +138,13 @@ func Status(ctx context.Context, out io.Writer, dir string) error {
 	}
 	fmt.Fprintf(out, "%s (%s): %d cells in %d groups: %d done, %d failed, %d missing\n",
 		dir, Printable(st.Plan.Config.Name), len(st.Cells), st.Plan.Groups, st.Ok, st.Failed, st.Missing)
+	problems, err := st.Problems()
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(out, "  warning: %s\n", Printable(p))
+	}
 	const most = 20 // cells listed per status
 	listed := map[string]int{}
 	for _, cs := range st.Cells {
@@ -148,7 +155,7 @@ func Status(ctx context.Context, out io.Writer, dir string) error {
 			continue
 		}
 		msg, _, _ := strings.Cut(cs.Error, "\n")
-		if cs.Status == "missing" {
+		if cs.Status == "missing" && strings.HasPrefix(msg, "no record") {
 			msg = "no record yet"
 		}
 		fmt.Fprintf(out, "  %-8s group %-4d %s: %s\n", cs.Status, cs.Group, Printable(cs.Cell.String()), Printable(msg))

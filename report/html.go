@@ -117,6 +117,9 @@ type run struct {
 	Undrawn               []string
 	Problems              []problem
 	MoreProblems          int
+	// FileProblems are the run's record files that are no usable record
+	// (rundir.State.Problems).
+	FileProblems []string
 }
 
 type fact struct{ Key, Value string }
@@ -221,10 +224,13 @@ func runView(id string, r *Run, opt Options) (run, error) {
 			continue
 		}
 		msg := cs.Error
-		if cs.Status == "missing" {
+		if cs.Status == "missing" && strings.HasPrefix(msg, "no record") {
 			msg = "no record yet (run again to run it)"
 		}
 		v.Problems = append(v.Problems, problem{Status: cs.Status, Cell: cs.Cell.String(), Group: cs.Group, Message: msg})
+	}
+	if v.FileProblems, err = st.Problems(); err != nil {
+		return v, err
 	}
 	return v, nil
 }

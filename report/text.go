@@ -9,9 +9,15 @@ import (
 	"github.com/xp-nlp/xp/rundir"
 )
 
-// Incomplete says, on w, which cells of a partial run have no successful
+// Incomplete says, on w, what is wrong with the run's record files (one
+// warning each: damaged, foreign, stale) and which cells of a partial run have no successful
 // record.
 func Incomplete(w io.Writer, st *rundir.State) {
+	if problems, err := st.Problems(); err == nil {
+		for _, p := range problems {
+			fmt.Fprintf(w, "warning: %s\n", p)
+		}
+	}
 	if st.Failed+st.Missing == 0 {
 		return
 	}

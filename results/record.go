@@ -154,6 +154,15 @@ func openStore(out string, write bool) (*Store, error) {
 // Dir is the record folder.
 func (s *Store) Dir() string { return s.dir }
 
+// Problem is what is wrong with key's record file, if Get found it
+// unusable (damaged, or another key's).
+func (s *Store) Problem(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.problems[key+".json"]
+	return p, ok
+}
+
 func (s *Store) path(key string) string { return filepath.Join(s.dir, key+".json") }
 
 func (s *Store) note(name, why string) {

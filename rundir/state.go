@@ -85,7 +85,11 @@ func ReadState(dir string) (*State, error) {
 		if ok {
 			st.records = append(st.records, r)
 		}
-		switch cs.Status, cs.Error = StatusOf(r, ok); cs.Status {
+		cs.Status, cs.Error = StatusOf(r, ok)
+		if why, bad := st.store.Problem(cs.Key); !ok && bad {
+			cs.Error = why // a damaged record is not "not run yet"
+		}
+		switch cs.Status {
 		case "missing":
 			st.Missing++
 		case "ok":
@@ -249,4 +253,24 @@ func (st *State) Stale() ([]string, error) {
 		}
 	}
 	return stale, nil
+}
+
+// Problems lists, one line each, the files of the run's records that are
+// no usable record of its plan: damaged records and records of another
+// key (their cells count as missing and run again), files xp did not
+// write, and records of cells the plan does not have (Stale). Commands
+// that read a run print them, so that none is passed over in silence.
+func (st *State) Problems() ([]string, error) {
+	var out []string
+	if st.store != nil {
+		out = st.store.Problems()
+	}
+	stale, err := st.Stale()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range stale {
+		out = append(out, p+": a record of no cell of this run's plan (a re-planned run's, or another's); left alone")
+	}
+	return out, nil
 }

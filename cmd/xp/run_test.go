@@ -472,6 +472,27 @@ func TestPartialRun(t *testing.T) {
 	if !strings.Contains(res.String(), "| none |") {
 		t.Errorf("xp results of a partial run:\n%s", res.String())
 	}
+	// A damaged record and a foreign one are reported by xp status, not
+	// passed over as "no record yet" or in silence.
+	var damaged string
+	var whole []byte
+	for name, b := range records(t, out) {
+		damaged, whole = name, b
+		break
+	}
+	os.WriteFile(filepath.Join(out, "cells", damaged), []byte(`{"key": "`), 0o644)
+	os.WriteFile(filepath.Join(out, "cells", "0000foreign.json"), []byte(`{"key": "0000foreign", "status": "ok"}`), 0o644)
+	status.Reset()
+	if err := run(context.Background(), []string{"status", out}, &status); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"warning: " + filepath.Join(out, "cells", damaged) + ": damaged record", "0000foreign.json: a record of no cell of this run's plan", "damaged record (unexpected end of JSON input); its cell runs again"} {
+		if !strings.Contains(status.String(), want) {
+			t.Errorf("xp status with a damaged and a foreign record lacks %q:\n%s", want, status.String())
+		}
+	}
+	os.Remove(filepath.Join(out, "cells", "0000foreign.json"))
+	os.WriteFile(filepath.Join(out, "cells", damaged), whole, 0o644)
 	err = run(context.Background(), []string{"run", "-q", "--merge", cfg}, &bytes.Buffer{})
 	var f failedCells
 	if !errors.As(err, &f) || f.n != 10-n || f.missing != 10-n || strings.Contains(err.Error(), "see their records") || !strings.Contains(err.Error(), "no record yet") {
