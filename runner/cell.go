@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/models"
@@ -25,12 +28,38 @@ func (s *Session) run(ctx context.Context, key string, cell experiments.Cell, pr
 	rec := results.Record{Key: key, Cell: cell, Notion: cell.Notion(), Status: "ok", Provenance: prov}
 	rec.Provenance.Started = start.UTC().Format(time.RFC3339)
 	if err := s.runInto(ctx, cell, &rec, progress); err != nil {
-		rec.Status, rec.Error = "failed", err.Error()
+		rec.Status, rec.Error = "failed", s.oneLine(key, err)
 	}
 	rec.Provenance.WallSeconds = time.Since(start).Seconds()
 	rec.Provenance.PeakRSSBytes, _ = torchrt.PeakResidentBytes()
 	return rec
 }
+
+// oneLine is a cell's error as its record keeps it: one line of at most
+// maxErrorLine bytes. Where the error says more (a panic's stack trace,
+// libtorch's), the whole text goes to traces/<key>.txt in the output
+// folder, which the line names.
+func (s *Session) oneLine(key string, err error) string {
+	msg := err.Error()
+	first, _, multi := strings.Cut(msg, "\n")
+	if !multi && len(msg) <= maxErrorLine {
+		return msg
+	}
+	if len(first) > maxErrorLine {
+		first = first[:maxErrorLine] + "…"
+	}
+	path := filepath.Join(s.c.Output, "traces", key+".txt")
+	if werr := os.MkdirAll(filepath.Dir(path), 0o755); werr != nil {
+		return first
+	}
+	if werr := xio.WriteFileAtomic(path, []byte(msg+"\n")); werr != nil {
+		return first
+	}
+	return first + " (the whole message: " + filepath.Join("traces", key+".txt") + ")"
+}
+
+// maxErrorLine is the longest error a record keeps.
+const maxErrorLine = 500
 
 func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *results.Record, progress io.Writer) error {
 	if cell.Analysis != "" {

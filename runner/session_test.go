@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -184,5 +185,29 @@ func TestStaleTemporariesRemoved(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(c.Cache, "tmp")); len(ents) != 1 {
 		t.Errorf("checkpoint folders left in the cache: %v", ents)
+	}
+}
+
+// TestErrorOneLine: a cell's record keeps its error on one line; a longer
+// one (a panic's stack trace) goes whole to traces/<key>.txt, which the
+// line names (stored errors were multi-kilobyte traces that xp status and
+// the page printed whole).
+func TestErrorOneLine(t *testing.T) {
+	out := t.TempDir()
+	s := &Session{c: &experiments.Config{Output: out}}
+	if got := s.oneLine("k1", errors.New("no vector for happy")); got != "no vector for happy" {
+		t.Errorf("a one-line error became %q", got)
+	}
+	trace := "libtorch call panicked: boom\ngoroutine 1 [running]:\n" + strings.Repeat("main.f()\n\t/x.go:1\n", 200)
+	got := s.oneLine("k2", errors.New(trace))
+	if want := "libtorch call panicked: boom (the whole message: traces/k2.txt)"; got != want {
+		t.Errorf("a trace became %q, want %q", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "traces", "k2.txt")); err != nil || string(b) != trace+"\n" {
+		t.Errorf("the trace file: %v, %d bytes", err, len(b))
+	}
+	long := strings.Repeat("x", 2000)
+	if got := s.oneLine("k3", errors.New(long)); len(got) > maxErrorLine+100 || !strings.Contains(got, "traces/k3.txt") {
+		t.Errorf("a 2,000-byte line became %d bytes: %.80q", len(got), got)
 	}
 }

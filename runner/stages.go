@@ -135,7 +135,7 @@ func (s *Session) runStage(ctx context.Context, cs CellStatus, keys []string, j 
 	}
 	a, err := j.compute(ctx)
 	if err != nil {
-		rec.Status, rec.Error = "failed", err.Error()
+		rec.Status, rec.Error = "failed", s.oneLine(cs.Key, err)
 	} else {
 		rec.Analysis = &a
 	}
