@@ -1,8 +1,10 @@
 package models
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -130,5 +132,43 @@ func TestSaveLoadAndFreeze(t *testing.T) {
 	}
 	if _, err := NewBiLSTM(BiLSTMConfig{Vocab: 3, EmbedDim: 2, Hidden: 2, Layers: 1, Classes: 2, LR: 1, Freeze: true}, gotch.CPU); err == nil {
 		t.Error("freeze without pretrained vectors accepted")
+	}
+}
+
+// TestSaveOnFullDisk: saving a model's optimizer state where the disk is
+// full (/dev/full) returns an error naming the file, with no partial file
+// kept; libtorch's own writer threw from a destructor there and the whole
+// process ended ("terminate called after throwing an instance of
+// c10::Error"), losing the run.
+func TestSaveOnFullDisk(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	c := DefaultSmoke()
+	cfg := BiLSTMConfig{Vocab: int64(c.Vocab), EmbedDim: 8, Hidden: 8, Layers: 1, Classes: 2, LR: 0.02}
+	err := torchrt.Do(func() error {
+		m, err := NewBiLSTM(cfg, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		return m.SaveOptimizer("/dev/full")
+	})
+	if err == nil || !strings.Contains(err.Error(), "/dev/full") || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("saving the optimizer onto a full disk: %v, want an error naming the file", err)
+	}
+	good := filepath.Join(t.TempDir(), "optimizer.pt")
+	if err := torchrt.Do(func() error {
+		m, err := NewBiLSTM(cfg, gotch.CPU)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if err := m.SaveOptimizer(good); err != nil {
+			return err
+		}
+		return m.LoadOptimizer(good)
+	}); err != nil {
+		t.Errorf("save and load where there is room: %v", err)
 	}
 }

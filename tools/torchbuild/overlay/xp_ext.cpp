@@ -7,7 +7,11 @@
 #include <ATen/core/Generator.h>
 #include <mutex>
 #include <ATen/Version.h>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <sstream>
+#include <stdexcept>
 #include <dlfcn.h>
 #include <torch/version.h>
 
@@ -28,8 +32,33 @@ char *xp_torch_library(void) {
   return nullptr;
 }
 
+// The state is serialized in memory first, then written and flushed with
+// every error checked: torch::save straight to a file on a full disk
+// throws from PytorchStreamWriter's destructor, which terminates the
+// process ("terminate called after throwing an instance of c10::Error").
 int xp_optimizer_save(optimizer o, const char *path) {
-  PROTECT(torch::save(*o, std::string(path)); return 0;)
+  PROTECT(
+    std::ostringstream buf;
+    torch::save(*o, buf);
+    const std::string bytes = buf.str();
+    std::FILE *f = std::fopen(path, "wb");
+    if (f == nullptr) {
+      throw std::runtime_error(std::string("open ") + path + ": " + std::strerror(errno));
+    }
+    const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
+    int err = (n == bytes.size()) ? 0 : errno;
+    if (std::fflush(f) != 0 && err == 0) {
+      err = errno;
+    }
+    if (std::fclose(f) != 0 && err == 0) {
+      err = errno;
+    }
+    if (err != 0 || n != bytes.size()) {
+      std::remove(path);
+      throw std::runtime_error(std::string("write ") + path + ": " + std::strerror(err != 0 ? err : EIO));
+    }
+    return 0;
+  )
   return -1;
 }
 
