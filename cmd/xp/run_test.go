@@ -19,6 +19,7 @@ import (
 
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/runner"
 )
 
 // TestMain lets the test binary act as xp itself (XP_TEST_MAIN=1), so that
@@ -606,5 +607,53 @@ func TestInterruptSaysWhereItStopped(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.HasSuffix(stderr.String(), want) {
 		t.Errorf("exit %v, stderr ends %q; want status 130 and %q", err, stderr.String()[max(0, stderr.Len()-6000):], want)
+	}
+}
+
+// TestConcurrentRuns: two and three `xp run` processes on one folder at
+// once: the later ones are refused with a message naming the running
+// process, the first records every cell, and its table equals a run of
+// the same config alone. (Two runs on one folder trained the same cells,
+// resumed each other's checkpoints, and a failed record replaced a
+// successful one.)
+func TestConcurrentRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 150, Test: 30, Epochs: 25, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(dir, "alone")
+	if b, err := xpCommand("run", "-q", "--set", "output="+alone, cfg).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	for _, n := range []int{2, 3} {
+		out := filepath.Join(dir, fmt.Sprintf("shared%d", n))
+		first := xpCommand("run", "-q", "--set", "output="+out, "--set", "cache="+filepath.Join(dir, fmt.Sprintf("cache%d", n)), cfg)
+		var firstOut bytes.Buffer
+		first.Stdout, first.Stderr = &firstOut, &firstOut
+		if err := first.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for { // the first holds the folder once its lock names it
+			if b, _ := os.ReadFile(filepath.Join(out, runner.LockName)); bytes.Contains(b, []byte(fmt.Sprint(first.Process.Pid))) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for i := 1; i < n; i++ {
+			b, err := xpCommand("run", "-q", "--set", "output="+out, "--set", "cache="+filepath.Join(dir, fmt.Sprintf("cache%d", n)), cfg).CombinedOutput()
+			if err == nil || !strings.Contains(string(b), fmt.Sprintf("is being run by process %d", first.Process.Pid)) {
+				t.Errorf("%d runs: run %d beside the first: %v\n%s", n, i+1, err, b)
+			}
+		}
+		if err := first.Wait(); err != nil {
+			t.Fatalf("%d runs: the first: %v\n%s", n, err, firstOut.String())
+		}
+		got, _ := os.ReadFile(filepath.Join(out, "tables", "results.csv"))
+		want, _ := os.ReadFile(filepath.Join(alone, "tables", "results.csv"))
+		if len(got) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%d runs: the table differs from a run alone:\n%s\nwant\n%s", n, got, want)
+		}
 	}
 }
