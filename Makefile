@@ -29,14 +29,19 @@ export OMP_WAIT_POLICY
 XP_ARTIFACTS ?= $(CURDIR)/build/artifacts
 export XP_ARTIFACTS
 
-.PHONY: all setup torch build test quickstart doctor clean bench-pytorch paper paper-tables paper-quick
+.PHONY: all setup setup-build torch build test quickstart doctor clean bench-pytorch paper paper-tables paper-quick
 
 all: build
 
-setup:
+# What the build needs (a C++ compiler, libtorch, OpenBLAS); setup adds
+# what only the tests use (Slurm, Chromium).
+setup-build:
+	@./scripts/setup.sh build
+
+setup: setup-build
 	@./scripts/setup.sh
 
-torch: setup
+torch: setup-build
 	@GOWORK=off $(GO) run ./tools/torchbuild
 
 # -buildvcs=true: the commit (and whether the tree had changes) is stamped
@@ -45,7 +50,7 @@ torch: setup
 build: torch
 	$(GO) build $$(git rev-parse --git-dir >/dev/null 2>&1 && echo -buildvcs=true) -o $(BIN) ./cmd/xp
 
-test: torch
+test: setup torch
 	@files=$$(git ls-files '*.go' 2>/dev/null); test -z "$$files" || { \
 		unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$files); \
 		test -z "$$unformatted" || { echo "gofmt -w needed: $$unformatted"; exit 1; }; }

@@ -4,6 +4,8 @@
 # optimized BLAS (Debian's libtorch uses whatever libblas.so.3 is selected;
 # libopenblas0-pthread makes that OpenBLAS). Does nothing when all is there.
 #
+#   scripts/setup.sh build     what the build needs, no more (make build and
+#                              make quickstart: the main job)
 #   scripts/setup.sh           what the build and tests need (the Slurm test
 #                              also wants Debian's slurmctld, slurmd, slurm-client
 #                              and munge; the report page's test wants Debian's
@@ -35,7 +37,7 @@ fi
 # Slurm for TestSlurm (a single-node cluster the test starts itself):
 # optional, never removed again (its libraries are shared with libtorch).
 slurm=()
-if command -v dpkg-query >/dev/null 2>&1 && [ "${1:-}" != pytorch ]; then
+if command -v dpkg-query >/dev/null 2>&1 && [ -z "${1:-}" ]; then
   for p in slurmctld slurmd slurm-client munge; do
     dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "install ok installed" || slurm+=($p)
   done
@@ -43,7 +45,7 @@ fi
 # Chromium for TestReportInBrowser (the report page in a real browser):
 # optional like Slurm.
 browser=()
-if command -v dpkg-query >/dev/null 2>&1 && [ "${1:-}" != pytorch ]; then
+if command -v dpkg-query >/dev/null 2>&1 && [ -z "${1:-}" ]; then
   command -v chromium >/dev/null 2>&1 || dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q "install ok installed" || browser+=(chromium)
 fi
 
