@@ -104,6 +104,17 @@ func adversary(env Env, rows []int, prior []float64, ds []distribution, m int, e
 		label, labelled := env.Labels[emb.Words[w]]
 		for j, o := range d.outs {
 			pf := prior[i] * d.p[j]
+			if pf == 0 {
+				// An output this word gives with a probability whose
+				// product with its prior underflows (an exact
+				// distribution's far tail: 1-Diffractor's line) adds
+				// nothing to the recovery, and the adversary never names
+				// the word from it; where every word's share underflows, z
+				// is 0 too and pf/z was 0/0, a NaN E_M.
+				e += d.p[j]
+				e2 += d.p[j]
+				continue
+			}
 			s.recovery += pf * pf / z[o]
 			miss := 1 - pf/z[o]
 			e += d.p[j] * miss

@@ -3,6 +3,9 @@ package analysis
 import (
 	"math"
 	"testing"
+
+	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/mech"
 )
 
 // TestSeenOnce: the recovery credited by outputs that only one draw gave
@@ -54,5 +57,21 @@ func TestLeaveOneOut(t *testing.T) {
 	same := []distribution{{outs: []int32{1}, p: []float64{1}}, {outs: []int32{1}, p: []float64{1}}}
 	if got := leaveOneOut(prior, same, z(same), 2); math.Abs(got-1.0/3) > 1e-12 {
 		t.Errorf("shared output: held-out recovery %v, want 1/3", got)
+	}
+}
+
+// TestAdversaryUnderflow: an exact distribution whose far tail, times
+// its word's prior, underflows to 0 — where no word's share of that
+// output survives, so its total is 0 too — leaves E_M finite: the output
+// adds nothing (1-Diffractor's line at small ε gave E_M NaN, 0/0).
+func TestAdversaryUnderflow(t *testing.T) {
+	ds := []distribution{
+		{outs: []int32{0, 2}, p: []float64{1, 5e-324}}, // the smallest subnormal: half of it is 0
+		{outs: []int32{1}, p: []float64{1}},
+	}
+	space := &mech.Space{Emb: &embedding.Embedding{Words: []string{"a", "b", "c"}, Dim: 1, Data: []float32{0, 1, 2}}}
+	s := adversary(Env{Space: space}, []int{0, 1}, []float64{0.5, 0.5}, ds, 0, true)
+	if math.IsNaN(s.em) || math.Abs(s.em) > 1e-12 {
+		t.Errorf("E_M = %v, want 0 (each word's own output names it)", s.em)
 	}
 }

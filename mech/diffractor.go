@@ -164,7 +164,7 @@ func (m *Diffractor) Name() string {
 	return n + ")"
 }
 
-func (m *Diffractor) Notion() spec.Notion { return spec.MetricDP }
+func (m *Diffractor) Notion() spec.Notion { return spec.LineDP }
 func (m *Diffractor) Epsilon() float64    { return m.eps }
 
 // Line returns the words' positions: line[j] is the row at position j.

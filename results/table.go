@@ -427,10 +427,10 @@ var privacyUnit = func() string {
 			by[spec.NoDP] = append(by[spec.NoDP], d.Name+" with "+d.Unguarded)
 		}
 	}
-	return fmt.Sprintf("Privacy unit: ε is per token. Under metric DP, ε·d_χ (%s), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; "+
+	return fmt.Sprintf("Privacy unit: ε is per token. Under metric DP, ε·d_χ (%s; %s with d the distance along its line of words, metric-dp-line, whose ε is not comparable), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; "+
 		"pure ε-DP within an output set (%s) composes to n·ε over a text; %s give no guarantee. "+
 		"In mode both, training and test text are privatized independently: a text in both is exposed twice.",
-		strings.Join(by[spec.MetricDP], ", "), strings.Join(by[spec.SetDP], ", "), strings.Join(by[spec.NoDP], ", "))
+		strings.Join(by[spec.MetricDP], ", "), strings.Join(by[spec.LineDP], ", "), strings.Join(by[spec.SetDP], ", "), strings.Join(by[spec.NoDP], ", "))
 }()
 
 func percent(x float64) string {

@@ -226,7 +226,7 @@ func ExampleMarkdown() {
 	//
 	// Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both.
 	//
-	// Privacy unit: ε is per token. Under metric DP, ε·d_χ (laplace, vickrey, mahalanobis, santext, tem, diffractor), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; pure ε-DP within an output set (custext, custext+) composes to n·ε over a text; vickrey with exclude_input, santext+, truncated-gumbel give no guarantee. In mode both, training and test text are privatized independently: a text in both is exposed twice.
+	// Privacy unit: ε is per token. Under metric DP, ε·d_χ (laplace, vickrey, mahalanobis, santext, tem; diffractor with d the distance along its line of words, metric-dp-line, whose ε is not comparable), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; pure ε-DP within an output set (custext, custext+) composes to n·ε over a text; vickrey with exclude_input, santext+, truncated-gumbel give no guarantee. In mode both, training and test text are privatized independently: a text in both is exposed twice.
 }
 
 // TestTableThreshold: the table judges with the threshold it is given —
@@ -612,5 +612,31 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 	if strings.Contains(md, "<script>") || strings.Contains(md, "<b>") {
 		t.Errorf("raw HTML in\n%s", md)
+	}
+}
+
+// TestDiffractorNotion: 1-Diffractor's ε (a distance along its line of
+// words) is its own notion, so a panel that sets it beside Laplace's on
+// one ε axis says the two are not comparable (both were metric-dp).
+func TestDiffractorNotion(t *testing.T) {
+	d, err := spec.Lookup(spec.Mechanism, "diffractor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Notion == spec.MetricDP {
+		t.Fatalf("diffractor's notion is %s, Laplace's too", d.Notion)
+	}
+	rows := []Row{
+		{Setting: "laplace", Notion: spec.MetricDP, Mode: "test", Epsilon: 1, Seeds: 3, Accuracy: 0.5},
+		{Setting: "diffractor", Notion: d.Notion, Mode: "test", Epsilon: 1, Seeds: 3, Accuracy: 0.6},
+	}
+	opt, _ := PlotOptions{}.withDefaults()
+	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: quantityAt{math.NaN(), 0, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
+	p, err := panel("t", "test", rows, acc, opt, new([]*hover))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.X.Label.Text, "not comparable") {
+		t.Errorf("Laplace beside 1-Diffractor: axis %q", p.X.Label.Text)
 	}
 }

@@ -55,7 +55,7 @@ var mechanisms = []Descriptor{
 		},
 		Exclusive: [][]string{{"beta", "gamma"}}},
 	{Kind: Mechanism, Name: "diffractor", Doc: "1-Diffractor: the words laid on a line by greedy nearest neighbours, a word moved along it by geometric or truncated exponential noise on its position (Meisenbacher et al. 2024); metric DP in the line's distance",
-		Notion: MetricDP, Epsilon: true,
+		Notion: LineDP, Epsilon: true,
 		Params: []Param{
 			{Name: "method", Type: String, Default: "geometric", Enum: []string{"geometric", "tem"}, Grid: true,
 				Doc: "geometric: two-sided geometric noise on the position, Pr[shift k] ∝ e^{−ε·|k|}, clipped to the line's ends; tem: Pr[j] ∝ exp(−ε·min(|i − j|, γ)/2)"},

@@ -25,9 +25,13 @@ const (
 type Notion string
 
 const (
-	MetricDP Notion = "metric-dp"    // ε·d_χ-privacy, d Euclidean (or the mechanism's own metric)
-	SetDP    Notion = "pure-dp-set"  // pure ε-DP among the inputs that share an output set (CusText)
-	NoDP     Notion = "no-guarantee" // a heuristic variant (Vickrey with input exclusion, SanText+)
+	MetricDP Notion = "metric-dp" // ε·d_χ-privacy, d the embedding's Euclidean distance (or a norm of the noise's shape: Mahalanobis)
+	// LineDP is ε·d-privacy in the distance along a line of words (the
+	// number of words between two on 1-Diffractor's line), not in the
+	// embedding: its ε is not comparable with MetricDP's.
+	LineDP Notion = "metric-dp-line"
+	SetDP  Notion = "pure-dp-set"  // pure ε-DP among the inputs that share an output set (CusText)
+	NoDP   Notion = "no-guarantee" // a heuristic variant (Vickrey with input exclusion, SanText+)
 )
 
 // Type is the type of a parameter's value.
