@@ -64,7 +64,7 @@ func (c *Config) walk(n *yaml.Node, t reflect.Type, path []string) error {
 				if key != "" {
 					where = key
 				}
-				return c.errNode(k, "unknown key %q in %s (known: %s)", k.Value, where, strings.Join(known, ", "))
+				return c.errNode(k, "unknown key %q in %s (known: %s)%s", k.Value, where, strings.Join(known, ", "), suggest(k.Value, path, known))
 			}
 		}
 	case reflect.Slice:

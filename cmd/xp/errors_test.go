@@ -50,11 +50,13 @@ var glove3 = "the 0.1 0.2 0.3\nfilm 0.2 0.1 0.0\ngood 0.9 0.1 0.1\nbad -0.9 0.1 
 
 var errorCases = []errorCase{
 	{"a misspelt key", edit("seeds: [1, 2]", "sedes: [1, 2]"), []string{"run", "x.yaml"},
-		`x.yaml:15: unknown key "sedes" in the config (known: analysis, apply, cache, checks, common_noise, data, dataset, device, embedding, mechanism_embedding, mechanisms, model, name, output, privacy, seeds, stages, threads, tokenizer, train, workers)`},
+		`x.yaml:15: unknown key "sedes" in the config (known: analysis, apply, cache, checks, common_noise, data, dataset, device, embedding, mechanism_embedding, mechanisms, model, name, output, privacy, seeds, stages, threads, tokenizer, train, workers); did you mean "seeds"?`},
 	{"a privacy measure that does not exist", edit("seeds: [1, 2]", "seeds: [1, 2]\nprivacy: {measures: [recall]}"), []string{"run", "x.yaml"},
 		`x.yaml:16: privacy: parameter measures = ["recall"], want a list of at least 1 words among deniability, recovery`},
 	{"a misspelt nested key", edit("  epochs: 2", "  epoch: 2"), []string{"run", "x.yaml"},
-		`x.yaml:14: unknown key "epoch" in train (known: batch, epochs, max_len, patience)`},
+		`x.yaml:14: unknown key "epoch" in train (known: batch, epochs, max_len, patience); did you mean "epochs"?`},
+	{"a model key under train", edit("  epochs: 2", "  epochs: 2\n  lr: 0.01"), []string{"run", "x.yaml"},
+		`x.yaml:15: unknown key "lr" in train (known: batch, epochs, max_len, patience); "lr" is a key of analysis and of model`},
 	{"a fraction for an integer", edit("  epochs: 2", "  epochs: 1.9"), []string{"run", "x.yaml"},
 		"x.yaml:14: train.epochs: 1.9 is not an integer"},
 	{"a key without a value", edit("  epochs: 2", "  epochs:"), []string{"run", "x.yaml"},

@@ -12,7 +12,7 @@
 //	xp report RUN...     one self-contained HTML page of runs
 //	xp paper run|tables  the founding papers' runs (records/paper) and the reproduction documents
 //	xp version           version, commit, libtorch and devices
-//	xp help [mechanisms|models]  usage, or the mechanisms' and models' parameters
+//	xp help [mechanisms|models|analyses|stages|measures]  usage, or their parameters
 //
 // xp only parses flags and wires packages together; see README.md.
 package main
@@ -108,7 +108,7 @@ commands:
            xp paper run [--list] [NAME...]   runs each run of configs/published.yaml into records/paper (resumable)
            xp paper tables                   regenerates docs/reproduction.md and .html from the records alone
   version  xp's version and commit, Go, libtorch, and the devices it sees
-  help     this text; xp help mechanisms, xp help models: their parameters, defaults and ranges
+  help     this text; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges
 `
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -154,10 +154,10 @@ func help(args []string, out io.Writer) error {
 		_, err := fmt.Fprint(out, usage)
 		return err
 	}
-	kinds := map[string]spec.Kind{"mechanisms": spec.Mechanism, "models": spec.Model}
+	kinds := map[string]spec.Kind{"mechanisms": spec.Mechanism, "models": spec.Model, "analyses": spec.Analysis, "stages": spec.Stage, "measures": spec.Measure}
 	k, ok := kinds[args[0]]
 	if !ok {
-		return fmt.Errorf("help %q: want mechanisms or models", args[0])
+		return fmt.Errorf("help %q: want mechanisms, models, analyses, stages or measures", args[0])
 	}
 	_, err := fmt.Fprint(out, spec.Help(k))
 	return err

@@ -1,0 +1,116 @@
+package experiments
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/xp-nlp/xp/spec"
+)
+
+// suggest is what an unknown key k at path may have meant: a known key of
+// its section within two edits ("did you mean epochs?"), or the place the
+// key belongs to elsewhere in the config ("lr is a key of model:
+// model.lr"). "" when nothing is close.
+func suggest(k string, path []string, known []string) string {
+	var near []string
+	for _, name := range known {
+		if d := editDistance(k, name); d <= 2 && d < len(k) {
+			near = append(near, name)
+		}
+	}
+	if len(near) > 0 {
+		return fmt.Sprintf("; did you mean %s?", strings.Join(quoted(near), " or "))
+	}
+	here := strings.Join(path, ".")
+	var at []string
+	for _, p := range keyPaths()[k] {
+		if p != here {
+			at = append(at, p)
+		}
+	}
+	if len(at) > 0 {
+		return fmt.Sprintf("; %q is a key of %s", k, strings.Join(at, " and of "))
+	}
+	return ""
+}
+
+func quoted(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = fmt.Sprintf("%q", x)
+	}
+	return out
+}
+
+// keyPaths maps each key a config may hold to the sections that hold it
+// ("lr" → "model"): the schema's own keys, and the parameters spec
+// describes for models (model), analyses (analysis) and mechanisms
+// (mechanisms' params).
+func keyPaths() map[string][]string {
+	out := map[string][]string{}
+	add := func(name, at string) {
+		if !slices.Contains(out[name], at) {
+			out[name] = append(out[name], at)
+		}
+	}
+	var walk func(t reflect.Type, at string)
+	walk = func(t reflect.Type, at string) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		fields, _ := yamlFields(t)
+		for name, f := range fields {
+			if name == "origin" {
+				continue
+			}
+			where := "the config's top level"
+			if at != "" {
+				where = at
+			}
+			add(name, where)
+			walk(f.Type, strings.TrimPrefix(at+"."+name, "."))
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+	for _, k := range []struct {
+		kind spec.Kind
+		at   string
+	}{{spec.Model, "model"}, {spec.Analysis, "analysis"}, {spec.Mechanism, "a mechanism's params"}} {
+		for _, d := range spec.All(k.kind) {
+			for _, p := range d.Params {
+				add(p.Name, k.at)
+			}
+		}
+	}
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
