@@ -640,3 +640,34 @@ func TestDiffractorNotion(t *testing.T) {
 		t.Errorf("Laplace beside 1-Diffractor: axis %q", p.X.Label.Text)
 	}
 }
+
+// TestLong: the long table has one row per record and statistic — a
+// utility cell's accuracy and its difference to its seed's baseline, an
+// analysis's statistics with their recorded intervals — and a row for a
+// failed record.
+func TestLong(t *testing.T) {
+	base := rec("none", 0, 1, 0.8, "ok")
+	cell := rec("test", 10, 1, 0.7, "ok")
+	failed := rec("test", 10, 2, 0, "failed")
+	a := &metrics.Analysis{}
+	a.AddCI("E_M", 0.5, 0.4, 0.6)
+	a.Add("prior words", 300)
+	an := Record{Key: "k", Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: "laplace", Epsilon: 5, Seed: 3}, Status: "ok", Analysis: a}
+	var b strings.Builder
+	if err := WriteLong(&b, []Record{base, cell, failed, an}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,key\n",
+		"utility,laplace,laplace,test,10,1,accuracy,0.7,,,ok,test-10-1\n",
+		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,test-10-1\n",
+		"utility,laplace,laplace,test,10,2,,,,,failed,test-10-2\n",
+		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,k\n",
+		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,k\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}

@@ -95,6 +95,11 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		}
 		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 	}
+	long, err := results.WriteLongTable(c.Output, mine)
+	if err != nil {
+		return fmt.Errorf("tables: %w", err)
+	}
+	sum.Tables = append(sum.Tables, long)
 	// The run's own wall time and peak memory (the records carry each
 	// cell's).
 	prov.WallSeconds = took.Seconds()

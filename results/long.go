@@ -1,0 +1,105 @@
+package results
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/xp-nlp/xp/internal/xio"
+)
+
+// LongHeader is the header of tables/long.csv.
+var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "key"}
+
+// WriteLong writes the run's tidy table: one row per record and statistic
+// — a utility cell's accuracy, macro-F1, difference to its seed's baseline
+// and privacy shares; an analysis cell's or a stage's every statistic
+// with the interval its record gives (lo, hi; empty where none) — and one
+// row for a failed record (statistic "", its status). kind is "utility",
+// the analysis or the stage. For reading in R, pandas or a spreadsheet:
+// filter by kind and statistic, group by setting, mode and ε.
+func WriteLong(w io.Writer, recs []Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(LongHeader); err != nil {
+		return err
+	}
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	baseline := map[uint64]float64{}
+	for _, r := range recs {
+		if r.Cell.Analysis == "" && r.Cell.Mode == "none" && r.Status == "ok" {
+			baseline[r.Cell.Seed] = r.Test.Accuracy
+		}
+	}
+	for _, r := range recs {
+		kind := r.Cell.Analysis
+		if kind == "" {
+			kind = "utility"
+		}
+		eps := ""
+		if r.Cell.Epsilon != 0 {
+			eps = f(r.Cell.Epsilon)
+		}
+		row := func(stat string, v, lo, hi float64) error {
+			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, r.Key})
+		}
+		nan := math.NaN()
+		switch {
+		case r.Status != "ok":
+			if err := row("", nan, nan, nan); err != nil {
+				return err
+			}
+		case r.Analysis != nil:
+			for _, s := range r.Analysis.Stats {
+				lo, hi := nan, nan
+				if s.Lo != s.Hi || s.Simulated || s.Quantized {
+					lo, hi = float64(s.Lo), float64(s.Hi)
+				}
+				if err := row(s.Name, float64(s.Value), lo, hi); err != nil {
+					return err
+				}
+			}
+		default:
+			p := privacyOf(r)
+			diff := nan
+			if b, ok := baseline[r.Cell.Seed]; ok && r.Cell.Mode != "none" {
+				diff = r.Test.Accuracy - b
+			}
+			for _, s := range []struct {
+				name string
+				v    float64
+			}{{"accuracy", r.Test.Accuracy}, {"macro-F1", r.Test.MacroF1}, {"Δ accuracy", diff}, {"unchanged", p.unchanged}, {"oov", p.oov}, {"N_w", p.nw}, {"S_w", p.sw}, {"recovery", p.recovery}} {
+				if math.IsNaN(s.v) {
+					continue
+				}
+				if err := row(s.name, s.v, nan, nan); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteLongTable writes tables/long.csv under dir (see WriteLong).
+func WriteLongTable(dir string, recs []Record) (string, error) {
+	var b strings.Builder
+	if err := WriteLong(&b, recs); err != nil {
+		return "", fmt.Errorf("results: long csv: %w", err)
+	}
+	p := filepath.Join(dir, "tables", "long.csv")
+	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+		return "", err
+	}
+	return p, xio.WriteFileAtomic(p, []byte(b.String()))
+}
