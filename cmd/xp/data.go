@@ -7,18 +7,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/catalog"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/runner"
 )
 
 const dataUsage = `usage: xp data <list|get|show> [flags]
 
   list [-sum]              every known dataset and embedding: present under the data root?, size, checksum
   get [-mirror DIR] NAME…  download (resumable, verified) or copy from a mirror folder into the data root
-  show NAME                load a dataset and print its splits and label counts
+  show NAME|CONFIG.yaml    load a dataset (or the one a config names, as a run would: its
+                           files, limits and carved splits) and print its splits, sizes,
+                           tokens, the share without a vector, and label counts
 
 flags common to all: -data DIR (default $XP_DATA)
 `
@@ -65,7 +69,20 @@ func data(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	case "show":
 		if fs.NArg() != 1 {
-			return errors.New("data show: name one dataset")
+			return errors.New("data show: name one dataset, or a config (CONFIG.yaml)")
+		}
+		if a := fs.Arg(0); strings.HasSuffix(a, ".yaml") || strings.HasSuffix(a, ".yml") {
+			c, err := experiments.Load(a, experiments.Options{DataRoot: *root})
+			if err != nil {
+				return err
+			}
+			g, err := runner.Describe(ctx, c)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s: dataset %s\n\n", a, c.Dataset.Name)
+			_, err = fmt.Fprint(out, g.Markdown())
+			return err
 		}
 		d, err := datasets.Load(ctx, *root, fs.Arg(0), datasets.Options{Seed: *seed})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/fixture"
 )
 
 func TestDataGetFromMirrorThenList(t *testing.T) {
@@ -106,5 +107,26 @@ func TestDataShowSeed(t *testing.T) {
 	writeRecords(&want, d.Summary().Records())
 	if !strings.Contains(def, want.String()) {
 		t.Errorf("xp data show:\n%s\nwant the splits of seed %d:\n%s", def, experiments.DefaultSplitSeed, want.String())
+	}
+}
+
+// TestDataShowConfig: xp data show CONFIG loads the dataset the config
+// names as a run would and prints each split's examples, tokens, share
+// without a vector and label counts ("data show" took only a dataset
+// name, and a user could not see their own file's splits).
+func TestDataShowConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 6, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"data", "show", cfg}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| split | examples | tokens | without a vector | labels |", "| test | 12 |", "neg 6 (50.0%), pos 6 (50.0%)", "2 labels: neg, pos"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
 	}
 }
