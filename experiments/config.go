@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -273,13 +274,47 @@ func (c *Config) complete(opt Options) {
 	}
 }
 
-// Path resolves a path of the config (embedding.path, dataset.path)
-// against the data root: absolute paths stay as they are.
+// Path resolves a path of the config (embedding.path, dataset.path):
+// absolute paths stay as they are, a path written ./… or ../… is relative
+// to the config file's folder, any other against the data root.
 func (c *Config) Path(p string) string {
-	if p == "" || filepath.IsAbs(p) || c.Data == "" {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if dir, ok := c.beside(p); ok {
+		return filepath.Join(dir, p)
+	}
+	if c.Data == "" {
 		return p
 	}
 	return filepath.Join(c.Data, p)
+}
+
+// beside reports whether p is written relative to the config file's own
+// folder ("./my.csv", "../data/my.csv") and that folder: the folder of
+// the file the user wrote (a run folder's resolved config names it as its
+// origin).
+func (c *Config) beside(p string) (string, bool) {
+	if !strings.HasPrefix(p, "./") && !strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	file, _ := c.Source()
+	if file == "" {
+		return "", false
+	}
+	return filepath.Dir(file), true
+}
+
+// Beside is where a relative path p not written with ./ would be if it
+// were meant relative to the config file's folder ("" for an absolute p
+// or a config without a file): for the hint when p is not under the data
+// root.
+func (c *Config) Beside(p string) string {
+	file, _ := c.Source()
+	if p == "" || filepath.IsAbs(p) || file == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(file), p)
 }
 
 // Clone returns a deep copy: the runner may resolve settings (the device)

@@ -37,3 +37,28 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestPathBeside: a path written ./ or ../ is relative to the config
+// file's folder, any other relative path to the data root, an absolute
+// one as it is; a resolved config in a run folder resolves ./ against the
+// file the user wrote (its origin).
+func TestPathBeside(t *testing.T) {
+	c := &Config{Data: "/data", file: "studies/a/x.yaml"}
+	for p, want := range map[string]string{
+		"./my.csv":         "studies/a/my.csv",
+		"../shared/my.csv": "studies/shared/my.csv",
+		"sst2/train.tsv":   "/data/sst2/train.tsv",
+		"/abs/my.csv":      "/abs/my.csv",
+	} {
+		if got := c.Path(p); got != want {
+			t.Errorf("Path(%q) = %q, want %q", p, got, want)
+		}
+	}
+	resolved := &Config{Data: "/data", file: "runs/x/config.yaml", Origin: &Origin{File: "/home/me/study/x.yaml"}}
+	if got := resolved.Path("./my.csv"); got != "/home/me/study/my.csv" {
+		t.Errorf("a resolved config's ./my.csv: %q", got)
+	}
+	if got := c.Beside("my.csv"); got != "studies/a/my.csv" {
+		t.Errorf("Beside: %q", got)
+	}
+}

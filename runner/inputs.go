@@ -191,6 +191,19 @@ func checkWords(c *experiments.Config, e *embedding.Embedding) error {
 	return nil
 }
 
+// besideHint says, for a relative path missing under the data root, that
+// a file of that name is beside the config, and how to name it there.
+func besideHint(c *experiments.Config, p string) string {
+	alt := c.Beside(p)
+	if alt == "" || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
+		return ""
+	}
+	if _, err := os.Stat(strings.SplitN(alt, "#", 2)[0]); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("; %s is beside the config: write ./%s (paths are relative to the data root unless written ./ or ../)", alt, p)
+}
+
 // checkFiles reports a missing embedding or dataset at its config key.
 func checkFiles(c *experiments.Config) error {
 	vectors := map[string]string{"embedding": c.Embedding.Path}
@@ -203,7 +216,7 @@ func checkFiles(c *experiments.Config) error {
 			continue
 		}
 		if _, err := os.Stat(strings.SplitN(c.Path(p), "#", 2)[0]); err != nil {
-			return c.ErrAt(fmt.Sprintf("%s %s: %v (data root %q; set data: or %s)", key, p, err, c.Data, datasets.EnvRoot), key, "path")
+			return c.ErrAt(fmt.Sprintf("%s %s: %v (data root %q; set data: or %s)%s", key, p, err, c.Data, datasets.EnvRoot, besideHint(c, p)), key, "path")
 		}
 	}
 	if !c.ReadsDataset() {
@@ -214,7 +227,7 @@ func checkFiles(c *experiments.Config) error {
 			continue
 		}
 		if _, err := os.Stat(strings.SplitN(c.Path(p.path), "#", 2)[0]); err != nil {
-			return c.ErrAt(fmt.Sprintf("dataset %s: %v", p.key, err), "dataset", p.key)
+			return c.ErrAt(fmt.Sprintf("dataset %s: %v%s", p.key, err, besideHint(c, p.path)), "dataset", p.key)
 		}
 	}
 	if _, err := datasets.Locate(c.Data, c.Dataset.Name, datasets.Options{Path: c.Path(c.Dataset.Path)}); err != nil {

@@ -91,6 +91,8 @@ var errorCases = []errorCase{
 		"x.yaml: --set workers=-1: workers = -1, want ≥ 1"},
 	{"a missing embedding file", edit("vectors.txt", "glove.txt"), []string{"run", "x.yaml"},
 		`x.yaml:6: embedding glove.txt: stat data/glove.txt: no such file or directory (data root "data"; set data: or XP_DATA)`},
+	{"the user's file beside the config, named as if under the data root", map[string]string{"x.yaml": strings.Replace(goodConfig, "  name: sst2", "  name: table\n  path: mine.csv\n  test_fraction: 0.2", 1), "mine.csv": "text,label\nfine,pos\n"}, []string{"run", "x.yaml"},
+		`x.yaml:5: dataset path: stat data/mine.csv: no such file or directory; mine.csv is beside the config: write ./mine.csv (paths are relative to the data root unless written ./ or ../)`},
 	{"a file where the output folder should be", map[string]string{"x.yaml": goodConfig, "out": "a file"}, []string{"run", "--set", "output=out/run", "x.yaml"},
 		"x.yaml: --set output=out/run: output out/run is not a writable folder: mkdir out: not a directory"},
 	{"an output folder that holds the user's files", map[string]string{"x.yaml": goodConfig, "mine/notes.txt": "mine"}, []string{"run", "--set", "output=mine", "x.yaml"},
