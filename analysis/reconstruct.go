@@ -43,6 +43,11 @@ const (
 // evaluated tokens that have a vector (the mechanism leaves the others
 // unchanged), overall and on rare words (at most `rare` occurrences in
 // the attacker's training text), each text cut to max_len tokens.
+// copyMargin is how many percentage points above the unchanged share a
+// reconstruction attack's recovery must be to be read as more than
+// copying.
+const copyMargin = 0.5
+
 func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
 	p, err := newAttackPairs(ctx, v, env)
@@ -59,6 +64,11 @@ func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 	a.Add("tokens", float64(sc.all))
 	a.Add("unchanged %", sc.pct(sc.same, sc.all))
 	a.Add("recovery %", sc.pct(sc.ctxAll, sc.all))
+	if copying := sc.pct(sc.same, sc.all); sc.pct(sc.ctxAll, sc.all) <= copying+copyMargin {
+		// The tagger recovers no more than copying every observed token
+		// would: it learned to copy, and says nothing of context.
+		a.Flag(fmt.Sprintf("no better than copying (recovery within %g points of the unchanged share)", copyMargin))
+	}
 	a.Add("context-free recovery %", sc.pct(sc.freeAll, sc.all))
 	a.Add("rare tokens", float64(sc.rare))
 	a.Add("recovery % rare", sc.pct(sc.ctxRare, sc.rare))

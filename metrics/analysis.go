@@ -21,6 +21,21 @@ type Analysis struct {
 	// Lookups are the tokens privatized or neighbour searches made.
 	Lookups int64    `json:"lookups"`
 	Notes   []string `json:"notes,omitempty"`
+	// Flags are short warnings that the result did not do what was asked
+	// of it (a search that did not reach its target or stopped at its
+	// range's end, an attack no better than copying): shown in the
+	// tables' flags column, long.csv and the page, not only in the notes.
+	Flags []string `json:"flags,omitempty"`
+}
+
+// Flag appends a warning (see Flags), once.
+func (a *Analysis) Flag(f string) {
+	for _, x := range a.Flags {
+		if x == f {
+			return
+		}
+	}
+	a.Flags = append(a.Flags, f)
 }
 
 // Stat is one named statistic, with a confidence interval where it is

@@ -56,6 +56,9 @@ type StatRow struct {
 	Series map[string][]float64
 	Method string
 	Notes  []string
+	// Flags are the seeds' records' flags (metrics.Analysis.Flags), each
+	// once, with how many seeds raised it where not all did.
+	Flags []string
 }
 
 // AnalysisTable aggregates analysis records into rows by setting and ε:
@@ -82,6 +85,8 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 	for _, k := range seen {
 		row := StatRow{Analysis: k.analysis, Setting: k.setting, Epsilon: k.eps}
 		values := map[string][]float64{}
+		flagSeeds := map[string]int{}
+		var flagOrder []string
 		for _, r := range groups[k] {
 			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" || r.Analysis == nil {
@@ -104,6 +109,12 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 				if !slices.Contains(row.Notes, n) {
 					row.Notes = append(row.Notes, n)
 				}
+			}
+			for _, f := range r.Analysis.Flags {
+				if flagSeeds[f] == 0 {
+					flagOrder = append(flagOrder, f)
+				}
+				flagSeeds[f]++
 			}
 			for _, s := range r.Analysis.Stats {
 				if !slices.Contains(row.Names, s.Name) {
@@ -131,6 +142,12 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 		}
 		if row.Seeds != 1 {
 			row.Interval = nil // over seeds the t-interval speaks
+		}
+		for _, f := range flagOrder {
+			if n := flagSeeds[f]; n < row.Seeds {
+				f = fmt.Sprintf("%s (%d of %d seeds)", f, n, row.Seeds)
+			}
+			row.Flags = append(row.Flags, f)
 		}
 		for _, n := range row.Names {
 			m, sd := meanSD(values[n])
@@ -231,10 +248,17 @@ func AnalysisGrids(rows []StatRow) []Grid {
 		for _, n := range names {
 			g.column(n, true)
 		}
+		flagged := slices.ContainsFunc(mine, func(r StatRow) bool { return len(r.Flags) > 0 })
+		if flagged {
+			g.column("flags", false)
+		}
 		for _, r := range mine {
 			row := []string{r.Setting, cmp.Or(string(r.Notion), "—"), epsText(r), seedsText(r)}
 			for _, n := range names {
 				row = append(row, meanSDText(r, n))
+			}
+			if flagged {
+				row = append(row, strings.Join(r.Flags, "; "))
 			}
 			g.Rows = append(g.Rows, row)
 		}

@@ -14,13 +14,15 @@ import (
 )
 
 // LongHeader is the header of tables/long.csv.
-var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "key"}
+var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "flags", "key"}
 
 // WriteLong writes the run's tidy table: one row per record and statistic
 // — a utility cell's accuracy, macro-F1, difference to its seed's baseline
 // and privacy shares; an analysis cell's or a stage's every statistic
 // with the interval its record gives (lo, hi; empty where none) — and one
-// row for a failed record (statistic "", its status). kind is "utility",
+// row for a failed record (statistic "", its status); flags are the
+// record's (a search that missed its target, an attack no better than
+// copying). kind is "utility",
 // the analysis or the stage. For reading in R, pandas or a spreadsheet:
 // filter by kind and statistic, group by setting, mode and ε.
 func WriteLong(w io.Writer, recs []Record) error {
@@ -49,8 +51,12 @@ func WriteLong(w io.Writer, recs []Record) error {
 		if r.Cell.Epsilon != 0 {
 			eps = f(r.Cell.Epsilon)
 		}
+		var flags []string
+		if r.Analysis != nil {
+			flags = r.Analysis.Flags
+		}
 		row := func(stat string, v, lo, hi float64) error {
-			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, r.Key})
+			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, strings.Join(flags, "; "), r.Key})
 		}
 		nan := math.NaN()
 		switch {

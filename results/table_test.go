@@ -652,6 +652,7 @@ func TestLong(t *testing.T) {
 	a := &metrics.Analysis{}
 	a.AddCI("E_M", 0.5, 0.4, 0.6)
 	a.Add("prior words", 300)
+	a.Flag("copied")
 	an := Record{Key: "k", Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: "laplace", Epsilon: 5, Seed: 3}, Status: "ok", Analysis: a}
 	var b strings.Builder
 	if err := WriteLong(&b, []Record{base, cell, failed, an}); err != nil {
@@ -659,15 +660,37 @@ func TestLong(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,key\n",
-		"utility,laplace,laplace,test,10,1,accuracy,0.7,,,ok,test-10-1\n",
-		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,test-10-1\n",
-		"utility,laplace,laplace,test,10,2,,,,,failed,test-10-2\n",
-		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,k\n",
-		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,k\n",
+		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,flags,key\n",
+		"utility,laplace,laplace,test,10,1,accuracy,0.7,,,ok,,test-10-1\n",
+		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,,test-10-1\n",
+		"utility,laplace,laplace,test,10,2,,,,,failed,,test-10-2\n",
+		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,copied,k\n",
+		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,copied,k\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+}
+
+// TestAnalysisFlags: a flag a seed's record raised shows in the analysis
+// table's flags column, with how many seeds raised it where not all did;
+// a table without flags has no such column.
+func TestAnalysisFlags(t *testing.T) {
+	rec := func(seed uint64, flags ...string) Record {
+		a := &metrics.Analysis{Method: "sampled"}
+		a.Add("recovery %", 10)
+		for _, f := range flags {
+			a.Flag(f)
+		}
+		return Record{Cell: experiments.Cell{Analysis: "reconstruction", Mechanism: "tem", Epsilon: 5, Seed: seed}, Status: "ok", Analysis: a}
+	}
+	rows := AnalysisTable([]Record{rec(1, "no better than copying"), rec(2, "no better than copying", "target not reached"), rec(3, "no better than copying")}, nil)
+	md := AnalysisMarkdown(rows)
+	if !strings.Contains(md, "| flags |") || !strings.Contains(md, "no better than copying; target not reached (1 of 3 seeds)") {
+		t.Errorf("flags not in the table:\n%s", md)
+	}
+	if md := AnalysisMarkdown(AnalysisTable([]Record{rec(1)}, nil)); strings.Contains(md, "flags") {
+		t.Errorf("a flags column without flags:\n%s", md)
 	}
 }

@@ -338,6 +338,10 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 				a.Add("probes @ "+t, float64(len(trace)))
 				if !ok {
 					a.Notes = append(a.Notes, fmt.Sprintf("target N_w %s not reached within tolerance in [%g, %g] after %d probes: closest %.4g at ε %.4g", t, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
+					a.Flag("target N_w " + t + " not reached")
+				}
+				if eps == v.Float("lo") || eps == v.Float("hi") {
+					a.Flag(fmt.Sprintf("N_w %s: stopped at the range's end (ε %g)", t, eps))
 				}
 				at := cell
 				at.Analysis, at.Epsilon = "examples", eps
@@ -418,6 +422,10 @@ func (s *Session) matchedJobs(c *experiments.Config, i int, cells []results.Reco
 			a.Method = fmt.Sprintf("bisection on log ε over [%g, %g] for the context-free attacker's recovery %g%% (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
 			if !found {
 				a.Notes = append(a.Notes, fmt.Sprintf("target recovery %g%% not reached within tolerance in [%g, %g] after %d probes: closest %.4g%% at ε %.4g (the results below are at that ε)", target, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
+				a.Flag(fmt.Sprintf("target not reached (%.3g%% at ε %.4g)", got, eps))
+			}
+			if eps == v.Float("lo") || eps == v.Float("hi") {
+				a.Flag(fmt.Sprintf("stopped at the range's end (ε %g)", eps))
 			}
 			env, _, err := s.analysisEnv(at(eps))
 			if err != nil {
@@ -432,6 +440,9 @@ func (s *Session) matchedJobs(c *experiments.Config, i int, cells []results.Reco
 			a.Add("probes", float64(len(trace)))
 			for _, st := range []string{"context-free recovery %", "recovery %", "context-free recovery % rare", "recovery % rare", "unchanged %", "tokens"} {
 				a.Add(st, attack.Stat(st))
+			}
+			for _, f := range attack.Flags {
+				a.Flag(f)
 			}
 			u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: eps, Mode: mode, Seed: cell.Seed}
 			rec, err := s.runRecorded(ctx, store, u, prov)
