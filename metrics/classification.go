@@ -8,6 +8,10 @@ type Classification struct {
 	Accuracy float64      `json:"accuracy"`
 	MacroF1  float64      `json:"macro_f1"`
 	PerClass []ClassScore `json:"per_class"`
+	// Correct is, per example in the split's order, '1' where the
+	// prediction was right and '0' where not: what a paired per-example
+	// test (McNemar) against another model on the same examples reads.
+	Correct string `json:"correct,omitempty"`
 }
 
 // ClassScore is one class's precision, recall and F1 (0 where undefined:
@@ -30,13 +34,16 @@ func Score(gold, pred []int64, classes int) (Classification, error) {
 	fn := make([]int, classes)
 	m := Classification{N: len(gold), PerClass: make([]ClassScore, classes)}
 	right := 0
+	correct := make([]byte, len(gold))
 	for i, g := range gold {
 		p := pred[i]
 		if g < 0 || int(g) >= classes || p < 0 || int(p) >= classes {
 			return Classification{}, fmt.Errorf("metrics: label %d or prediction %d outside 0 … %d", g, p, classes-1)
 		}
 		m.PerClass[g].Support++
+		correct[i] = '0'
 		if g == p {
+			correct[i] = '1'
 			right++
 			tp[g]++
 		} else {
@@ -47,6 +54,7 @@ func Score(gold, pred []int64, classes int) (Classification, error) {
 	if len(gold) > 0 {
 		m.Accuracy = float64(right) / float64(len(gold))
 	}
+	m.Correct = string(correct)
 	for c := range m.PerClass {
 		s := &m.PerClass[c]
 		if tp[c]+fp[c] > 0 {

@@ -178,6 +178,7 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 			if err != nil {
 				return err
 			}
+			met.Correct = "" // per-example results are kept for the scored split only
 			st := metrics.Epoch{Epoch: epoch, Loss: sum / float64(len(batches)), Valid: met, ExamplesPerSec: float64(len(train.Seqs)) / secs}
 			res.Epochs = append(res.Epochs, st)
 			if opt.OnEpoch != nil {

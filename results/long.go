@@ -80,14 +80,20 @@ func WriteLong(w io.Writer, recs []Record) error {
 			if b, ok := baseline[r.Cell.Seed]; ok && r.Cell.Mode != "none" {
 				diff = r.Test.Accuracy - b
 			}
+			accLo, accHi := nan, nan // the test set's Wilson interval
+			if r.Test.N > 0 {
+				accLo, accHi = wilson(r.Test.Accuracy, r.Test.N)
+			}
 			for _, s := range []struct {
-				name string
-				v    float64
-			}{{"accuracy", r.Test.Accuracy}, {"macro-F1", r.Test.MacroF1}, {"Δ accuracy", diff}, {"unchanged", p.unchanged}, {"oov", p.oov}, {"N_w", p.nw}, {"S_w", p.sw}, {"recovery", p.recovery}} {
+				name   string
+				v      float64
+				lo, hi float64
+			}{{"accuracy", r.Test.Accuracy, accLo, accHi}, {"macro-F1", r.Test.MacroF1, nan, nan}, {"Δ accuracy", diff, nan, nan}, {"unchanged", p.unchanged, nan, nan},
+				{"oov", p.oov, nan, nan}, {"N_w", p.nw, nan, nan}, {"S_w", p.sw, nan, nan}, {"recovery", p.recovery, nan, nan}} {
 				if math.IsNaN(s.v) {
 					continue
 				}
-				if err := row(s.name, s.v, nan, nan); err != nil {
+				if err := row(s.name, s.v, s.lo, s.hi); err != nil {
 					return err
 				}
 			}

@@ -65,6 +65,19 @@ type Row struct {
 	// Chance is the share of the evaluated split's most frequent class:
 	// the accuracy of always guessing it.
 	Chance float64
+	// TestN is the evaluated split's size; TestLo and TestHi the Wilson
+	// 95% interval of the accuracy from that split's sampling alone (the
+	// same examples score every seed, so more seeds do not narrow it;
+	// NaN without a size).
+	TestN          int
+	TestLo, TestHi float64
+	// McNemarP is the exact two-sided McNemar test of the cell's
+	// per-example results against its seed's baseline's on the same
+	// examples, discordant pairs pooled over the seeds that have both
+	// (Discordant: how many); NaN where the records hold no per-example
+	// results.
+	McNemarP   float64
+	Discordant int
 	// Attacker names what the classifier attacks when the label is a
 	// private attribute (Enron: "authorship"); its accuracy is then the
 	// attacker's, lower being more private.
@@ -107,16 +120,20 @@ func Table(recs []Record, opt TableOptions) []Row {
 		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon}
 		groups[k] = append(groups[k], r)
 	}
-	baseline := map[uint64]float64{} // seed → the baseline's accuracy
+	baseline := map[uint64]float64{}   // seed → the baseline's accuracy
+	baseCorrect := map[uint64]string{} // seed → its per-example results
 	for _, r := range groups[key{"none", "none", 0}] {
 		if r.Status == "ok" {
 			baseline[r.Cell.Seed] = r.Test.Accuracy
+			baseCorrect[r.Cell.Seed] = r.Test.Correct
 		}
 	}
 	var rows []Row
 	for k, rs := range groups {
 		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
-			Diff: math.NaN(), DiffCI: math.NaN(), Nw: math.NaN(), Sw: math.NaN(), Recovery: math.NaN(), order: len(opt.Order)}
+			Diff: math.NaN(), DiffCI: math.NaN(), Nw: math.NaN(), Sw: math.NaN(), Recovery: math.NaN(), order: len(opt.Order),
+			TestLo: math.NaN(), TestHi: math.NaN(), McNemarP: math.NaN()}
+		var onlyCell, onlyBase int // McNemar's discordant pairs, over seeds
 		if i := slices.Index(opt.Order, k.setting); i >= 0 {
 			row.order = i
 		}
@@ -134,8 +151,20 @@ func Table(recs []Record, opt TableOptions) []Row {
 			if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" {
 				diff = append(diff, r.Test.Accuracy-b)
 				row.BySeed.set("Δ accuracy", r.Cell.Seed, r.Test.Accuracy-b)
+				if bc, c := baseCorrect[r.Cell.Seed], r.Test.Correct; c != "" && len(bc) == len(c) {
+					for i := range c {
+						switch {
+						case c[i] == '1' && bc[i] == '0':
+							onlyCell++
+						case c[i] == '0' && bc[i] == '1':
+							onlyBase++
+						}
+					}
+					row.Discordant = -1 // measured (set below)
+				}
 			}
-			if r.Test.N > 0 {
+			row.TestN = max(row.TestN, r.Test.N)
+			if r.Test.N > 0 && len(r.Test.PerClass) > 0 { // class counts recorded
 				most := 0
 				for _, c := range r.Test.PerClass {
 					most = max(most, c.Support)
@@ -174,6 +203,13 @@ func Table(recs []Record, opt TableOptions) []Row {
 		row.Sw, _ = meanSD(sw)
 		row.Recovery, _ = meanSD(rec)
 		row.Chance, _ = meanSD(chance)
+		if row.Seeds > 0 && row.TestN > 0 {
+			row.TestLo, row.TestHi = wilson(row.Accuracy, row.TestN)
+		}
+		if row.Discordant < 0 {
+			row.Discordant = onlyCell + onlyBase
+			row.McNemarP = mcnemar(onlyCell, onlyBase)
+		}
 		slices.Sort(row.Flags)
 		rows = append(rows, row)
 	}
@@ -188,6 +224,29 @@ func Table(recs []Record, opt TableOptions) []Row {
 			cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
+}
+
+// wilson is the Wilson score 95% interval of a proportion p observed
+// over n trials: inside [0, 1] whatever p and n.
+func wilson(p float64, n int) (lo, hi float64) {
+	const z = 1.959963984540054
+	fn := float64(n)
+	den := 1 + z*z/fn
+	centre := (p + z*z/(2*fn)) / den
+	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
+	return max(0, centre-half), min(1, centre+half)
+}
+
+// mcnemar is the exact two-sided McNemar p-value of b pairs one way and
+// c the other: twice the smaller binomial tail of Binomial(b+c, ½),
+// capped at 1 (1 where there is no discordant pair).
+func mcnemar(b, c int) float64 {
+	n := b + c
+	if n == 0 {
+		return 1
+	}
+	tail := distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(min(b, c)))
+	return min(1, 2*tail)
 }
 
 // BySeed are statistics' values by seed: statistic → seed → value.
@@ -325,6 +384,11 @@ func Frame(rows []Row) dataframe.DataFrame {
 		col("s_w", func(r Row) float64 { return r.Sw }),
 		col("recovery", func(r Row) float64 { return r.Recovery }),
 		col("chance", func(r Row) float64 { return r.Chance }),
+		ints("test_n", func(r Row) int { return r.TestN }),
+		col("test_set_lo95", func(r Row) float64 { return r.TestLo }),
+		col("test_set_hi95", func(r Row) float64 { return r.TestHi }),
+		col("mcnemar_p", func(r Row) float64 { return r.McNemarP }),
+		ints("mcnemar_discordant", func(r Row) int { return r.Discordant }),
 		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
 	)
 }
@@ -368,8 +432,8 @@ func UtilityGrid(rows []Row) Grid {
 	for _, c := range []struct {
 		name    string
 		numeric bool
-	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}, {"seeds", true}, {acc, true}, {"95% CI", true},
-		{"Δ vs baseline (paired)", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
+	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}, {"seeds", true}, {acc, true}, {"95% CI", true}, {"test-set 95%", true},
+		{"Δ vs baseline (paired)", true}, {"McNemar p", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
 		g.column(c.name, c.numeric)
 	}
 	if measured {
@@ -389,7 +453,7 @@ func UtilityGrid(rows []Row) Grid {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
 		row := []string{r.Setting, notion, r.Mode, eps, seeds,
-			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), diff(r.Diff, r.DiffCI), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
+			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), testInterval(r), diff(r.Diff, r.DiffCI), pValue(r), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
 			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV)}
 		if measured {
 			row = append(row, percent(r.Nw), percent(r.Sw), percent(r.Recovery))
@@ -403,6 +467,9 @@ func UtilityGrid(rows []Row) Grid {
 		g.Notes = append(g.Notes, fmt.Sprintf("Chance level (always the evaluated split's most frequent class): %.4f.", chance))
 	}
 	g.Notes = append(g.Notes, ciNote)
+	if few := slices.ContainsFunc(rows, func(r Row) bool { return r.Seeds > 0 && r.Seeds < 3 }); few {
+		g.Notes = append(g.Notes, "Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and McNemar's p there.")
+	}
 	if measured {
 		g.Notes = append(g.Notes, measuresNote)
 	}
@@ -411,7 +478,10 @@ func UtilityGrid(rows []Row) Grid {
 }
 
 // ciNote says how the intervals are computed.
-const ciNote = "Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both."
+const ciNote = "Mean ± sample sd over seeds; 95% CI: of the mean over seeds by Student's t (n−1 degrees of freedom; — below 2 seeds), within [0, 1]: it speaks of retraining's spread. " +
+	"Test-set 95%: the Wilson interval of the accuracy from the evaluated split's size alone — its own sampling error, which more seeds do not shrink (the same examples score every seed). " +
+	"Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both, with its t-interval (not shown where every seed's Δ is the same). " +
+	"McNemar p: the exact two-sided McNemar test of the cell's per-example results against its seed's baseline's on the same examples, discordant examples pooled over seeds (their count in brackets; — where the records hold no per-example results)."
 
 // measuresNote says what the opt-in measures' columns are.
 const measuresNote = "N_w, S_w: mean over the privatized split's word types (its most frequent with a vector, as the config's privacy.top says) of the draws returning the word unchanged and of the distinct outputs, per draw; token recovery: the Bayes adversary's chance of naming a token's original word, 1 − E_M with the split's word frequencies as prior (held-out where f_M is sampled: the plug-in estimate flatters the adversary). Each is the mean over the cell's privatized splits, then over seeds."
@@ -450,23 +520,42 @@ func pm(m, sd float64, n int) string {
 	return fmt.Sprintf("%.4f ± %.4f", m, sd)
 }
 
-// interval prints mean ± half-width as [low, high].
+// interval prints mean ± half-width as [low, high], within [0, 1] (a
+// share's interval; two seeds' t-interval reached −0.27 and 1.51).
 func interval(m, ci float64) string {
 	if math.IsNaN(m) || math.IsNaN(ci) {
 		return "—"
 	}
-	return fmt.Sprintf("[%.4f, %.4f]", m-ci, m+ci)
+	return fmt.Sprintf("[%.4f, %.4f]", max(0, m-ci), min(1, m+ci))
 }
 
-// diff prints a paired difference and its interval.
+// diff prints a paired difference and its interval, within [−1, 1]; an
+// interval of zero width (every seed's difference the same: not an exact
+// value) is not printed.
 func diff(d, ci float64) string {
 	switch {
 	case math.IsNaN(d):
 		return "—"
-	case math.IsNaN(ci):
+	case math.IsNaN(ci) || ci == 0:
 		return fmt.Sprintf("%+.4f", d)
 	}
-	return fmt.Sprintf("%+.4f [%+.4f, %+.4f]", d, d-ci, d+ci)
+	return fmt.Sprintf("%+.4f [%+.4f, %+.4f]", d, max(-1, d-ci), min(1, d+ci))
+}
+
+// testInterval prints the test set's Wilson interval.
+func testInterval(r Row) string {
+	if math.IsNaN(r.TestLo) {
+		return "—"
+	}
+	return fmt.Sprintf("[%.4f, %.4f]", r.TestLo, r.TestHi)
+}
+
+// pValue prints McNemar's p with the discordant pairs it rests on.
+func pValue(r Row) string {
+	if math.IsNaN(r.McNemarP) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2g (%d)", r.McNemarP, r.Discordant)
 }
 
 // LaTeX renders the table for a paper (booktabs): mechanism, mode, ε,

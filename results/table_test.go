@@ -65,7 +65,7 @@ func TestTable(t *testing.T) {
 	if strings.Contains(md, "SanText's pure") || !regexp.MustCompile(`ε·d_χ \([^)]*\bsantext,[^)]*\), a text`).MatchString(md) {
 		t.Errorf("privacy unit misstates SanText's notion:\n%s", md)
 	}
-	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | [-0.5706, 1.9706] | -0.3000 | 0.3500 ± 0.0707 | 21.1% | — | 5.0% |  |", "| test 40% OOV |"} {
+	for _, s := range []string{"| none | — | none | — | 1 | 0.9000 |", "| laplace | metric-dp | test | 10 | 2 (1 failed) | 0.7000 ± 0.1414 | [0.0000, 1.0000] | — | -0.3000 | — | 0.3500 ± 0.0707 | 21.1% | — | 5.0% |  |", "| test 40% OOV |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
@@ -74,7 +74,7 @@ func TestTable(t *testing.T) {
 	if err := WriteCSV(&csv, rows); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,n_w,s_w,recovery,chance,flags") {
+	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,n_w,s_w,recovery,chance,test_n,test_set_lo95,test_set_hi95,mcnemar_p,mcnemar_discordant,flags") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 	dir := t.TempDir()
@@ -212,19 +212,21 @@ func TestStoreShared(t *testing.T) {
 
 func ExampleMarkdown() {
 	rows := Table([]Record{
-		{Key: "a", Cell: experiments.Cell{Mode: "none", Seed: 1}, Status: "ok", Test: metrics.Classification{Accuracy: 0.9, MacroF1: 0.89}},
+		{Key: "a", Cell: experiments.Cell{Mode: "none", Seed: 1}, Status: "ok", Test: metrics.Classification{N: 10, Accuracy: 0.9, MacroF1: 0.89, Correct: "1111111110"}},
 		{Key: "b", Cell: experiments.Cell{Mechanism: "laplace", Epsilon: 10, Mode: "test", Seed: 1}, Notion: spec.MetricDP, Status: "ok",
-			Test:    metrics.Classification{Accuracy: 0.7, MacroF1: 0.68},
+			Test:    metrics.Classification{N: 10, Accuracy: 0.7, MacroF1: 0.68, Correct: "1011101111"},
 			Privacy: map[string]metrics.Privatization{"test": {Tokens: 1000, OOV: 100, Unchanged: 450, Epsilon: 10}}},
 	}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	fmt.Print(Markdown(rows))
 	// Output:
-	// | mechanism | notion | mode | ε | seeds | accuracy | 95% CI | Δ vs baseline (paired) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
-	// |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
-	// | none | — | none | — | 1 | 0.9000 | — | — | 0.8900 | — | — | — |  |
-	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | — | -0.2000 | 0.6800 | 50.0% | — | 10.0% |  |
+	// | mechanism | notion | mode | ε | seeds | accuracy | 95% CI | test-set 95% | Δ vs baseline (paired) | McNemar p | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
+	// |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
+	// | none | — | none | — | 1 | 0.9000 | — | [0.5958, 0.9821] | — | — | 0.8900 | — | — | — |  |
+	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | — | [0.3968, 0.8922] | -0.2000 | 1 (3) | 0.6800 | 50.0% | — | 10.0% |  |
 	//
-	// Mean ± sample sd over seeds; 95% CI of the mean by Student's t (n−1 degrees of freedom; — below 2 seeds). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both.
+	// Mean ± sample sd over seeds; 95% CI: of the mean over seeds by Student's t (n−1 degrees of freedom; — below 2 seeds), within [0, 1]: it speaks of retraining's spread. Test-set 95%: the Wilson interval of the accuracy from the evaluated split's size alone — its own sampling error, which more seeds do not shrink (the same examples score every seed). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both, with its t-interval (not shown where every seed's Δ is the same). McNemar p: the exact two-sided McNemar test of the cell's per-example results against its seed's baseline's on the same examples, discordant examples pooled over seeds (their count in brackets; — where the records hold no per-example results).
+	//
+	// Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and McNemar's p there.
 	//
 	// Privacy unit: ε is per token. Under metric DP, ε·d_χ (laplace, vickrey, mahalanobis, santext, tem; diffractor with d the distance along its line of words, metric-dp-line, whose ε is not comparable), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; pure ε-DP within an output set (custext, custext+) composes to n·ε over a text; vickrey with exclude_input, santext+, truncated-gumbel give no guarantee. In mode both, training and test text are privatized independently: a text in both is exposed twice.
 }
@@ -648,6 +650,7 @@ func TestDiffractorNotion(t *testing.T) {
 func TestLong(t *testing.T) {
 	base := rec("none", 0, 1, 0.8, "ok")
 	cell := rec("test", 10, 1, 0.7, "ok")
+	cell.Test.N = 10 // the test set's Wilson interval: [0.3968, 0.8922]
 	failed := rec("test", 10, 2, 0, "failed")
 	a := &metrics.Analysis{}
 	a.AddCI("E_M", 0.5, 0.4, 0.6)
@@ -661,7 +664,7 @@ func TestLong(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,flags,key\n",
-		"utility,laplace,laplace,test,10,1,accuracy,0.7,,,ok,,test-10-1\n",
+		"utility,laplace,laplace,test,10,1,accuracy,0.7,0.39677814746114526,0.892208732593699,ok,,test-10-1\n",
 		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,,test-10-1\n",
 		"utility,laplace,laplace,test,10,2,,,,,failed,,test-10-2\n",
 		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,copied,k\n",
@@ -693,4 +696,69 @@ func TestAnalysisFlags(t *testing.T) {
 	if md := AnalysisMarkdown(AnalysisTable([]Record{rec(1)}, nil)); strings.Contains(md, "flags") {
 		t.Errorf("a flags column without flags:\n%s", md)
 	}
+}
+
+// TestTestSetIntervals: the Wilson interval and the exact McNemar test
+// against published values, and the table pooling discordant pairs over
+// seeds, paired seed by seed.
+func TestTestSetIntervals(t *testing.T) {
+	for _, c := range []struct {
+		p      float64
+		n      int
+		lo, hi float64
+	}{
+		{0.9, 10, 0.5958, 0.9821}, // Wilson (1927); Newcombe (1998) Table I
+		{0, 10, 0, 0.2775},
+		{1, 10, 0.7225, 1},
+		{0.5, 1000, 0.4691, 0.5309},
+	} {
+		lo, hi := wilson(c.p, c.n)
+		if math.Abs(lo-c.lo) > 5e-5 || math.Abs(hi-c.hi) > 5e-5 {
+			t.Errorf("wilson(%v, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.p, c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+	for _, c := range []struct {
+		b, c int
+		p    float64
+	}{
+		{0, 0, 1}, {1, 2, 1}, {0, 5, 0.0625}, {10, 0, 2.0 / 1024}, {3, 12, 0.03515625},
+	} {
+		if got := mcnemar(c.b, c.c); math.Abs(got-c.p) > 1e-12 {
+			t.Errorf("mcnemar(%d, %d) = %v, want %v", c.b, c.c, got, c.p)
+		}
+	}
+	base := func(seed uint64, correct string) Record {
+		return Record{Key: fmt.Sprint("b", seed), Cell: experiments.Cell{Mode: "none", Seed: seed}, Status: "ok",
+			Test: metrics.Classification{N: len(correct), Accuracy: share(correct), Correct: correct}}
+	}
+	cell := func(seed uint64, correct string) Record {
+		return Record{Key: fmt.Sprint("c", seed), Cell: experiments.Cell{Mechanism: "laplace", Epsilon: 1, Mode: "test", Seed: seed}, Status: "ok",
+			Test: metrics.Classification{N: len(correct), Accuracy: share(correct), Correct: correct}}
+	}
+	// Seed 1: the cell loses 3 examples the baseline had; seed 2: it loses
+	// 2 and wins 1 back; seed 3 has no baseline and does not count.
+	rows := Table([]Record{base(1, "11111111"), cell(1, "00011111"), base(2, "11111110"), cell(2, "00111111"), cell(3, "00000000")}, TableOptions{})
+	var got *Row
+	for i := range rows {
+		if rows[i].Mode == "test" {
+			got = &rows[i]
+		}
+	}
+	if got == nil || got.Discordant != 6 || math.Abs(got.McNemarP-mcnemar(1, 5)) > 1e-12 {
+		t.Fatalf("pooled McNemar: %+v", got)
+	}
+	if got.TestN != 8 || !(got.TestLo < got.Accuracy && got.Accuracy < got.TestHi) {
+		t.Errorf("test-set interval [%v, %v] around %v over %d", got.TestLo, got.TestHi, got.Accuracy, got.TestN)
+	}
+	// Records without per-example results give no test at all, never p = 1.
+	rows = Table([]Record{rec("none", 0, 1, 0.9, "ok"), rec("test", 10, 1, 0.6, "ok")}, TableOptions{})
+	for _, r := range rows {
+		if !math.IsNaN(r.McNemarP) {
+			t.Errorf("%s: McNemar p %v without per-example results", r.Mode, r.McNemarP)
+		}
+	}
+}
+
+func share(correct string) float64 {
+	return float64(strings.Count(correct, "1")) / float64(len(correct))
 }

@@ -115,7 +115,13 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	s, err := Open(ctx, c, SessionOptions{Log: opt.Log, Progress: opt.Progress, ReadOnly: opt.DryRun || opt.Queue})
 	if err != nil {
 		if created {
-			os.Remove(c.Output) // refused before it began: no empty folder left (Remove takes only an empty one)
+			// Refused before it began: no folder left behind but the one
+			// this process made, with only its own lock in it (Remove
+			// takes only an empty folder).
+			if opt.Shards == 0 { // held alone: no shard beside it reads the lock
+				os.Remove(filepath.Join(c.Output, LockName))
+			}
+			os.Remove(c.Output)
 		}
 		return sum, err
 	}
