@@ -241,9 +241,14 @@ func AnalysisGrids(rows []StatRow) []Grid {
 			g.Caption = kind
 		}
 		names := statNames(mine)
+		// A stage that finds ε reports it as a statistic; its rows have no
+		// ε of their own, and two columns headed ε would be one too many.
+		ownEps := !slices.Contains(names, "ε") || slices.ContainsFunc(mine, func(r StatRow) bool { return epsText(r) != "—" })
 		g.column("mechanism", false)
 		g.column("notion", false)
-		g.column("ε", true)
+		if ownEps {
+			g.column("ε", true)
+		}
 		g.column("seeds", true)
 		for _, n := range names {
 			g.column(n, true)
@@ -253,7 +258,11 @@ func AnalysisGrids(rows []StatRow) []Grid {
 			g.column("flags", false)
 		}
 		for _, r := range mine {
-			row := []string{r.Setting, cmp.Or(string(r.Notion), "—"), epsText(r), seedsText(r)}
+			row := []string{r.Setting, cmp.Or(string(r.Notion), "—")}
+			if ownEps {
+				row = append(row, epsText(r))
+			}
+			row = append(row, seedsText(r))
 			for _, n := range names {
 				row = append(row, meanSDText(r, n))
 			}

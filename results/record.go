@@ -48,6 +48,10 @@ type Record struct {
 	Analysis *metrics.Analysis `json:"analysis,omitempty"`
 	// Inputs are the keys of the records a stage read (nil for cells).
 	Inputs []string `json:"inputs,omitempty"`
+	// Ran are the keys of the utility cells a stage ran (or reused)
+	// outside the plan to compute its result: matched-privacy's at the ε
+	// it found.
+	Ran []string `json:"ran,omitempty"`
 	// Flags are the warnings raised when the cell ran (with the threshold
 	// of that run; tables recompute them with theirs).
 	Flags      []metrics.Flag `json:"flags,omitempty"`

@@ -103,6 +103,10 @@ type TableOptions struct {
 	// Order lists the settings (experiments.Cell.Setting) in the config's
 	// order: rows follow it, then unlisted settings by name.
 	Order []string
+	// FromStage names, by record key, the stage that ran a utility cell
+	// outside the plan (matched-privacy's at the ε it found): cells.csv's
+	// stage column.
+	FromStage map[string]string
 }
 
 // Table aggregates records into rows: the baseline first, then by
@@ -567,23 +571,28 @@ func LaTeX(rows []Row) string {
 	if len(rows) > 0 && rows[0].Attacker != "" {
 		acc = "Attacker acc. ($\\downarrow$)"
 	}
-	b.WriteString("% xp results: mean ± 95% CI half-width over seeds (Student's t); Δ paired with the baseline of each seed.\n")
+	b.WriteString("% xp results: mean ± 95% CI half-width over seeds (Student's t), [low, high] where that would leave the range; Δ paired with the baseline of each seed.\n")
 	b.WriteString("\\begin{tabular}{lllrrrr}\n\\toprule\n")
 	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$ & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged \\\\\n\\midrule\n", acc)
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s \\\\\n", texEscape(r.Setting), r.Mode, cmp.Or(epsilon(r.Mode, r.Epsilon), "--"),
-			texPM(r.Accuracy, r.AccCI), texPM(r.Diff, r.DiffCI), texPM(r.MacroF1, r.MacroF1CI), texPercent(r.Unchanged))
+			texPM(r.Accuracy, r.AccCI, 0, 1), texPM(r.Diff, r.DiffCI, -1, 1), texPM(r.MacroF1, r.MacroF1CI, 0, 1), texPercent(r.Unchanged))
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}\n")
 	return b.String()
 }
 
-func texPM(m, ci float64) string {
+// texPM prints mean ± half-width, or the interval [low, high] cut to the
+// quantity's range [lo, hi] where the half-width would leave it (two
+// seeds' macro-F1 read 0.574 ± 1.400); a zero half-width is not printed.
+func texPM(m, ci, lo, hi float64) string {
 	switch {
 	case math.IsNaN(m):
 		return "--"
-	case math.IsNaN(ci):
+	case math.IsNaN(ci) || ci == 0:
 		return fmt.Sprintf("%.3f", m)
+	case m-ci < lo || m+ci > hi:
+		return fmt.Sprintf("%.3f [%.3f, %.3f]", m, max(lo, m-ci), min(hi, m+ci))
 	}
 	return fmt.Sprintf("%.3f $\\pm$ %.3f", m, ci)
 }
@@ -638,7 +647,7 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		head = append(head, "param_"+n)
 	}
 	head = append(head, "notion", "mode", "epsilon", "seed", "status", "accuracy", "macro_f1", "accuracy_minus_baseline", "valid_accuracy", "best_epoch",
-		"unchanged_in_vocab", "oov", "kept_stopwords", "unchanged_per_type", "n_w", "s_w", "recovery", "test_examples", "model", "model_reused", "wall_seconds", "key", "error")
+		"unchanged_in_vocab", "oov", "kept_stopwords", "unchanged_per_type", "n_w", "s_w", "recovery", "test_examples", "model", "model_reused", "wall_seconds", "stage", "key", "error")
 	cw := csv.NewWriter(w)
 	cw.Write(head)
 	f := func(x float64) string {
@@ -672,7 +681,7 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		row = append(row, string(r.Notion), r.Cell.Mode, epsilon(r.Cell.Mode, r.Cell.Epsilon), strconv.FormatUint(r.Cell.Seed, 10), r.Status,
 			score(r.Test.Accuracy), score(r.Test.MacroF1), f(d), score(r.Valid.Accuracy), strconv.Itoa(r.BestEpoch),
 			f(p.unchanged), f(p.oov), f(p.stopwords), f(p.types), f(p.nw), f(p.sw), f(p.recovery), strconv.Itoa(r.Test.N), r.Model, strconv.FormatBool(r.Provenance.ModelReused),
-			f(r.Provenance.WallSeconds), r.Key, r.Error)
+			f(r.Provenance.WallSeconds), opt.FromStage[r.Key], r.Key, r.Error)
 		cw.Write(row)
 	}
 	cw.Flush()

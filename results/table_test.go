@@ -70,6 +70,11 @@ func TestTable(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
 	}
+	// Two seeds' interval leaves [0, 1]: LaTeX prints it cut to the range,
+	// never 0.700 ± 1.271 (it did).
+	if tex := LaTeX(rows); !strings.Contains(tex, "laplace & test & 10 & 0.700 [0.000, 1.000] & -0.300 & 0.350 [0.000, 0.985] &") {
+		t.Errorf("LaTeX with two seeds:\n%s", tex)
+	}
 	var csv strings.Builder
 	if err := WriteCSV(&csv, rows); err != nil {
 		t.Fatal(err)

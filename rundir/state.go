@@ -38,6 +38,8 @@ type State struct {
 	Plan   Plan
 	Cells  []CellStatus // Status: ok, failed or missing
 	Stages []CellStatus
+	// StageCells are the utility cells the stages ran (see Outcome).
+	StageCells []CellStatus
 	// Ok, Failed and Missing count the cells.
 	Ok, Failed, Missing int
 	// Manifest is the last finished run's manifest (nil: none yet).
@@ -100,7 +102,7 @@ func ReadState(dir string) (*State, error) {
 		st.Cells = append(st.Cells, cs)
 	}
 	if m := st.Manifest; m != nil && slices.Equal(KeysOf(m.Summary.Cells), KeysOf(st.Plan.Cells)) {
-		st.Stages = m.Summary.Stages
+		st.Stages, st.StageCells = m.Summary.Stages, m.Summary.StageCells
 	}
 	return st, nil
 }
@@ -163,6 +165,9 @@ type CellStatus struct {
 	Group  int              `json:"group"`            // see experiments.Groups
 	Status string           `json:"status,omitempty"` // cached, todo, ok, failed, missing, other-shard
 	Error  string           `json:"error,omitempty"`
+	// Stage is the kind of the stage that ran a cell outside the plan
+	// (Outcome.StageCells).
+	Stage string `json:"stage,omitempty"`
 }
 
 // Manifest is one finished run's summary in its folder (manifest.json):
@@ -197,6 +202,10 @@ type Outcome struct {
 	Plots  []string `json:"plots,omitempty"`
 	// Stages are the results of the config's stages, run after the cells.
 	Stages []CellStatus `json:"stages,omitempty"`
+	// StageCells are the utility cells outside the plan that stages
+	// decided on and ran or reused (matched-privacy's at the ε found):
+	// in cells.csv, not among the table's rows.
+	StageCells []CellStatus `json:"stage_cells,omitempty"`
 }
 
 // ReadTables reads the last run in dir: its state, its utility table
@@ -239,7 +248,7 @@ func TableOptions(c *experiments.Config) results.TableOptions {
 // stage of its plan: records of cells a re-planned run no longer has.
 func (st *State) Stale() ([]string, error) {
 	keep := map[string]bool{}
-	for _, k := range append(KeysOf(st.Cells), KeysOf(st.Stages)...) {
+	for _, k := range slices.Concat(KeysOf(st.Cells), KeysOf(st.Stages), KeysOf(st.StageCells)) {
 		keep[k] = true
 	}
 	files, err := filepath.Glob(filepath.Join(st.Dir, "cells", "*.json"))

@@ -800,7 +800,44 @@ stages:
 			t.Errorf("%s: accuracy %v, baseline %v, Δ %v; utility cell %v, baseline cell %v", st.Cell, a.Stat("accuracy"), a.Stat("baseline accuracy"), a.Stat("Δ accuracy"), ur.Test.Accuracy, base)
 		}
 	}
+	// The stage's utility cells are the run's: listed in its summary, in
+	// cells.csv, counted among the models trained (the baseline's and
+	// three), never stale records to prune.
+	if len(sum.StageCells) != 3 || sum.Trained != 4 {
+		t.Errorf("%d stage cells, %d models trained; want 3, 4", len(sum.StageCells), sum.Trained)
+	}
+	cells, err := os.ReadFile(filepath.Join(out, "tables", "cells.csv"))
+	if err != nil || strings.Count(string(cells), ",matched-privacy,") != 3 {
+		t.Errorf("cells.csv lacks the stage's utility cells (%v):\n%s", err, cells)
+	}
+	// The stage's table heads one column ε: the one it found.
+	md, err := os.ReadFile(filepath.Join(out, "tables", "analysis.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := 0
+	for _, line := range strings.Split(string(md), "\n") {
+		if strings.Contains(line, "| probes |") {
+			heads++
+			if n := strings.Count(line, "| ε |"); n != 1 {
+				t.Errorf("the stage's table heads ε %d times: %s", n, line)
+			}
+		}
+	}
+	if heads != 1 {
+		t.Errorf("%d stage tables in analysis.md:\n%s", heads, md)
+	}
+	st, err := ReadState(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := st.Stale(); err != nil || len(stale) != 0 {
+		t.Errorf("stale records %v (%v): the stage's cells are the run's", stale, err)
+	}
 	again := runConfig(t, path)
+	if len(again.StageCells) != 3 || again.Trained != 0 {
+		t.Errorf("second run: %d stage cells, %d models trained; want 3, 0", len(again.StageCells), again.Trained)
+	}
 	for _, st := range again.Stages {
 		if again.Ran != 0 || st.Status != "cached" {
 			t.Errorf("second run: %d cells ran, %s %s", again.Ran, st.Cell, st.Status)

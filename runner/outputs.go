@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,7 +91,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	if c.HasUtilityCells() {
 		// Utility configs, and the utility cells a utility-loss stage reads.
 		tables, plots := sum.Tables, sum.Plots
-		if err := writeUtility(c, mine, sum); err != nil {
+		if err := writeUtility(c, store, mine, sum); err != nil {
 			return err
 		}
 		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
@@ -113,11 +114,20 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 }
 
 // writeUtility writes the utility table and plots.
-func writeUtility(c *experiments.Config, mine []results.Record, sum *Summary) (err error) {
+func writeUtility(c *experiments.Config, store *results.Store, mine []results.Record, sum *Summary) (err error) {
 	opt := TableOptions(c)
 	rows := results.Table(mine, opt)
 	sum.Rows = rows
-	if sum.Tables, err = results.WriteTables(c.Output, rows, mine, opt); err != nil {
+	// cells.csv also lists the utility cells stages ran outside the plan.
+	extra, err := store.Records(keysOf(sum.StageCells))
+	if err != nil {
+		return err
+	}
+	opt.FromStage = map[string]string{}
+	for _, cs := range sum.StageCells {
+		opt.FromStage[cs.Key] = cs.Stage
+	}
+	if sum.Tables, err = results.WriteTables(c.Output, rows, slices.Concat(mine, extra), opt); err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
 	if hasPrivatized(sum) {

@@ -14,6 +14,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -54,12 +55,17 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 		}
 	}
 	var done []results.Record
+	var ran stageCells
+	defer func() { // what ran is counted even when a later stage fails
+		sum.StageCells = ran.Cells
+		sum.Trained += ran.Trained
+	}()
 	for i, st := range c.Stages {
 		plan, ok := stageJobs[st.Kind]
 		if !ok {
 			return fmt.Errorf("stage %s is described in spec but not run by the runner", st.Kind)
 		}
-		jobs := plan(s, stageInputs{c: c, i: i, cells: cells, done: done, store: store, prov: prov})
+		jobs := plan(s, stageInputs{c: c, i: i, cells: cells, done: done, store: store, prov: prov, ran: &ran})
 		for _, j := range jobs {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -75,8 +81,19 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 			}
 			if ok && rec.Status == "ok" {
 				cs.Status = "cached"
+				for _, k := range rec.Ran { // its cells outside the plan stay the run's
+					r, has, err := store.Get(k)
+					if err != nil {
+						return err
+					}
+					if has {
+						ran.Cells = append(ran.Cells, CellStatus{Key: k, Cell: r.Cell, Status: "cached", Stage: st.Kind})
+					}
+				}
 			} else {
+				before := len(ran.Cells)
 				rec = s.runStage(ctx, cs, keys, j, prov)
+				rec.Ran = keysOf(ran.Cells[before:])
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -107,6 +124,14 @@ type stageInputs struct {
 	done  []results.Record
 	store *results.Store
 	prov  results.Provenance
+	ran   *stageCells // the cells outside the plan that stages ran or reused
+}
+
+// stageCells are the utility cells stages decided on (matched-privacy's
+// at the ε found), with how many models running them trained.
+type stageCells struct {
+	Cells   []CellStatus
+	Trained int
 }
 
 // stageJobs plan each stage kind's results (spec describes the kinds;
@@ -118,7 +143,7 @@ var stageJobs = map[string]func(s *Session, in stageInputs) []stageJob{
 	},
 	"epsilon-search": func(s *Session, in stageInputs) []stageJob { return s.searchJobs(in.c, in.i, in.cells) },
 	"matched-privacy": func(s *Session, in stageInputs) []stageJob {
-		return s.matchedJobs(in.c, in.i, in.cells, in.store, in.prov)
+		return s.matchedJobs(in)
 	},
 }
 
@@ -371,8 +396,9 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 // beside the seed's baseline. The utility cell at the ε found is run and
 // recorded like any cell (under its own key, so a killed stage keeps it
 // and a rerun reuses it); it is not one of the run's planned cells.
-func (s *Session) matchedJobs(c *experiments.Config, i int, cells []results.Record, store *results.Store, prov results.Provenance) []stageJob {
-	v := c.StageParams(i)
+func (s *Session) matchedJobs(in stageInputs) []stageJob {
+	c, cells := in.c, in.cells
+	v := c.StageParams(in.i)
 	target, mode := v.Float("target"), v.String("apply")
 	baseline := map[uint64]results.Record{}
 	groups := map[string][]results.Record{}
@@ -445,7 +471,7 @@ func (s *Session) matchedJobs(c *experiments.Config, i int, cells []results.Reco
 				a.Flag(f)
 			}
 			u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: eps, Mode: mode, Seed: cell.Seed}
-			rec, err := s.runRecorded(ctx, store, u, prov)
+			rec, err := s.runRecorded(ctx, in, u)
 			if err != nil {
 				return a, err
 			}
@@ -462,15 +488,20 @@ func (s *Session) matchedJobs(c *experiments.Config, i int, cells []results.Reco
 
 // runRecorded returns cell's record from the store, running and
 // recording it first when the store has no finished one: a cell that a
-// stage decides on, outside the run's plan. A failed cell is an error.
-func (s *Session) runRecorded(ctx context.Context, store *results.Store, cell experiments.Cell, prov results.Provenance) (results.Record, error) {
+// stage decides on, outside the run's plan, listed in the run's summary
+// (StageCells) so that cells.csv shows it and the models it trains are
+// counted. A failed cell is an error.
+func (s *Session) runRecorded(ctx context.Context, in stageInputs, cell experiments.Cell) (results.Record, error) {
+	store := in.store
 	key := s.Key(cell)
 	rec, ok, err := store.Get(key)
 	if err != nil {
 		return rec, err
 	}
+	cs := CellStatus{Key: key, Cell: cell, Status: "cached", Stage: in.c.Stages[in.i].Kind}
+	defer func() { in.ran.Cells = append(in.ran.Cells, cs) }()
 	if !ok || rec.Status != "ok" {
-		rec = s.run(ctx, key, cell, prov, s.progress)
+		rec = s.run(ctx, key, cell, in.prov, s.progress)
 		if ctx.Err() != nil {
 			return rec, ctx.Err()
 		}
@@ -479,6 +510,10 @@ func (s *Session) runRecorded(ctx context.Context, store *results.Store, cell ex
 		}
 		s.noteRates(rec)
 		s.logf("%s: %s", cell, outcome(rec))
+		cs.Status, cs.Error = rundir.StatusOf(rec, true)
+		if rec.Status == "ok" && rec.Model != "" && !rec.Provenance.ModelReused {
+			in.ran.Trained++
+		}
 	}
 	if rec.Status != "ok" {
 		return rec, fmt.Errorf("%s: %s", cell, rec.Error)
