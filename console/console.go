@@ -73,6 +73,10 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 			fmt.Fprintf(out, "estimated time: at least %s (%s), from %s; no rate recorded yet for: %s\n",
 				seconds(e.Seconds), fixed(e), e.Basis, strings.Join(e.Unknown, "; "))
 		}
+		if len(e.Calibrated) > 0 {
+			fmt.Fprintf(out, "measured by this dry run on small samples (%s), no earlier run on this host having recorded them: %s; rough, and on the high side (a sample bears start-up costs a whole split spreads); a finished cell records the real ones\n",
+				seconds(e.CalibrationSeconds), strings.Join(e.Calibrated, "; "))
+		}
 		if e.Borrowed > 0 {
 			var pairs []string
 			for k, b := range e.BorrowedFrom {

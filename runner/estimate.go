@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -84,6 +86,12 @@ type Estimate struct {
 	// maps each rate so missing to the one used.
 	Borrowed     float64
 	BorrowedFrom map[string]string
+	// Calibrated lists the rates no run on this host had recorded that
+	// the dry run measured itself on a small sample (calibrate), and
+	// CalibrationSeconds how long that took: rough, and high (a sample
+	// bears start-up costs a whole split spreads).
+	Calibrated         []string
+	CalibrationSeconds float64
 	// Basis says where the rates come from.
 	Basis string
 }
@@ -291,10 +299,22 @@ func (s *Session) priceConstruction(e *Estimate, cell experiments.Cell, rates ma
 // estimate counts the privatizations and trainings the todo cells need
 // (what the caches lack; each once however many cells share it) and
 // prices them at the rates recorded on this host.
-func (s *Session) estimate(store *results.Store, sum *Summary, todo []int, threads int, startup time.Duration) *Estimate {
+func (s *Session) estimate(ctx context.Context, store *results.Store, sum *Summary, todo []int, threads int, startup time.Duration) *Estimate {
 	host, _ := os.Hostname()
-	rates := readRates(s.c.Cache)[host]
+	rates := maps.Clone(readRates(s.c.Cache)[host])
+	if rates == nil {
+		rates = map[string]rate{}
+	}
 	e := &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))}
+	cells := make([]experiments.Cell, len(todo))
+	for k, i := range todo {
+		cells[k] = sum.Cells[i].Cell
+	}
+	for _, c := range s.calibrate(ctx, rates, cells, threads) {
+		rates[c.key] = c.rate
+		e.Calibrated = append(e.Calibrated, fmt.Sprintf("%s: %.4g/s on %s", c.key, c.rate.PerSec, c.on))
+		e.CalibrationSeconds += c.seconds
+	}
 	seen, built, drawn := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	// price adds n units of work at key's rate, or else at the first of
 	// the borrowed keys measured (another mechanism's rate for the same

@@ -149,7 +149,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		logf("warning: %s", p)
 	}
 	if opt.DryRun {
-		sum.Estimate = s.estimate(store, &sum, todo, torchrt.Threads(), opt.Startup)
+		sum.Estimate = s.estimate(ctx, store, &sum, todo, torchrt.Threads(), opt.Startup)
 		return sum, nil
 	}
 	resolved, err := c.Resolved()

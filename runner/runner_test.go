@@ -609,3 +609,31 @@ func flowParams(p map[string]any) string {
 	}
 	return "{" + strings.Join(kv, ", ") + "}"
 }
+
+// TestFirstDryRunEstimates: on a host without recorded rates a dry run
+// measures what it lacks on small samples and gives an estimate (it said
+// "no time estimate: no rate recorded on this host"), writing nothing;
+// where a rate is recorded, nothing is measured.
+func TestFirstDryRunEstimates(t *testing.T) {
+	c, _ := fixtureConfig(t, fixture.Options{Train: 30, Test: 10, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none, train]")
+	sum, err := Run(context.Background(), c, Options{DryRun: true})
+	if err != nil || sum.Estimate == nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	e := sum.Estimate
+	if e.Seconds <= 0 || len(e.Calibrated) != 2 || len(e.Unknown) != 0 {
+		t.Errorf("first dry run: %v s, calibrated %q, unknown %q; want an estimate from 2 measured rates", e.Seconds, e.Calibrated, e.Unknown)
+	}
+	if _, err := os.Stat(filepath.Join(c.Cache, ratesFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dry run wrote %s: %v", ratesFile, err)
+	}
+	if _, err := Run(context.Background(), c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	d := c.Clone()
+	d.Output, d.Seeds = filepath.Join(t.TempDir(), "again"), []uint64{2} // new work, at recorded rates
+	sum, err = Run(context.Background(), d, Options{DryRun: true})
+	if err != nil || sum.Estimate == nil || len(sum.Estimate.Calibrated) != 0 || sum.Estimate.Seconds <= 0 {
+		t.Errorf("dry run after a run: %v, %+v; want the recorded rates, nothing measured", err, sum.Estimate)
+	}
+}
