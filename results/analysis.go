@@ -481,11 +481,11 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 		f := Figure{Name: a, Width: 4 * vg.Inch, Height: 3.6 * vg.Inch}
 		var err error
 		if figures(a).ByRank {
-			f.Panels, err = neighbourPanels(title, mine, &f.hovers)
+			f.Panels, err = neighbourPanels(title, mine, &f.marks)
 		}
 		for _, stat := range figures(a).Figures {
 			var p *plot.Plot
-			if p, err = statPanel(title, stat, mine, &f.hovers); err != nil {
+			if p, err = statPanel(title, stat, mine, &f.marks); err != nil {
 				break
 			}
 			if p != nil {
@@ -494,7 +494,7 @@ func AnalysisFigures(title string, rows []StatRow) ([]Figure, error) {
 		}
 		for _, xy := range figures(a).Tradeoffs {
 			var p *plot.Plot
-			if p, err = tradeoffPanel(title, xy[0], xy[1], mine, &f.hovers); err != nil {
+			if p, err = tradeoffPanel(title, xy[0], xy[1], mine, &f.marks); err != nil {
 				break
 			}
 			if p != nil {
@@ -562,7 +562,7 @@ func histogramFigures(base, title, stat string, rows []StatRow) ([]Figure, error
 				hv.add((bin.Min+bin.Max)/2, bin.Weight, fmt.Sprintf("%s: %s in [%s, %s): %g words", p.Title.Text, stat, fnum(bin.Min), fnum(bin.Max), bin.Weight))
 			}
 			p.Add(hv)
-			f.hovers = append(f.hovers, hv)
+			f.marks.hovers = append(f.marks.hovers, hv)
 			f.Panels = append(f.Panels, p)
 		}
 		shareY(f.Panels, false)
@@ -603,7 +603,7 @@ func slug(s string) string {
 
 // tradeoffPanel plots y against x, one line per setting through its ε
 // values in order (nil when no row has both).
-func tradeoffPanel(title, x, y string, rows []StatRow, hovers *[]*hover) (*plot.Plot, error) {
+func tradeoffPanel(title, x, y string, rows []StatRow, m *marks) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title + ": " + y + " versus " + x
 	p.X.Label.Text = x
@@ -630,18 +630,17 @@ func tradeoffPanel(title, x, y string, rows []StatRow, hovers *[]*hover) (*plot.
 				tips = append(tips, fmt.Sprintf("%s, ε = %s\n%s: %s\n%s: %s\nseeds: %s", s, epsText(r), x, meanSDText(r, x), y, meanSDText(r, y), seedsText(r)))
 			}
 		}
-		if err := addLine(p, i, s, pts, nil, tips, hovers); err != nil {
+		if err := addLine(p, i, s, pts, nil, tips, m); err != nil {
 			return nil, err
 		}
 	}
-	p.Legend.Top = false
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
 
 // statPanel plots one statistic against ε per setting (nil when no row
 // has it).
-func statPanel(title, stat string, rows []StatRow, hovers *[]*hover) (*plot.Plot, error) {
+func statPanel(title, stat string, rows []StatRow, m *marks) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title + ": " + stat
 	p.X.Label.Text = "ε"
@@ -674,18 +673,17 @@ func statPanel(title, stat string, rows []StatRow, hovers *[]*hover) (*plot.Plot
 				tips = append(tips, fmt.Sprintf("%s, ε = %s\n%s: %s (± sd over seeds)\nseeds: %s", s, epsText(r), stat, meanSDText(r, stat), seedsText(r)))
 			}
 		}
-		if err := addLine(p, i, s, pts, errs, tips, hovers); err != nil {
+		if err := addLine(p, i, s, pts, errs, tips, m); err != nil {
 			return nil, err
 		}
 	}
-	p.Legend.Top = false
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
 
 // neighbourPanels plots the distance to the k-th neighbour against k, one
 // line per percentile (statistics named "d<k> p<q>").
-func neighbourPanels(title string, rows []StatRow, hovers *[]*hover) ([]*plot.Plot, error) {
+func neighbourPanels(title string, rows []StatRow, m *marks) ([]*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title + ": distance to the k-th nearest neighbour"
 	p.X.Label.Text = "k"
@@ -711,19 +709,17 @@ func neighbourPanels(title string, rows []StatRow, hovers *[]*hover) ([]*plot.Pl
 		for _, pt := range byQ[q] {
 			tips = append(tips, fmt.Sprintf("percentile %s, k = %g: distance %s (%s seeds)", q, pt.X, fnum(pt.Y), seedsText(r)))
 		}
-		if err := addLine(p, i, "percentile "+q, byQ[q], nil, tips, hovers); err != nil {
+		if err := addLine(p, i, "percentile "+q, byQ[q], nil, tips, m); err != nil {
 			return nil, err
 		}
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	return []*plot.Plot{p}, nil
 }
 
 // addLine draws one line with points (and error bars when errs is given),
 // and notes its points for hovering with their tips.
-func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YErrors, tips []string, hovers *[]*hover) error {
+func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YErrors, tips []string, m *marks) error {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -747,12 +743,12 @@ func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YE
 		eb.Color = c
 		p.Add(eb)
 	}
-	p.Legend.Add(label, line, points)
+	m.legend.add(label, line, points)
 	h := &hover{series: label}
 	for j, pt := range pts {
 		h.add(pt.X, pt.Y, tips[j])
 	}
 	p.Add(h)
-	*hovers = append(*hovers, h)
+	m.hovers = append(m.hovers, h)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -28,29 +29,132 @@ type Figure struct {
 	Name          string
 	Panels        []*plot.Plot
 	Width, Height vg.Length
-	hovers        []*hover
+	marks
 }
 
 // Series are the names of the figure's data series, one per line (or
 // histogram) drawn, panel by panel: what the page marks for hovering.
 func (f Figure) Series() []string {
 	var out []string
-	for _, h := range f.hovers {
+	for _, h := range f.marks.hovers {
 		out = append(out, h.series)
 	}
 	return out
 }
 
-// draw lays the panels out in a row on c.
-func (f Figure) draw(c draw.Canvas) {
+// marks are what a figure's panels note while they are built: the
+// points the page marks for hovering, and the legend's entries, which the
+// figure draws once, below its panels, outside every panel's data.
+type marks struct {
+	hovers []*hover
+	legend legendEntries
+}
+
+// legendEntries are a figure's legend: one entry per label, in the order
+// first added (panels of one figure share their settings).
+type legendEntries []legendEntry
+
+type legendEntry struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+func (l *legendEntries) add(label string, thumbs ...plot.Thumbnailer) {
+	for _, e := range *l {
+		if e.label == label {
+			return
+		}
+	}
+	*l = append(*l, legendEntry{label, thumbs})
+}
+
+// Legend layout: thumbnails as wide as gonum/plot's default, a gap after
+// each column, a margin above and below the legend's strip.
+const (
+	legendThumb  = vg.Length(20)
+	legendGap    = vg.Length(10)
+	legendMargin = vg.Length(4)
+)
+
+// legendStyle is the text style of the figure's legend: its first
+// panel's (the font size its maker chose).
+func (f Figure) legendStyle() text.Style {
+	if len(f.Panels) == 0 {
+		return plot.NewLegend().TextStyle
+	}
+	return f.Panels[0].Legend.TextStyle
+}
+
+// legendGrid is how the legend's entries are laid out across the
+// figure's width: columns of equal width, filled row by row.
+func (f Figure) legendGrid() (cols, rows int, colWidth, rowHeight vg.Length) {
+	n := len(f.marks.legend)
+	if n == 0 {
+		return 0, 0, 0, 0
+	}
+	sty := f.legendStyle()
+	em := sty.Rectangle(" ").Max.X
+	for _, e := range f.marks.legend {
+		colWidth = max(colWidth, legendThumb+em+sty.Width(e.label)+legendGap)
+		rowHeight = max(rowHeight, sty.Rectangle(e.label).Max.Y)
+	}
+	rowHeight *= 1.3
+	w, _ := f.panelsSize()
+	cols = max(1, min(n, int((w-2*legendMargin)/colWidth)))
+	rows = (n + cols - 1) / cols
+	return cols, rows, colWidth, rowHeight
+}
+
+// legendHeight is the height of the strip below the panels that holds
+// the legend (0 without one).
+func (f Figure) legendHeight() vg.Length {
+	_, rows, _, rowHeight := f.legendGrid()
+	if rows == 0 {
+		return 0
+	}
+	return vg.Length(rows)*rowHeight + 2*legendMargin
+}
+
+// layout splits c into the panels' canvases, in a row above, and the
+// legend's strip below.
+func (f Figure) layout(c draw.Canvas) (panels []draw.Canvas, legend draw.Canvas) {
+	legend = c
+	legend.Max.Y = c.Min.Y + f.legendHeight()
+	above := c
+	above.Min.Y = legend.Max.Y
 	tiles := draw.Tiles{Rows: 1, Cols: len(f.Panels), PadX: vg.Millimeter * 3, PadTop: vg.Millimeter * 1, PadBottom: vg.Millimeter * 1, PadLeft: vg.Millimeter * 1, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align([][]*plot.Plot{f.Panels}, tiles, c)
+	return plot.Align([][]*plot.Plot{f.Panels}, tiles, above)[0], legend
+}
+
+// draw lays the panels out in a row on c, the legend below them.
+func (f Figure) draw(c draw.Canvas) {
+	panels, strip := f.layout(c)
 	for i, p := range f.Panels {
-		p.Draw(canvases[0][i])
+		p.Draw(panels[i])
+	}
+	cols, _, colWidth, rowHeight := f.legendGrid()
+	sty := f.legendStyle()
+	em := sty.Rectangle(" ").Max.X
+	descent := sty.FontExtents().Descent
+	for i, e := range f.marks.legend {
+		x := strip.Min.X + legendMargin + vg.Length(i%cols)*colWidth
+		y := strip.Max.Y - legendMargin - vg.Length(i/cols+1)*rowHeight
+		icon := &draw.Canvas{Canvas: strip.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + legendThumb, Y: y + rowHeight}}}
+		for _, t := range e.thumbs {
+			t.Thumbnail(icon)
+		}
+		strip.FillText(sty, vg.Point{X: x + legendThumb + em, Y: y + (rowHeight-sty.Rectangle(e.label).Max.Y)/2 + descent}, e.label)
 	}
 }
 
-func (f Figure) size() (w, h vg.Length) { return vg.Length(len(f.Panels)) * f.Width, f.Height }
+// panelsSize is the size of the row of panels.
+func (f Figure) panelsSize() (w, h vg.Length) { return vg.Length(len(f.Panels)) * f.Width, f.Height }
+
+// size is the whole figure's: the panels and the legend below them.
+func (f Figure) size() (w, h vg.Length) {
+	w, h = f.panelsSize()
+	return w, h + f.legendHeight()
+}
 
 // write writes base.<format> for each format, atomically.
 func (f Figure) write(base string, formats []string) ([]string, error) {
@@ -105,14 +209,14 @@ func (f Figure) SVG(title string) ([]byte, error) {
 	// At most its drawn size (1 pt = 4/3 CSS px) × 1.5: the page may
 	// shrink a figure but not blow its text up.
 	fmt.Fprintf(&out, `<svg class="figure" role="img" aria-label="%s" data-figure="%s" data-series-count="%d" style="max-width: %.0fpx" preserveAspectRatio="xMinYMin meet" `,
-		html.EscapeString(title), html.EscapeString(f.Name), len(f.hovers), 2*w.Points())
+		html.EscapeString(title), html.EscapeString(f.Name), len(f.marks.hovers), 2*w.Points())
 	rest := b[start+len("<svg ") : end]
 	// Scale with the page: the viewBox keeps the drawing's proportions.
 	rest = svgSize.ReplaceAll(rest, []byte(`width="100%"`))
 	rest = fitText(rest)
 	out.Write(rest)
 	fmt.Fprintf(&out, "<title>%s</title>\n", html.EscapeString(title))
-	for _, hv := range f.hovers {
+	for _, hv := range f.marks.hovers {
 		fmt.Fprintf(&out, `<g class="series" data-series="%s">`, html.EscapeString(hv.series))
 		for i, at := range hv.at {
 			x, y := at.X.Points(), h.Points()-at.Y.Points()

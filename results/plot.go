@@ -166,7 +166,7 @@ func UtilityFigures(title string, rows []Row, opt PlotOptions) ([]Figure, error)
 		}
 		f := Figure{Name: fig.name, Width: opt.Width, Height: opt.Height}
 		for _, mode := range modes {
-			p, err := panel(title, mode, rows, fig, opt, &f.hovers)
+			p, err := panel(title, mode, rows, fig, opt, &f.marks)
 			if err != nil {
 				return nil, fmt.Errorf("results: plot %s: %w", fig.name, err)
 			}
@@ -302,15 +302,11 @@ func (t epsilonTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, hovers *[]*hover) (*plot.Plot, error) {
+func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, m *marks) (*plot.Plot, error) {
 	p := plot.New()
 	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
 	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
 	p.Y.Label.Text = fig.ylabel
-	// Utility rises with ε: the free corner is the lower right, above the
-	// chance level.
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*2, vg.Millimeter*4
 	for _, t := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle, &p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
 		t.Font.Size = opt.FontSize
 	}
@@ -406,7 +402,7 @@ func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, hovers *
 			if se.name != "" {
 				label += " " + se.name
 			}
-			p.Legend.Add(label, line, points)
+			m.legend.add(label, line, points)
 			h := &hover{series: label}
 			for _, r := range rows {
 				if r.Mode != mode || r.Setting != s || r.Seeds == 0 {
@@ -417,13 +413,13 @@ func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, hovers *
 				}
 			}
 			p.Add(h)
-			*hovers = append(*hovers, h)
+			m.hovers = append(m.hovers, h)
 		}
 	}
-	if err := refBand(p, lo, hi, fig.base, "unprivatized (± sd)", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
+	if err := refBand(p, m, lo, hi, fig.base, "unprivatized (± sd)", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
 		return nil, err
 	}
-	if err := refBand(p, lo, hi, fig.chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
+	if err := refBand(p, m, lo, hi, fig.chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
 		return nil, err
 	}
 	p.Add(plotter.NewGrid())
@@ -443,7 +439,7 @@ func spread(upper, pts plotter.XYs) bool {
 // refBand draws a horizontal reference at q.mean over [lo, hi] (nothing
 // when it is NaN or the range empty), grey at the given level, with a
 // band of ± sd when there is one, and a legend entry.
-func refBand(p *plot.Plot, lo, hi float64, q quantityAt, label string, dashes []vg.Length, grey uint8) error {
+func refBand(p *plot.Plot, m *marks, lo, hi float64, q quantityAt, label string, dashes []vg.Length, grey uint8) error {
 	if math.IsNaN(q.mean) || lo > hi {
 		return nil
 	}
@@ -462,6 +458,6 @@ func refBand(p *plot.Plot, lo, hi float64, q quantityAt, label string, dashes []
 	}
 	l.Dashes, l.Color = dashes, color.Gray{Y: grey}
 	p.Add(l)
-	p.Legend.Add(label, l)
+	m.legend.add(label, l)
 	return nil
 }

@@ -398,11 +398,11 @@ func TestPlotPanels(t *testing.T) {
 	}
 	opt, _ := PlotOptions{}.withDefaults()
 	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: quantityAt{0.8, 0.01, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
-	train, err := panel("t", "train", rows, acc, opt, new([]*hover))
+	train, err := panel("t", "train", rows, acc, opt, new(marks))
 	if err != nil {
 		t.Fatal(err)
 	}
-	test, err := panel("t", "test", rows, acc, opt, new([]*hover))
+	test, err := panel("t", "test", rows, acc, opt, new(marks))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +446,7 @@ func TestPlotPanels(t *testing.T) {
 		rows[i].Recovery = rows[i].Unchanged / 2
 	}
 	ropt, _ := PlotOptions{X: "recovery"}.withDefaults()
-	if rp, err := panel("t", "train", rows, acc, ropt, new([]*hover)); err != nil || !strings.Contains(rp.X.Label.Text, "token recovery") || rp.X.Max > 0.26 {
+	if rp, err := panel("t", "train", rows, acc, ropt, new(marks)); err != nil || !strings.Contains(rp.X.Label.Text, "token recovery") || rp.X.Max > 0.26 {
 		t.Errorf("recovery axis: %v, label %q, max %v", err, rp.X.Label.Text, rp.X.Max)
 	}
 	// Macro-F1 has no chance level (it drew one at 0, stretching the axis).
@@ -459,7 +459,7 @@ func TestPlotPanels(t *testing.T) {
 	if err != nil || len(figs) != 1 || !math.IsNaN(figs[0].chance.mean) || figs[0].base.mean != 0.79 {
 		t.Fatalf("macro-F1 figure: %v %+v", err, figs)
 	}
-	f1panel, err := panel("t", "train", rows, figs[0], f1opt, new([]*hover))
+	f1panel, err := panel("t", "train", rows, figs[0], f1opt, new(marks))
 	if err != nil || f1panel.Y.Min < 0.4 {
 		t.Errorf("macro-F1 panel's y axis starts at %v: a reference at 0 was drawn (%v)", f1panel.Y.Min, err)
 	}
@@ -639,7 +639,7 @@ func TestDiffractorNotion(t *testing.T) {
 	}
 	opt, _ := PlotOptions{}.withDefaults()
 	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: quantityAt{math.NaN(), 0, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
-	p, err := panel("t", "test", rows, acc, opt, new([]*hover))
+	p, err := panel("t", "test", rows, acc, opt, new(marks))
 	if err != nil {
 		t.Fatal(err)
 	}
