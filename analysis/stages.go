@@ -127,10 +127,14 @@ type Probe struct {
 
 // SearchEpsilon finds an ε in [lo, hi] at which f — a statistic that
 // grows with ε, such as the mean N_w share — is within tol·target of
-// target, by bisection on log ε. It stops after probes evaluations of f;
-// ok is false when the target lies outside [f(lo), f(hi)] or was not
-// reached within tolerance, and eps is then the closest probe. Every
-// probe is returned, in order.
+// target. It brackets the target first: from the middle of [lo, hi] on
+// a log scale it steps by factors of bracketStep towards the target,
+// clamped to the range, until two probes lie on either side (the range's
+// ends are probed only where the target lies beyond every probe before
+// them); then it bisects the bracket on log ε. It stops after probes
+// evaluations of f; ok is false when the target lies outside [f(lo),
+// f(hi)] or was not reached within tolerance, and eps is then the
+// closest probe. Every probe is returned, in order.
 func SearchEpsilon(ctx context.Context, target, lo, hi, tol float64, probes int, f func(eps float64) (float64, error)) (eps, value float64, trace []Probe, ok bool, err error) {
 	try := func(e float64) (float64, error) {
 		if err := ctx.Err(); err != nil {
@@ -152,24 +156,40 @@ func SearchEpsilon(ctx context.Context, target, lo, hi, tol float64, probes int,
 		return b.Epsilon, b.Value
 	}
 	within := func(v float64) bool { return math.Abs(v-target) <= tol*target }
-	vlo, err := try(lo)
-	if err != nil {
-		return 0, 0, trace, false, err
-	}
-	if within(vlo) || vlo > target || probes < 2 {
+	done := func() (float64, float64, []Probe, bool, error) {
 		e, v := closest()
 		return e, v, trace, within(v), nil
 	}
-	vhi, err := try(hi)
-	if err != nil {
-		return 0, 0, trace, false, err
+	// Bracket: a < target ≤ b in f, found stepping from the middle.
+	x := math.Sqrt(lo * hi)
+	var a, b float64 // 0: no probe on that side yet
+	for len(trace) < max(1, probes) {
+		v, err := try(x)
+		if err != nil {
+			return 0, 0, trace, false, err
+		}
+		if within(v) {
+			return x, v, trace, true, nil
+		}
+		if v < target {
+			a = x
+			if b != 0 || x >= hi {
+				break
+			}
+			x = min(hi, x*bracketStep)
+		} else {
+			b = x
+			if a != 0 || x <= lo {
+				break
+			}
+			x = max(lo, x/bracketStep)
+		}
 	}
-	if within(vhi) || vhi < target {
-		e, v := closest()
-		return e, v, trace, within(v), nil
+	if a == 0 || b == 0 {
+		return done() // beyond the range, or out of probes
 	}
 	for len(trace) < probes {
-		mid := math.Sqrt(lo * hi)
+		mid := math.Sqrt(a * b)
 		v, err := try(mid)
 		if err != nil {
 			return 0, 0, trace, false, err
@@ -178,14 +198,17 @@ func SearchEpsilon(ctx context.Context, target, lo, hi, tol float64, probes int,
 			return mid, v, trace, true, nil
 		}
 		if v < target {
-			lo = mid
+			a = mid
 		} else {
-			hi = mid
+			b = mid
 		}
 	}
-	e, v := closest()
-	return e, v, trace, within(v), nil
+	return done()
 }
+
+// bracketStep is the factor by which SearchEpsilon steps ε from the
+// middle of its range until its probes bracket the target: a decade.
+const bracketStep = 10
 
 // Bracket is the interval of ε a search's probes leave open around the
 // ε at which f reaches target: the largest probed ε whose value is below

@@ -127,3 +127,70 @@ func TestBracket(t *testing.T) {
 		t.Errorf("target below every probe: [%v, %v], want [1, 1]", lo, hi)
 	}
 }
+
+// TestSearchProbes: the search brackets the target from the middle of
+// its range before bisecting, so that it spends no probe at the range's
+// ends where the target lies well inside (the matched-privacy stage put
+// two of six probes at 0.01 and 1000), and reaches smooth targets in
+// fewer probes than bisection over the whole range.
+func TestSearchProbes(t *testing.T) {
+	// bisection over the whole range, both ends first: the search before.
+	bisection := func(target, lo, hi, tol float64, f func(float64) (float64, error)) int {
+		n := 2
+		vlo, _ := f(lo)
+		vhi, _ := f(hi)
+		if vlo > target || vhi < target {
+			return n
+		}
+		for n < 40 {
+			mid := math.Sqrt(lo * hi)
+			v, _ := f(mid)
+			n++
+			if math.Abs(v-target) <= tol*target {
+				break
+			}
+			if v < target {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return n
+	}
+	fs := map[string]func(float64) (float64, error){
+		"e/(1+e)":  func(e float64) (float64, error) { return 100 * e / (1 + e), nil },
+		"e/100":    func(e float64) (float64, error) { return e, nil },
+		"logistic": func(e float64) (float64, error) { return 100 / (1 + math.Exp(-(math.Log(e)-2)*3)), nil },
+		"steep":    func(e float64) (float64, error) { return 100 / (1 + math.Exp(-(math.Log(e)-1.5)*12)), nil },
+	}
+	before, after := 0, 0
+	for name, f := range fs {
+		for _, target := range []float64{5, 30, 60, 90} {
+			_, v, trace, ok, err := SearchEpsilon(context.Background(), target, 0.01, 1000, 0.01, 40, f)
+			if err != nil || !ok || math.Abs(v-target) > 0.01*target {
+				t.Fatalf("%s, target %v: %v, ok %v, value %v", name, target, err, ok, v)
+			}
+			before += bisection(target, 0.01, 1000, 0.01, f)
+			after += len(trace)
+			crossing := 0.0 // where f crosses the target, to 1e-9
+			for lo, hi := 0.01, 1000.0; hi/lo > 1+1e-9; {
+				mid := math.Sqrt(lo * hi)
+				if v, _ := f(mid); v < target {
+					lo = mid
+				} else {
+					hi = mid
+				}
+				crossing = mid
+			}
+			for _, p := range trace {
+				if (p.Epsilon == 0.01 && crossing > 0.1) || (p.Epsilon == 1000 && crossing < 100) {
+					t.Errorf("%s, target %v (crossing at ε %.3g): probed the range's end %v (%v)", name, target, crossing, p.Epsilon, trace)
+				}
+			}
+		}
+	}
+	if after >= before {
+		t.Errorf("%d probes over the cases, bisection over the whole range took %d", after, before)
+	}
+	t.Logf("%d probes, against %d by bisection over the whole range", after, before)
+}

@@ -53,7 +53,7 @@ type Estimate struct {
 	// Stages counts the stage results to compute that search (the
 	// epsilon-search and matched-privacy stages; the others combine
 	// records), and StageLookups the draws and privatized tokens their
-	// probes take, with the bisection's probes estimated (searchProbes).
+	// probes take, with the search's probes estimated (searchProbes).
 	// A matched-privacy result also prices its attack and utility cell at
 	// the ε found.
 	Stages       int
@@ -454,12 +454,13 @@ func (s *Session) priceTraining(e *Estimate, cell experiments.Cell, train string
 	price(train, n)
 }
 
-// searchProbes is the number of ε a stage's bisection on log ε over
-// [lo, hi] is expected to probe: both ends, then halvings until the
-// bracket is 1% wide in ε — at most max. The search stops earlier when a
-// probe lands within the tolerance of the target.
+// searchProbes is the number of ε a stage's search over [lo, hi] is
+// expected to probe (analysis.SearchEpsilon): two to bracket the target
+// from the middle, then halvings of that bracket (a decade at most)
+// until it is 1% wide in ε — at most max. The search stops earlier when
+// a probe lands within the tolerance of the target.
 func searchProbes(lo, hi float64, max int) int {
-	return min(max, 2+int(math.Ceil(math.Log2(math.Log(hi/lo)/math.Log(1.01)))))
+	return min(max, 2+int(math.Ceil(math.Log2(math.Log(min(hi/lo, 10))/math.Log(1.01)))))
 }
 
 // priceStages adds the searching stages' work to e: each result the

@@ -338,7 +338,7 @@ func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Recor
 		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {
 			var a metrics.Analysis
 			draws := v.Int("draws")
-			a.Method = fmt.Sprintf("bisection on log ε over [%g, %g]; mean N_w from %d draws per word of %d words", v.Float("lo"), v.Float("hi"), draws, len(words))
+			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected); mean N_w from %d draws per word of %d words", v.Float("lo"), v.Float("hi"), draws, len(words))
 			a.Examples = map[string][]string{}
 			for _, target := range v.Floats("targets") {
 				nw := func(eps float64) (float64, error) {
@@ -445,7 +445,7 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			if err != nil {
 				return a, err
 			}
-			a.Method = fmt.Sprintf("bisection on log ε over [%g, %g] for the context-free attacker's recovery %g%% (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
+			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected) for the context-free attacker's recovery %g%% (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
 			if !found {
 				a.Notes = append(a.Notes, fmt.Sprintf("target recovery %g%% not reached within tolerance in [%g, %g] after %d probes: closest %.4g%% at ε %.4g (the results below are at that ε)", target, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
 				a.Flag(fmt.Sprintf("target not reached (%.3g%% at ε %.4g)", got, eps))

@@ -196,7 +196,7 @@ var stages = []Descriptor{
 				Doc: "the statistic bounded by the budget: the lexicon's flip or loss rate (bayes-adversary), or the accuracy drop of an apply mode (utility-loss)"},
 			{Name: "privacy", Type: String, Enum: []string{"E_M"}, Default: "E_M", Doc: "the statistic maximized"},
 		}},
-	{Kind: Stage, Name: "epsilon-search", Reads: "examples", ReadsWhy: "shows the examples at the ε found", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
+	{Kind: Stage, Name: "epsilon-search", Reads: "examples", ReadsWhy: "shows the examples at the ε found", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bracketed from the middle of the range by decades, then bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
 		Params: []Param{
 			{Name: "targets", Type: Floats, Min: Excl(0), Max: Excl(1), MinLen: 1, Required: true,
 				Doc: "mean N_w sought, as a share of the draws (Table 1: 0.05, 0.1, 0.2, 0.3 of 1,000)"},
@@ -208,7 +208,7 @@ var stages = []Descriptor{
 		}},
 	{Kind: Stage, Name: "matched-privacy", Reads: "reconstruction", ReadsWhy: "matches on its context-free attacker and runs the whole attack at the ε found",
 		Tradeoffs: [][2]string{{"Δ accuracy", "recovery %"}, {"Δ accuracy", "context-free recovery %"}},
-		Doc:       "mechanisms compared at matched privacy: per mechanism setting and seed, the ε at which the reconstruction analysis's context-free attacker recovers the target share of tokens (bisection on log ε over the same pairs), then at that ε the context-aware attacker's recovery and the accuracy of the classifier with the mechanism applied, beside the baseline's; the run gains the baselines",
+		Doc:       "mechanisms compared at matched privacy: per mechanism setting and seed, the ε at which the reconstruction analysis's context-free attacker recovers the target share of tokens (bracketed from the middle of the range by decades, then bisection on log ε, over the same pairs), then at that ε the context-aware attacker's recovery and the accuracy of the classifier with the mechanism applied, beside the baseline's; the run gains the baselines",
 		Params: []Param{
 			{Name: "target", Type: Float, Min: Excl(0), Max: Excl(100), Required: true,
 				Doc: "the context-free attacker's token recovery sought, in percent of the evaluated tokens with a vector"},
