@@ -18,7 +18,7 @@ import (
 // cores), so the rate is rough: it includes a start-up cost that a whole
 // split amortises, which makes it an overestimate of the time.
 const (
-	calibrationTokens  = 3000 // privatized tokens
+	calibrationTokens  = 3000 // privatized tokens at most
 	calibrationBatches = 2    // training batches of the config's size
 )
 
@@ -91,25 +91,38 @@ func (s *Session) calibratePrivatize(ctx context.Context, cell experiments.Cell,
 	if err != nil {
 		return calibration{}, err
 	}
-	var docs [][]string
-	var n int64
-	for _, d := range s.in.splits["train"].Docs {
-		if n >= calibrationTokens {
+	// A tenth of the sample first: a slow mechanism (TEM privatized 1,000
+	// tokens a second) is priced from it alone.
+	var c calibration
+	for _, want := range []int64{calibrationTokens / 10, calibrationTokens} {
+		var docs [][]string
+		var n int64
+		for _, d := range s.in.splits["train"].Docs {
+			if n >= want {
+				break
+			}
+			docs = append(docs, d)
+			n += int64(len(d))
+		}
+		if n == 0 {
+			return calibration{}, fmt.Errorf("no training tokens")
+		}
+		start := time.Now()
+		if _, _, err := m.Privatize(ctx, docs, mech.Source{Seed: cell.Seed, Cell: "calibration", Split: "train"}); err != nil {
+			return calibration{}, err
+		}
+		secs := time.Since(start).Seconds()
+		c = calibration{key: key, on: fmt.Sprintf("%d tokens", n), rate: rate{PerSec: float64(n) / max(secs, 1e-9)}, seconds: c.seconds + secs}
+		if secs > calibrationSmall {
 			break
 		}
-		docs = append(docs, d)
-		n += int64(len(d))
 	}
-	if n == 0 {
-		return calibration{}, fmt.Errorf("no training tokens")
-	}
-	start := time.Now()
-	if _, _, err := m.Privatize(ctx, docs, mech.Source{Seed: cell.Seed, Cell: "calibration", Split: "train"}); err != nil {
-		return calibration{}, err
-	}
-	secs := time.Since(start).Seconds()
-	return calibration{key: key, on: fmt.Sprintf("%d tokens", n), rate: rate{PerSec: float64(n) / secs}, seconds: secs}, nil
+	return c, nil
 }
+
+// calibrationSmall is the time the first, small privatization sample may
+// take for the larger one to follow (seconds).
+const calibrationSmall = 0.05
 
 // calibrateTrain trains the config's model for one epoch on
 // calibrationBatches batches of the training split, taken evenly over it
