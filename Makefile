@@ -29,7 +29,7 @@ export OMP_WAIT_POLICY
 XP_ARTIFACTS ?= $(CURDIR)/build/artifacts
 export XP_ARTIFACTS
 
-.PHONY: all setup setup-build torch build test quickstart doctor clean bench-pytorch paper paper-tables paper-quick
+.PHONY: all setup setup-build torch build test fuzz quickstart doctor clean bench-pytorch paper paper-tables paper-quick
 
 all: build
 
@@ -56,6 +56,18 @@ test: setup torch
 		test -z "$$unformatted" || { echo "gofmt -w needed: $$unformatted"; exit 1; }; }
 	$(GO) vet ./...
 	$(GO) test ./...
+
+# The fuzz tests of every parser of a user's file (config, vectors, tables,
+# records), each for FUZZTIME (default 1m) beyond the seed corpus that
+# `make test` runs; what one finds is kept under the package's
+# testdata/fuzz and replays in `make test` from then on.
+FUZZTIME ?= 1m
+FUZZ_TARGETS := ./experiments:FuzzParse ./datasets:FuzzReadTable ./datasets/embedding:FuzzParseText ./datasets/embedding:FuzzParseBinary ./results:FuzzRecord
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 # The main job: the quick-start experiment on real data (SST-2 from the data
 # root, Laplace at three ε, train- and test-time, with the baseline).

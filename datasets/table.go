@@ -101,7 +101,7 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 	}
 	defer rc.Close()
 	file := path
-	if _, member, ok := strings.Cut(path, "#"); ok {
+	if _, member := xio.SplitMember(path); member != "" {
 		file = member // a zip's member names the format
 	}
 	base := strings.TrimSuffix(strings.ToLower(filepath.Base(file)), ".gz")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -579,4 +581,34 @@ func (m *Mapping) Shared(x int32) bool {
 		}
 	}
 	return false
+}
+
+// custextKind and custextPlusKind register CusText and CusText+ (kind):
+// their mapping is the costly structure the cache keeps.
+var (
+	custextKind     = kind{name: "custext", exact: true, build: custextBuilder(false), cached: custextCached(false)}
+	custextPlusKind = kind{name: "custext+", exact: true, build: custextBuilder(true), cached: custextCached(true)}
+)
+
+func custextBuilder(plus bool) func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+	return func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		return NewCusText(s, eps, custextParams(v, plus), o.Counts)
+	}
+}
+
+func custextParams(v spec.Values, plus bool) CusTextParams {
+	return CusTextParams{K: v.Int("k"), Mapping: v.String("mapping"), Score: v.String("score"), Strategy: v.String("strategy"), Removed: v.String("removed"), KeepStopwords: plus}
+}
+
+// custextCached reports whether the mapping a CusText setting would
+// build is in the space's cache.
+func custextCached(plus bool) func(space *Space, v spec.Values, counts map[string]int64) bool {
+	return func(space *Space, v spec.Values, counts map[string]int64) bool {
+		cp, err := custextParams(v, plus).resolve(1)
+		if err != nil || space.CacheDir == "" {
+			return false
+		}
+		_, err = os.Stat(filepath.Join(space.CacheDir, mappingKey(space, custextInputs(space, counts, cp.stopwords()), cp)))
+		return err == nil
+	}
 }

@@ -311,3 +311,11 @@ func (m *Diffractor) Distributions(ctx context.Context, rows []int, f func(w int
 	}
 	return nil
 }
+
+// diffractorKind registers 1-Diffractor (kind).
+var diffractorKind = kind{name: "diffractor", exact: true,
+	build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		return NewDiffractor(s, eps, DiffractorParams{Method: v.String("method"), Gamma: v.Int("gamma"), ReplaceStopwords: v.Bool("replace_stopwords")}, o.Progress)
+	}}
+
+func (m *Diffractor) setProgress(w io.Writer) { m.progress = w }

@@ -362,3 +362,11 @@ func (m *Gumbel) logTail(j int) float64 {
 	}
 	return sum(j, limit) - sum(0, limit)
 }
+
+// gumbelKind registers the truncated Gumbel mechanism (kind).
+var gumbelKind = kind{name: "truncated-gumbel",
+	build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		return NewGumbel(s, eps, GumbelParams{MinDist: v.Float("min_dist"), MaxDist: v.Float("max_dist")})
+	}}
+
+func (m *Gumbel) setProgress(w io.Writer) { m.progress = w }

@@ -29,3 +29,9 @@ func (m *Laplace) Notion() spec.Notion { return spec.MetricDP }
 func newReport(m Mechanism, space *Space) metrics.Privatization {
 	return metrics.Privatization{Mechanism: m.Name(), Notion: m.Notion(), Epsilon: m.Epsilon(), Candidates: space.Describe(), CandidateCount: space.Emb.Len(), OOVPolicy: "keep", RNG: RNG}
 }
+
+// laplaceKind registers the multivariate Laplace mechanism (kind).
+var laplaceKind = kind{name: "laplace", search: true,
+	build: func(s *Space, eps float64, _ spec.Values, o Options) (Mechanism, error) {
+		return NewLaplace(s, eps, o.Batch)
+	}}

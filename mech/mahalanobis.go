@@ -131,3 +131,9 @@ func SigmaPSqrt(data []float32, n, dim int, lambda float64) ([]float64, error) {
 // Name is the name of its noise (ellipticalNoise).
 func (m *Mahalanobis) Name() string        { return ellipticalNoise(m.lambda) }
 func (m *Mahalanobis) Notion() spec.Notion { return spec.MetricDP }
+
+// mahalanobisKind registers the Mahalanobis mechanism (kind).
+var mahalanobisKind = kind{name: "mahalanobis", search: true,
+	build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		return NewMahalanobis(s, eps, v.Float("lambda"), o.Batch)
+	}}

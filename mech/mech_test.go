@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -499,17 +501,44 @@ func TestRulesOnePlace(t *testing.T) {
 	}
 }
 
-// TestEveryDescriptorBuilt: each mechanism spec describes is built here,
-// and nothing is built that spec does not describe.
+// TestEveryDescriptorBuilt: each mechanism spec describes has one kind
+// here, nothing is registered that spec does not describe, and a kind's
+// exact flag says whether its mechanism implements Distributions (what
+// the estimates read before any mechanism is built).
 func TestEveryDescriptorBuilt(t *testing.T) {
 	names := spec.Names(spec.Mechanism)
+	seen := map[string]bool{}
+	for _, k := range kinds {
+		if seen[k.name] {
+			t.Errorf("%s registered twice", k.name)
+		}
+		seen[k.name] = true
+		if !slices.Contains(names, k.name) {
+			t.Errorf("mech registers %s, which spec does not describe", k.name)
+		}
+	}
 	for _, n := range names {
-		if builders[n] == nil {
+		if !seen[n] {
 			t.Errorf("spec describes %s; mech does not build it", n)
 		}
 	}
-	if len(builders) != len(names) {
-		t.Errorf("%d builders for %d descriptors", len(builders), len(names))
+	s := tinySpace(t, 200, 6, 4, 1)
+	counts := map[string]int64{}
+	for i, w := range s.Emb.Words {
+		counts[w] = int64(200 - i)
+	}
+	for _, k := range kinds {
+		m, err := New(k.name, s, 30, nil, Options{Counts: counts}) // ε within every calibration's range
+		if err != nil {
+			t.Errorf("%s: %v", k.name, err)
+			continue
+		}
+		_, dist := m.(interface {
+			Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error
+		})
+		if dist != k.exact {
+			t.Errorf("%s: exact %v, but implements Distributions: %v", k.name, k.exact, dist)
+		}
 	}
 }
 
@@ -1008,6 +1037,28 @@ func TestSharedPrivatizeEqualsPrivatize(t *testing.T) {
 					t.Errorf("%s: the same output as %s: the test would not see a pick's mix-up", what, ms[0].Name())
 				}
 			}
+		}
+	}
+}
+
+// TestPackageDocNamesEveryKind: the package doc names every mechanism
+// registered here, each by its config name in brackets (it named 5 of
+// 10, by their papers' names only).
+func TestPackageDocNamesEveryKind(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "//", " ")), " ")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\(([^()]*)\)`).FindAllStringSubmatch(doc, -1) {
+		for _, n := range strings.Split(m[1], ", ") {
+			named[n] = true
+		}
+	}
+	for _, k := range kinds {
+		if !named[k.name] {
+			t.Errorf("mech/doc.go does not name %s (in brackets)", k.name)
 		}
 	}
 }

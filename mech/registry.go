@@ -3,8 +3,6 @@ package mech
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/xp-nlp/xp/spec"
@@ -27,62 +25,38 @@ type Options struct {
 	Progress io.Writer
 }
 
-// builders construct each mechanism of spec's table from resolved
-// parameters. Their ranges and defaults are the descriptors'; only rules
-// that need the vectors (enough candidates for k neighbours or K words)
-// are checked by the constructors themselves.
-var builders = map[string]func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error){
-	"laplace": func(s *Space, eps float64, _ spec.Values, o Options) (Mechanism, error) {
-		return NewLaplace(s, eps, o.Batch)
-	},
-	"vickrey": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		p := VickreyParams{ExcludeInput: v.Bool("exclude_input"), TR: v.Floats("t_r"), Rank: v.Int("rank"), Mahalanobis: v.Has("lambda"), Lambda: v.Float("lambda")}
-		if p.TR == nil && p.Rank == 0 {
-			p.T = v.Float("t")
-		}
-		return NewVickrey(s, eps, p, o.Batch)
-	},
-	"mahalanobis": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		return NewMahalanobis(s, eps, v.Float("lambda"), o.Batch)
-	},
-	"santext": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		var p SanTextParams
-		if v.String("candidates") == "task" {
-			if len(o.Counts) == 0 {
-				return nil, fmt.Errorf("santext: candidates task needs the task's word counts")
-			}
-			p.Task = o.Counts
-		}
-		return NewSanText(s, eps, p, o.Budget)
-	},
-	"santext+": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		return NewSanText(s, eps, SanTextParams{Plus: &SanTextPlus{P: v.Float("p"), SensitiveFraction: v.Float("sensitive"), Counts: o.Counts}}, o.Budget)
-	},
-	"tem": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		p := TEMParams{Beta: v.Float("beta")}
-		if v.Has("gamma") {
-			p = TEMParams{Gamma: v.Float("gamma")}
-		}
-		return NewTEM(s, eps, p, o.Budget)
-	},
-	"diffractor": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		return NewDiffractor(s, eps, DiffractorParams{Method: v.String("method"), Gamma: v.Int("gamma"), ReplaceStopwords: v.Bool("replace_stopwords")}, o.Progress)
-	},
-	"truncated-gumbel": func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		return NewGumbel(s, eps, GumbelParams{MinDist: v.Float("min_dist"), MaxDist: v.Float("max_dist")})
-	},
-	"custext":  custextBuilder(false),
-	"custext+": custextBuilder(true),
+// kind is what mech knows of one mechanism beyond its descriptor in
+// spec, declared once in the mechanism's own file: how it is built from
+// resolved parameters (ranges and defaults are the descriptor's; only
+// rules that need the vectors — enough candidates for k neighbours or K
+// words — are the constructor's own), whether its output distribution is
+// known in closed form (it implements Distributions, which analyses read
+// instead of drawing), whether its work per token is one nearest-neighbour
+// search of a noisy vector (noisyNN's: estimates may price it at another
+// such mechanism's speed), and, where it builds a costly structure that
+// the cache keeps, whether that is cached already.
+type kind struct {
+	name   string
+	build  func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error)
+	exact  bool
+	search bool
+	// cached reports whether the structure the mechanism would build over
+	// space for a task of these word counts is in the space's cache (nil:
+	// it builds none worth caching).
+	cached func(space *Space, v spec.Values, counts map[string]int64) bool
 }
 
-func custextBuilder(plus bool) func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-	return func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
-		return NewCusText(s, eps, custextParams(v, plus), o.Counts)
+// kinds are the mechanisms mech builds, one per descriptor of spec
+// (TestEveryMechanismBuilt); each value lives in its mechanism's file.
+var kinds = []kind{laplaceKind, vickreyKind, mahalanobisKind, santextKind, santextPlusKind, temKind, diffractorKind, gumbelKind, custextKind, custextPlusKind}
+
+// kindOf is the named mechanism's kind.
+func kindOf(name string) (kind, bool) {
+	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == name })
+	if i < 0 {
+		return kind{}, false
 	}
-}
-
-func custextParams(v spec.Values, plus bool) CusTextParams {
-	return CusTextParams{K: v.Int("k"), Mapping: v.String("mapping"), Score: v.String("score"), Strategy: v.String("strategy"), Removed: v.String("removed"), KeepStopwords: plus}
+	return kinds[i], true
 }
 
 // Prebuilt reports whether building the named mechanism with these
@@ -91,49 +65,37 @@ func custextParams(v spec.Values, plus bool) CusTextParams {
 // from the space's cache — CusText's mapping — rather than compute it:
 // for estimates. Mechanisms without such a structure are prebuilt.
 func Prebuilt(space *Space, name string, p Params, counts map[string]int64) bool {
-	if name != "custext" && name != "custext+" {
+	k, ok := kindOf(name)
+	if !ok || k.cached == nil {
 		return true
 	}
 	_, v, err := spec.Resolve(spec.Mechanism, name, 1, p)
 	if err != nil {
 		return false
 	}
-	cp, err := custextParams(v, name == "custext+").resolve(1)
-	if err != nil || space.CacheDir == "" {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(space.CacheDir, mappingKey(space, custextInputs(space, counts, cp.stopwords()), cp)))
-	return err == nil
+	return k.cached(space, v, counts)
 }
-
-// exactNames are the mechanisms whose output distribution is known in
-// closed form (they implement Distributions, which analyses read instead
-// of drawing): for estimates made before any mechanism is built.
-var exactNames = map[string]bool{"santext": true, "santext+": true, "tem": true, "custext": true, "custext+": true, "diffractor": true}
 
 // Exact reports whether the named mechanism's output distribution is
 // known in closed form.
-func Exact(name string) bool { return exactNames[name] }
-
-// searchNames are the mechanisms whose work per token is one search of
-// the nearest candidates of a noisy vector (noisyNN's): their speeds on
-// one machine were within 1.5× of each other in BenchmarkScoring on the
-// two CPUs measured since Mahalanobis' transform moved to C
-// (docs/performance.md).
-var searchNames = []string{"laplace", "mahalanobis", "vickrey"}
+func Exact(name string) bool {
+	k, _ := kindOf(name)
+	return k.exact
+}
 
 // SameSearch returns the other mechanisms whose work per token is, as
 // name's is, one nearest-neighbour search of a noisy vector (nil where
 // name's is not): for estimates, which may price one at another's
-// measured speed.
+// measured speed (their speeds on one machine were within 1.5× of each
+// other in BenchmarkScoring; docs/performance.md).
 func SameSearch(name string) []string {
-	if !slices.Contains(searchNames, name) {
+	if k, ok := kindOf(name); !ok || !k.search {
 		return nil
 	}
 	var out []string
-	for _, n := range searchNames {
-		if n != name {
-			out = append(out, n)
+	for _, k := range kinds {
+		if k.search && k.name != name {
+			out = append(out, k.name)
 		}
 	}
 	return out
@@ -147,14 +109,14 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 	if err != nil {
 		return nil, err
 	}
-	build, ok := builders[name]
+	k, ok := kindOf(name)
 	if !ok {
 		return nil, fmt.Errorf("mechanism %s is described in spec but not built by mech", name)
 	}
 	if opt.Batch == 0 && space != nil {
 		opt.Batch = space.Batch
 	}
-	m, err := build(space, eps, v, opt)
+	m, err := k.build(space, eps, v, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +132,6 @@ func New(name string, space *Space, eps float64, p Params, opt Options) (Mechani
 type progressor interface {
 	setProgress(w io.Writer)
 }
-
-func (m *SanText) setProgress(w io.Writer)    { m.progress = w }
-func (m *Diffractor) setProgress(w io.Writer) { m.progress = w }
-func (m *Gumbel) setProgress(w io.Writer)     { m.progress = w }
 
 // check validates a typed constructor's arguments by the descriptor of
 // the named mechanism (the one place each rule lives) and returns them

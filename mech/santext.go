@@ -366,3 +366,24 @@ func (m *SanText) sample(dist []float64, w int, occ []occurrence, base uint64, o
 		out[oc.doc][oc.pos] = m.space.Emb.Words[o]
 	}
 }
+
+// santextKind and santextPlusKind register SanText and SanText+ (kind).
+var (
+	santextKind = kind{name: "santext", exact: true,
+		build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+			var p SanTextParams
+			if v.String("candidates") == "task" {
+				if len(o.Counts) == 0 {
+					return nil, fmt.Errorf("santext: candidates task needs the task's word counts")
+				}
+				p.Task = o.Counts
+			}
+			return NewSanText(s, eps, p, o.Budget)
+		}}
+	santextPlusKind = kind{name: "santext+", exact: true,
+		build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+			return NewSanText(s, eps, SanTextParams{Plus: &SanTextPlus{P: v.Float("p"), SensitiveFraction: v.Float("sensitive"), Counts: o.Counts}}, o.Budget)
+		}}
+)
+
+func (m *SanText) setProgress(w io.Writer) { m.progress = w }

@@ -2,6 +2,8 @@ package mech
 
 import (
 	"math"
+
+	"github.com/xp-nlp/xp/spec"
 )
 
 // TEMParams configure the truncated exponential mechanism: the
@@ -65,3 +67,13 @@ func TEMGamma(eps, beta float64, n int) float64 {
 
 // Gamma is TEM's truncation distance (0 for SanText).
 func (m *SanText) Gamma() float64 { return m.gamma }
+
+// temKind registers TEM (kind).
+var temKind = kind{name: "tem", exact: true,
+	build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		p := TEMParams{Beta: v.Float("beta")}
+		if v.Has("gamma") {
+			p = TEMParams{Gamma: v.Float("gamma")}
+		}
+		return NewTEM(s, eps, p, o.Budget)
+	}}

@@ -204,3 +204,13 @@ func (v *Vickrey) Notion() spec.Notion {
 	}
 	return spec.MetricDP
 }
+
+// vickreyKind registers the Vickrey mechanism (kind).
+var vickreyKind = kind{name: "vickrey", search: true,
+	build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
+		p := VickreyParams{ExcludeInput: v.Bool("exclude_input"), TR: v.Floats("t_r"), Rank: v.Int("rank"), Mahalanobis: v.Has("lambda"), Lambda: v.Float("lambda")}
+		if p.TR == nil && p.Rank == 0 {
+			p.T = v.Float("t")
+		}
+		return NewVickrey(s, eps, p, o.Batch)
+	}}

@@ -17,6 +17,7 @@ import (
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // Split is one tokenized split as a cell sees it: original or privatized
@@ -198,7 +199,7 @@ func besideHint(c *experiments.Config, p string) string {
 	if alt == "" || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
 		return ""
 	}
-	if _, err := os.Stat(strings.SplitN(alt, "#", 2)[0]); err != nil {
+	if _, err := os.Stat(first(xio.SplitMember(alt))); err != nil {
 		return ""
 	}
 	return fmt.Sprintf("; %s is beside the config: write ./%s (paths are relative to the data root unless written ./ or ../)", alt, p)
@@ -215,7 +216,7 @@ func checkFiles(c *experiments.Config) error {
 		if !ok {
 			continue
 		}
-		if _, err := os.Stat(strings.SplitN(c.Path(p), "#", 2)[0]); err != nil {
+		if _, err := os.Stat(first(xio.SplitMember(c.Path(p)))); err != nil {
 			return c.ErrAt(fmt.Sprintf("%s %s: %v (data root %q; set data: or %s)%s", key, p, err, c.Data, datasets.EnvRoot, besideHint(c, p)), key, "path")
 		}
 	}
@@ -226,7 +227,7 @@ func checkFiles(c *experiments.Config) error {
 		if p.path == "" {
 			continue
 		}
-		if _, err := os.Stat(strings.SplitN(c.Path(p.path), "#", 2)[0]); err != nil {
+		if _, err := os.Stat(first(xio.SplitMember(c.Path(p.path)))); err != nil {
 			return c.ErrAt(fmt.Sprintf("dataset %s: %v%s", p.key, err, besideHint(c, p.path)), "dataset", p.key)
 		}
 	}
@@ -347,3 +348,6 @@ func tokenizer(name string) func(string) []string {
 	t, _ := datasets.TokenizerNamed(name)
 	return t.Tokens
 }
+
+// first is the first of two values (the file of xio.SplitMember).
+func first[T any](a, _ T) T { return a }

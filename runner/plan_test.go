@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -57,5 +58,22 @@ func TestPrepare(t *testing.T) {
 	}
 	if st, _ := ReadState(c.Output); st.Ok != 3 {
 		t.Errorf("after both shards: %d ok", st.Ok)
+	}
+}
+
+// TestPackageDocFiles: every file the package doc names exists (it named
+// a workers.go deleted long before).
+func TestPackageDocFiles(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`[a-z_]+\.go`).FindAllString(string(b), -1) {
+		if m == "doc.go" {
+			continue
+		}
+		if _, err := os.Stat(m); err != nil {
+			t.Errorf("runner/doc.go names %s: %v", m, err)
+		}
 	}
 }

@@ -227,3 +227,31 @@ func TestDocumentedCommands(t *testing.T) {
 		t.Errorf("%d commands checked and %d run: the extraction found too few", checked, ran)
 	}
 }
+
+// TestReadmeLayout: README's layout table names every top-level folder
+// the repository tracks (slurm/, internal/, bench/ and scripts/ were
+// missing).
+func TestReadmeLayout(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(b), "## Layout")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	ents, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || slices.Contains([]string{"bin", "build", "runs"}, name) { // hidden, or what make and xp run write (git-ignored)
+			continue
+		}
+		if !strings.Contains(layout, "`"+name+"/") {
+			t.Errorf("README.md's layout does not name %s/", name)
+		}
+	}
+}

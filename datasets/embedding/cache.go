@@ -108,7 +108,7 @@ func stale(h cacheHeader, source string, st fs.FileInfo) (refresh bool, err erro
 	if h.ModTimeNS == st.ModTime().UnixNano() {
 		return false, nil
 	}
-	file, _, _ := strings.Cut(source, "#")
+	file, _ := xio.SplitMember(source)
 	sum, err := xio.SHA256File(file)
 	if err != nil {
 		return false, err

@@ -51,7 +51,7 @@ type Options struct {
 // cache was written (its size and mtime, or where only the mtime moved,
 // its sha256), and writes the cache after a first load.
 func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
-	file, _, _ := strings.Cut(path, "#")
+	file, _ := xio.SplitMember(path)
 	st, err := os.Stat(file)
 	if err != nil {
 		return nil, fmt.Errorf("embedding: %w", err)
@@ -92,7 +92,7 @@ func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
 
 func parse(ctx context.Context, path string, size int64, opt Options) (*Embedding, error) {
 	format := opt.Format
-	file, _, _ := strings.Cut(path, "#")
+	file, _ := xio.SplitMember(path)
 	if format == "" && strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(file, ".gz"), ".zip"), ".bin") {
 		format = "word2vec-binary"
 	}
@@ -153,7 +153,7 @@ func shortName(p string) string {
 // openTee opens path like xio.Open but copies the raw (compressed) bytes
 // read from disk to w. For zips, w sees nothing (see parse).
 func openTee(path string, w io.Writer) (io.ReadCloser, string, error) {
-	file, _, _ := strings.Cut(path, "#")
+	file, _ := xio.SplitMember(path)
 	if strings.HasSuffix(file, ".zip") {
 		return xio.Open(path)
 	}

@@ -28,11 +28,21 @@ import (
 	"github.com/xp-nlp/xp/internal/srcerr"
 )
 
+// SplitMember splits "archive.zip#member.txt" into the archive and the
+// member's name; any other path is a file of its own, whatever '#' it
+// holds (a folder named "run#2" is no archive).
+func SplitMember(path string) (file, member string) {
+	if i := strings.Index(path, ".zip#"); i >= 0 {
+		return path[:i+len(".zip")], path[i+len(".zip#"):]
+	}
+	return path, ""
+}
+
 // Open opens path for reading, decompressing .gz files and opening the
 // only regular member of a .zip archive (or, for "archive.zip#member.txt",
-// the named member). Name is the path to show in messages.
+// the named member: SplitMember). Name is the path to show in messages.
 func Open(path string) (rc io.ReadCloser, name string, err error) {
-	file, member, _ := strings.Cut(path, "#")
+	file, member := SplitMember(path)
 	switch {
 	case strings.HasSuffix(file, ".zip"):
 		return openZip(file, member)

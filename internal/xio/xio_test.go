@@ -202,3 +202,36 @@ func TestProcessAge(t *testing.T) {
 		t.Errorf("process age %v, then %v after 50 ms", a, b)
 	}
 }
+
+// TestPathWithHash: '#' names a zip's member only after ".zip"; a file
+// under a folder named "run#2" opens as itself (it was cut at the '#'
+// and reported missing).
+func TestPathWithHash(t *testing.T) {
+	for _, c := range []struct{ path, file, member string }{
+		{"a.zip#b.txt", "a.zip", "b.txt"},
+		{"/d/run#2/train.csv", "/d/run#2/train.csv", ""},
+		{"/d/run#2/v.zip#m#1.vec", "/d/run#2/v.zip", "m#1.vec"},
+		{"a.zip", "a.zip", ""},
+	} {
+		if f, m := SplitMember(c.path); f != c.file || m != c.member {
+			t.Errorf("SplitMember(%q) = %q, %q; want %q, %q", c.path, f, m, c.file, c.member)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "run#2")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "x.txt")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := Open(p)
+	if err != nil {
+		t.Fatalf("a file under a folder with '#': %v", err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "hello" {
+		t.Errorf("read %q", b)
+	}
+}
