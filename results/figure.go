@@ -303,8 +303,7 @@ func pointTip(series, ylabel string, r Row, q quantityAt, x float64, axis string
 	if r.Seeds > 1 {
 		fmt.Fprintf(&b, " ± %.4f (sd)", q.sd)
 	}
-	ci := q.ci
-	if !math.IsNaN(ci) {
+	if ci := q.ci; !math.IsNaN(ci) && ci > 0 { // seeds that agree: no interval of zero width
 		fmt.Fprintf(&b, ", 95%% CI [%.4f, %.4f]", q.mean-ci, q.mean+ci)
 	}
 	fmt.Fprintf(&b, "\nseeds: %d", r.Seeds)

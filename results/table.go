@@ -525,9 +525,10 @@ func pm(m, sd float64, n int) string {
 }
 
 // interval prints mean ± half-width as [low, high], within [0, 1] (a
-// share's interval; two seeds' t-interval reached −0.27 and 1.51).
+// share's interval; two seeds' t-interval reached −0.27 and 1.51); one of
+// zero width — seeds that agree, not an exact value — is not printed.
 func interval(m, ci float64) string {
-	if math.IsNaN(m) || math.IsNaN(ci) {
+	if math.IsNaN(m) || math.IsNaN(ci) || ci == 0 {
 		return "—"
 	}
 	return fmt.Sprintf("[%.4f, %.4f]", max(0, m-ci), min(1, m+ci))
@@ -758,10 +759,10 @@ func CompareGrid(names []string, tables [][]Row) Grid {
 			switch {
 			case !ok || r.Seeds == 0:
 				row = append(row, "—")
-			case math.IsNaN(r.AccCI):
+			case math.IsNaN(r.AccCI) || r.AccCI == 0:
 				row = append(row, fmt.Sprintf("%.4f (%d)", r.Accuracy, r.Seeds))
 			default:
-				row = append(row, fmt.Sprintf("%.4f [%.4f, %.4f] (%d)", r.Accuracy, r.Accuracy-r.AccCI, r.Accuracy+r.AccCI, r.Seeds))
+				row = append(row, fmt.Sprintf("%.4f %s (%d)", r.Accuracy, interval(r.Accuracy, r.AccCI), r.Seeds))
 			}
 			if i == 0 {
 				continue

@@ -70,6 +70,12 @@ func TestTable(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
 	}
+	// Seeds that agree give no interval of zero width (it read
+	// [0.5450, 0.5450] where two models both predicted the majority class).
+	same := Table([]Record{rec("test", 5, 1, 0.545, "ok"), rec("test", 5, 2, 0.545, "ok")}, TableOptions{})
+	if md := Markdown(same); !strings.Contains(md, "| 0.5450 ± 0.0000 | — |") {
+		t.Errorf("two agreeing seeds:\n%s", md)
+	}
 	// Two seeds' interval leaves [0, 1]: LaTeX prints it cut to the range,
 	// never 0.700 ± 1.271 (it did).
 	if tex := LaTeX(rows); !strings.Contains(tex, "laplace & test & 10 & 0.700 [0.000, 1.000] & -0.300 & 0.350 [0.000, 0.985] &") {
