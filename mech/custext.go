@@ -612,3 +612,65 @@ func custextCached(plus bool) func(space *Space, v spec.Values, counts map[strin
 		return err == nil
 	}
 }
+
+// Bound is ε between two inputs that share an output set (neither a kept
+// CusText+ stopword), +Inf otherwise: CusText promises nothing between
+// inputs of different sets.
+func (m *CusText) Bound(x, x2 int) float64 {
+	if !m.input(x) || !m.input(x2) || m.mapping.Of[int32(x)] != m.mapping.Of[int32(x2)] {
+		return math.Inf(1)
+	}
+	return m.eps
+}
+
+// input reports whether row x is privatized: an input word (a task word
+// with a vector, which has an output set), not a kept CusText+ stopword.
+// A balanced or conservative set's members that are not task words have
+// a set too but are never inputs.
+func (m *CusText) input(x int) bool {
+	_, ok := m.probs[int32(x)]
+	return ok && !m.stop[m.space.Emb.Words[x]]
+}
+
+// Peers are the inputs CusText's guarantee relates to x: the input words
+// mapped to x's output set (x included; none when x is not an input), in
+// increasing row order.
+func (m *CusText) Peers(x int) []int {
+	if !m.input(x) {
+		return nil
+	}
+	sx := m.mapping.Of[int32(x)]
+	var out []int
+	for r, si := range m.mapping.Of {
+		if si == sx && m.input(int(r)) {
+			out = append(out, int(r))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Distributions calls f with the exact output distribution of each input
+// row: its output set and the exponential mechanism's probabilities over
+// it. A row outside the input vocabulary (or a CusText+ stopword) is
+// kept: its distribution is the row itself with probability 1.
+func (m *CusText) Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error {
+	for i, w := range rows {
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		p, mapped := m.probs[int32(w)]
+		if !mapped || m.stop[m.space.Emb.Words[w]] {
+			if err := f(w, []int32{int32(w)}, []float64{1}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f(w, m.mapping.Sets[m.mapping.Of[int32(w)]], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

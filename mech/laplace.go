@@ -35,3 +35,6 @@ var laplaceKind = kind{name: "laplace", search: true,
 	build: func(s *Space, eps float64, _ spec.Values, o Options) (Mechanism, error) {
 		return NewLaplace(s, eps, o.Batch)
 	}}
+
+// Bound is ε·‖φ(x) − φ(x′)‖.
+func (m *Laplace) Bound(x, x2 int) float64 { return m.eps * euclid(m.space, x, x2) }

@@ -137,3 +137,8 @@ var mahalanobisKind = kind{name: "mahalanobis", search: true,
 	build: func(s *Space, eps float64, v spec.Values, o Options) (Mechanism, error) {
 		return NewMahalanobis(s, eps, v.Float("lambda"), o.Batch)
 	}}
+
+// Bound is ε·‖Σ_p^{−1/2}(φ(x) − φ(x′))‖.
+func (m *Mahalanobis) Bound(x, x2 int) float64 {
+	return m.eps * m.metric.distance(m.space, x, x2)
+}

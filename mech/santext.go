@@ -387,3 +387,51 @@ var (
 )
 
 func (m *SanText) setProgress(w io.Writer) { m.progress = w }
+
+// Bound is ε·‖φ(x) − φ(x′)‖ (SanText, TEM; SanText+ keeps it only
+// between sensitive words).
+func (m *SanText) Bound(x, x2 int) float64 { return m.eps * euclid(m.space, x, x2) }
+
+// Distributions calls f with the exact output distribution of each input
+// row: the output rows and their probabilities (summing to 1). For
+// SanText+ a non-sensitive word keeps itself with probability 1 − p and
+// is otherwise sampled like a sensitive one. Rows are processed in blocks
+// sized to the mechanism's memory budget; f may keep neither slice.
+func (m *SanText) Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error {
+	block := int(max(1, m.budget/(8*int64(len(m.outputs)))))
+	self := map[int32]int{}
+	for j, o := range m.outputs {
+		self[o] = j
+	}
+	return m.withOutputs(func(om *outputMatrix) error {
+		for lo := 0; lo < len(rows); lo += block {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			part := rows[lo:min(len(rows), lo+block)]
+			dist, err := om.distances(m.space, part)
+			if err != nil {
+				return err
+			}
+			for j, w := range part {
+				p := m.weights(dist[j])
+				outs := m.outputs
+				if !m.sensitive[w] {
+					for i := range p {
+						p[i] *= m.p
+					}
+					if k, ok := self[int32(w)]; ok {
+						p[k] += 1 - m.p
+					} else {
+						outs = append(slices.Clip(outs), int32(w))
+						p = append(p, 1-m.p)
+					}
+				}
+				if err := f(w, outs, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

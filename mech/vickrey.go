@@ -214,3 +214,11 @@ var vickreyKind = kind{name: "vickrey", search: true,
 		}
 		return NewVickrey(s, eps, p, o.Batch)
 	}}
+
+// Bound is ε·d with d Euclidean, or the Mahalanobis metric with lambda.
+func (v *Vickrey) Bound(x, x2 int) float64 {
+	if v.p.Mahalanobis {
+		return v.eps * v.metric.distance(v.space, x, x2)
+	}
+	return v.eps * euclid(v.space, x, x2)
+}

@@ -255,3 +255,46 @@ func TestReadmeLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestCitedTestsExist: every test, fuzz test or example a document cites
+// by name (`TestX`, `FuzzX`, `ExampleX`) exists, so a doc's "this holds
+// (TestX)" points at a check that runs.
+func TestCitedTestsExist(t *testing.T) {
+	defined := map[string]bool{}
+	funcs := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Example)\w*)\(`)
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "build" || d.Name() == "runs" || d.Name() == "records") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range funcs.FindAllStringSubmatch(string(b), -1) {
+				defined[m[1]] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := filepath.Glob("../../docs/*.md")
+	docs = append(docs, "../../README.md", "../../configs/README.md")
+	cited := regexp.MustCompile("`((?:Test|Fuzz|Example)[A-Z]\\w*)`")
+	for _, p := range docs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range cited.FindAllStringSubmatch(string(b), -1) {
+			if !defined[m[1]] {
+				t.Errorf("%s cites %s, which no test defines", filepath.Base(p), m[1])
+			}
+		}
+	}
+}
