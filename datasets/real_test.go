@@ -2,25 +2,16 @@ package datasets
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xp-nlp/xp/internal/realdata"
 )
 
-// dataRoot returns the real data root (XP_DATA) or skips the test, saying
-// why. `make test` points XP_DATA at ../shared/data when it exists.
-func dataRoot(t testing.TB) string {
-	t.Helper()
-	root := RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA is not set; real-data test not run (make test sets it to ../shared/data when present)")
-	}
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("SKIP: data root %s: %v; real-data test not run", root, err)
-	}
-	return root
-}
+// dataRoot returns the real data root (XP_DATA) or skips the test,
+// saying why (realdata.Root).
+func dataRoot(t testing.TB) string { return realdata.Root(t) }
 
 func loadReal(t *testing.T, name string, opt Options) *Dataset {
 	t.Helper()

@@ -15,8 +15,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -41,10 +41,7 @@ func benchSpace(b *testing.B, name string) *Space {
 	var e *embedding.Embedding
 	switch name {
 	case "fasttext300d", "fasttext50d":
-		root := datasets.RootFromEnv()
-		if root == "" {
-			b.Skip("SKIP: XP_DATA not set")
-		}
+		root := realdata.Root(b)
 		file := map[string]string{"fasttext300d": "fasttext-sg-xpcorpus-300d.vec.gz", "fasttext50d": "fasttext-sg-xpcorpus-50d.vec.gz"}[name]
 		var err error
 		e, err = embedding.Load(context.Background(), filepath.Join(root, "embeddings", file),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/mech/knn"
 )
 
@@ -139,10 +140,7 @@ func BenchmarkRealConservativeMapping(b *testing.B) {
 // the data root.
 func realSST2(tb testing.TB, splits ...string) (*Space, map[string]int64) {
 	tb.Helper()
-	root := datasets.RootFromEnv()
-	if root == "" {
-		tb.Skip("SKIP: XP_DATA is not set; real-data test not run")
-	}
+	root := realdata.Root(tb)
 	d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{})
 	if err != nil {
 		tb.Skipf("SKIP: %v", err)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
-	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -47,10 +47,7 @@ import (
 //
 //	make bench-pytorch
 func BenchmarkTrainVsPyTorch(b *testing.B) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		b.Skip("SKIP: XP_DATA not set")
-	}
+	root := realdata.Root(b)
 	python := torchPython()
 	if python == "" {
 		b.Skip("SKIP: no python3 with torch (XP_PYTHON, python3, /usr/bin/python3 tried; scripts/setup.sh pytorch installs Debian's python3-torch)")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -57,10 +58,7 @@ func realQuality(t *testing.T, c realCase) {
 	if os.Getenv("XP_LONG") != "1" {
 		t.Skip("SKIP: long real-data training; set XP_LONG=1")
 	}
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA not set")
-	}
+	root := realdata.Root(t)
 	// Early stopping uses a validation split carved from train (10%,
 	// seeded); the eval split is only evaluated, never selected on.
 	trainSplit := cmp.Or(c.train, "train")

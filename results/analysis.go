@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -150,13 +149,8 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 			row.Flags = append(row.Flags, f)
 		}
 		for _, n := range row.Names {
-			m, sd := meanSD(values[n])
-			row.Mean, row.SD = append(row.Mean, m), append(row.SD, sd)
-			ci := math.NaN()
-			if c := len(values[n]); c > 1 {
-				ci = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(c - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(c))
-			}
-			row.CI = append(row.CI, ci)
+			m, sd, ci := meanSDCI(values[n])
+			row.Mean, row.SD, row.CI = append(row.Mean, m), append(row.SD, sd), append(row.CI, ci)
 		}
 		rows = append(rows, row)
 	}

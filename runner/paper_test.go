@@ -15,6 +15,7 @@ import (
 	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -109,10 +110,7 @@ func quickLook(text string) ([]string, error) {
 // cells). Fails when a change of xp moves a committed number without the
 // records being run again.
 func TestPaperRecordsReproduce(t *testing.T) {
-	root := os.Getenv(datasets.EnvRoot)
-	if root == "" {
-		t.Skipf("no data root ($%s): the paper runs read real data", datasets.EnvRoot)
-	}
+	root := realdata.Root(t)
 	f, err := claims.Read("../configs/published.yaml")
 	if err != nil {
 		t.Fatal(err)

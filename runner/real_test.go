@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
 )
@@ -16,10 +16,7 @@ import (
 // overrides (600 training sentences, 200 test sentences, one epoch), then
 // runs it again: the second run must be served entirely from the records.
 func TestRealQuickstartSubset(t *testing.T) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA not set")
-	}
+	root := realdata.Root(t)
 	dir := t.TempDir()
 	sets := []string{"data=" + root, "dataset.train_limit=600", "dataset.test_limit=200", "train.epochs=1", "model.hidden=16",
 		"mechanisms.0.epsilon=[25]", "seeds=[1]", "output=" + filepath.Join(dir, "out"), "cache=" + filepath.Join(dir, "cache"), "threads=0"}

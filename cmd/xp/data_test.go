@@ -12,6 +12,7 @@ import (
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/internal/realdata"
 )
 
 func TestDataGetFromMirrorThenList(t *testing.T) {
@@ -81,10 +82,7 @@ func regexpLine(s string, words ...string) bool {
 // TestDataShowSeed: xp data show carves with the configs' default split
 // seed (it used 0, so it showed other splits than a config reads).
 func TestDataShowSeed(t *testing.T) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skipf("no data root ($%s): the carved Twitter test split needs the real data", datasets.EnvRoot)
-	}
+	root := realdata.Root(t)
 	show := func(args ...string) string {
 		var out bytes.Buffer
 		if err := run(context.Background(), append([]string{"data", "show", "twitter"}, args...), &out); err != nil {

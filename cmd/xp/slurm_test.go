@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/internal/slurmtest"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
@@ -27,10 +27,7 @@ import (
 // submit only the shards with cells left, leave the records already there
 // untouched, and finish the sweep.
 func TestSlurm(t *testing.T) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA not set: the Slurm test runs a small real config")
-	}
+	root := realdata.Root(t)
 	cl := slurmtest.Start(t)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)

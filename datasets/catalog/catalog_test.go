@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/internal/realdata"
 )
 
 // sst2Zip builds a small archive laid out like GLUE's SST-2.zip.
@@ -382,10 +383,7 @@ func TestCatalogWellFormed(t *testing.T) {
 // TestRealSums verifies the catalog's checksums of files the shared data
 // folder holds, byte for byte.
 func TestRealSums(t *testing.T) {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA is not set; real-data test not run")
-	}
+	root := realdata.Root(t)
 	n := 0
 	for _, s := range List(root, true) {
 		if s.Path != "" && s.File.Sum != "" && s.Path == s.File.Local(root) {

@@ -13,20 +13,10 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/internal/realdata"
 )
 
-func realFile(t testing.TB, rel string) string {
-	t.Helper()
-	root := datasets.RootFromEnv()
-	if root == "" {
-		t.Skip("SKIP: XP_DATA is not set; real-data test not run (make test sets it to ../shared/data when present)")
-	}
-	p := filepath.Join(root, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("SKIP: %v; real-data test not run", err)
-	}
-	return p
-}
+func realFile(t testing.TB, rel string) string { return realdata.File(t, rel) }
 
 func TestRealEmbeddings(t *testing.T) {
 	cases := []struct {

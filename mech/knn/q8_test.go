@@ -13,8 +13,8 @@ import (
 
 	"github.com/sugarme/gotch"
 
-	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/realdata"
 )
 
 // TestInt8BoundIsTight builds the int8 path's worst cases: a query q and
@@ -520,10 +520,7 @@ func scanners(t testing.TB, data []float32, n, dim int) []namedScanner {
 // fastText300d is the real fastText 300d vectors from the data root,
 // skipping the test where they are absent.
 func fastText300d(b testing.TB) *embedding.Embedding {
-	root := datasets.RootFromEnv()
-	if root == "" {
-		b.Skip("SKIP: XP_DATA is not set; real-data test not run")
-	}
+	root := realdata.Root(b)
 	e, err := embedding.Load(context.Background(), filepath.Join(root, "embeddings", "fasttext-sg-xpcorpus-300d.vec.gz"),
 		embedding.Options{CacheDir: filepath.Join(os.TempDir(), "xp-bench-cache")})
 	if err != nil {
