@@ -82,7 +82,13 @@ func TestTrainLearnsAndIsReproducible(t *testing.T) {
 	if a.Valid.Accuracy < 0.9 {
 		t.Errorf("valid accuracy %.3f after 4 epochs on a separable problem", a.Valid.Accuracy)
 	}
-	// The model holds the best epoch's weights.
+	// The model holds the best epoch's weights. Scoring keeps each
+	// example's right or wrong; the epochs' validation scores do not (only
+	// the evaluated split's are kept, in the record).
+	if len(afterA.Correct) != afterA.N || a.Valid.Correct != "" {
+		t.Errorf("per-example results: %d for %d examples after Train, %q in the epoch's score", len(afterA.Correct), afterA.N, a.Valid.Correct)
+	}
+	afterA.Correct = ""
 	if !reflect.DeepEqual(afterA, a.Valid) {
 		t.Errorf("model after Train scores %+v, best epoch %d scored %+v", afterA, a.BestEpoch, a.Valid)
 	}

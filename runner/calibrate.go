@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -38,6 +39,9 @@ type calibration struct {
 func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []experiments.Cell, threads int) []calibration {
 	var out []calibration
 	done := map[string]bool{}
+	// Whether a mechanism's costly structure is cached reads the cache
+	// only (a dry run's session has built no index).
+	space := &mech.Space{Emb: s.in.mech, CacheDir: filepath.Join(s.c.Cache, "mech")}
 	known := func(key string, borrowed []string) bool {
 		if done[key] {
 			return true
@@ -57,7 +61,7 @@ func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []
 			continue
 		}
 		priv, train := s.rateKeys(cell, threads)
-		if cell.Mode != "none" && priv != "" && !known(priv, s.sameSearch(cell, false)) && mech.Prebuilt(s.space, cell.Mechanism, cell.Params, s.in.counts) {
+		if cell.Mode != "none" && priv != "" && !known(priv, s.sameSearch(cell, false)) && mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
 			done[priv] = true
 			if c, err := s.calibratePrivatize(ctx, cell, priv); err == nil {
 				out = append(out, c)

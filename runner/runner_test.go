@@ -627,6 +627,14 @@ func TestFirstDryRunEstimates(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.Cache, ratesFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the dry run wrote %s: %v", ratesFile, err)
 	}
+	// A mechanism whose mapping is not cached is not built for a sample
+	// (the first version of this asked a dry run's absent index and
+	// panicked): it stays unpriced, the training is measured.
+	cx, _ := fixtureConfig(t, fixture.Options{Train: 30, Test: 10, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none, train]",
+		"mechanisms=[{name: custext, epsilon: [1], params: {k: 3}}]")
+	if sum, err := Run(context.Background(), cx, Options{DryRun: true}); err != nil || sum.Estimate == nil || len(sum.Estimate.Calibrated) != 1 || len(sum.Estimate.Unknown) == 0 {
+		t.Errorf("CusText's first dry run: %v, %+v", err, sum.Estimate)
+	}
 	if _, err := Run(context.Background(), c, Options{}); err != nil {
 		t.Fatal(err)
 	}

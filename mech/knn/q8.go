@@ -32,54 +32,16 @@ import (
 	"unsafe"
 )
 
-// The int8 path (CPU, x86-64 with AVX-512 VNNI; or with AVX2, int8-avx2):
-// each candidate row e is stored as ê = s·E with E integer in [−L, L]
-// and s = max|e|/L (per row; L = 127 on VNNI, 45 on AVX2: q8Layout);
-// each query q as q̂ = t·Q likewise (per query). An integer
-// product ΣE·Q (exact in int32) then approximates e·q, with
-//
-//	e·q − ê·q̂ = Σ(e−ê)q + Σê(q−q̂),
-//
-// each term bounded by the smaller of Hölder's bound (every rounding is
-// at most half a step: (s/2)·‖q‖₁ and (t/2)·‖ê‖₁) and Cauchy–Schwarz's
-// (‖e−ê‖₂·‖q‖₂ and ‖ê‖₂·‖q−q̂‖₂, from the actual roundings). The
-// approximate score a = ‖e‖² − 2ê·q̂, computed in float32 from that exact
-// integer, is therefore within
-//
-//	δ = 1.01·(min(s·‖q‖₁, 2‖e−ê‖₂‖q‖₂) + min(t·‖ê‖₁, 2‖ê‖₂‖q−q̂‖₂))
-//	    + 8u·‖e‖² + 16u·‖ê‖₂‖q̂‖₂   (u = 2⁻²⁴)
-//
-// of the true score ‖e‖² − 2e·q: the last two terms bound float32's
-// rounding of ‖e‖², the scale product and the subtraction several times
-// over, and the 1% covers the rounding of δ itself and float64's of the
-// exact distances. The kernel keeps every row whose lower bound a − δ is
-// at most the k-th smallest upper bound a + δ: any row among the true k
-// nearest has a lower bound at most its true score, at most the k-th
-// smallest true score, at most the k-th smallest upper bound. (It first
-// tests a − δ_max, δ_max being δ at the matrix's largest row values —
-// every term of δ, and float32's rounding of it, grows with them — and
-// computes a row's own δ only where that passes: most rows fail the
-// cheaper test, and none that fails it could pass the other.) The kept
-// rows are ranked exactly in float64 as the float32 path's candidates
-// are, so the answer is Naive's to the last bit, with no certificate to
-// fail; a query whose kept set outgrows its buffer is scanned exactly.
-// (TestInt8BoundIsTight builds the worst case of each bound, before and
-// after a threshold is set.)
-//
-// The AVX2 kernel (int8-avx2) takes Cauchy–Schwarz's bound of each term
-// alone: on its coarse grid Hölder's was never the smaller on the
-// vectors measured (fastText 300d, Laplace draws at ε = 1 … 100: the rows
-// kept are the same), and without the two minimums a row's lower bound
-// takes four float32 operations instead of about twelve:
-//
-//	normlo − 2ê·q̂ − ‖e−ê‖₂·2.02‖q‖₂ − ‖ê‖₂·(2.02‖q−q̂‖₂ + 16u‖q̂‖₂)
-//
-// (its upper bound with normhi and the bound added), normlo and normhi
-// being the float32 ‖e‖² rounded outward by 10u, which leaves at least
-// 8u‖e‖² of the true ‖e‖²: the roundings of this order of evaluation
-// (2ê·q̂ once, each fused step once) come to at most 3u‖e‖² +
-// 8u‖ê‖₂‖q̂‖₂ + 3u·δ, within the slack of 8u‖e‖², the 16u term and the
-// 1%.
+// The int8 path (CPU, x86-64 with AVX-512 VNNI; or with AVX2, int8-avx2)
+// stores each candidate row e as s·E, E integer in [−L, L] (L = 127 on
+// VNNI, 45 on AVX2: q8Layout), each query as t·Q likewise, computes the
+// integer products ΣE·Q exactly, and keeps every row whose approximate
+// score a = ‖e‖² − 2ê·q̂ minus its error bound δ is at most the k-th
+// smallest a + δ; the kept rows are ranked exactly in float64. The bound
+// δ, why no row of the true k nearest can be dropped, and the roundings
+// of each kernel's order of evaluation are stated and proved in
+// docs/mechanisms.md ("The int8 bound, exactly"); TestInt8BoundIsTight
+// builds each bound's worst case and fails for a bound 3% too small.
 
 // q8Cap is the most rows kept per query before an exact scan answers it,
 // for k up to a quarter of it (q8CapFor: larger k keep 4k).
