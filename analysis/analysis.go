@@ -64,16 +64,29 @@ type exact interface {
 	Distributions(ctx context.Context, rows []int, f func(w int, outs []int32, p []float64) error) error
 }
 
-// analyses computes each analysis from its resolved parameters.
-var analyses = map[string]func(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error){
-	"neighbours":            neighbours,
-	"plausible-deniability": deniability,
-	"bayes-adversary":       bayes,
-	"query-attack":          queryAttack,
-	"examples":              examples,
-	"mapping":               mapping,
-	"dp-audit":              audit,
-	"reconstruction":        reconstruct,
+// kind is one analysis as this package computes it, declared once in the
+// analysis's own file: its computation from resolved parameters, and its
+// plan — the rows and draws it will compute, picked with the functions
+// the computation itself uses, for the dry run's estimates
+// (TestPlanMatchesLookups holds plans to the lookups recorded).
+type kind struct {
+	name string
+	run  func(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error)
+	plan func(v spec.Values, env Env) (Work, error)
+}
+
+// kinds are the analyses this package computes, one per descriptor of
+// spec (TestPackageDoc).
+var kinds = []kind{neighboursKind, deniabilityKind, bayesKind, queryAttackKind, examplesKind, mappingKind, auditKind, reconstructionKind}
+
+// kindOf is the named analysis's kind.
+func kindOf(name string) (kind, bool) {
+	for _, k := range kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kind{}, false
 }
 
 // Run computes the named analysis. Parameters are checked by the
@@ -83,7 +96,7 @@ func Run(ctx context.Context, name string, raw map[string]any, env Env) (metrics
 	if err != nil {
 		return metrics.Analysis{}, err
 	}
-	f, ok := analyses[name]
+	k, ok := kindOf(name)
 	if !ok {
 		return metrics.Analysis{}, fmt.Errorf("analysis %s is described in spec but not computed by package analysis", name)
 	}
@@ -93,7 +106,7 @@ func Run(ctx context.Context, name string, raw map[string]any, env Env) (metrics
 	if d.ReadsDataset(v) && env.Counts == nil {
 		return metrics.Analysis{}, fmt.Errorf("analysis %s needs the dataset's word counts", name)
 	}
-	a, err := f(ctx, v, env)
+	a, err := k.run(ctx, v, env)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", name, err)
 	}

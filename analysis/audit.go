@@ -240,3 +240,12 @@ func (c *clopperPearson) upper(p float64) float64 {
 	c.hi[k] = v
 	return v
 }
+
+// auditKind registers the dp-audit analysis (kind).
+// (CusText's cells also take each sampled word's set-mates, known once
+// the mapping is built: more rows than planned.)
+var auditKind = kind{name: "dp-audit", run: audit,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		rows, err := sampleWords(v, env)
+		return Work{Rows: len(rows), Draws: v.Int("draws")}, err
+	}}

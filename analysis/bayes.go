@@ -200,3 +200,9 @@ func seenOnce(prior []float64, ds []distribution, m int) float64 {
 func biasNote(share float64) string {
 	return fmt.Sprintf("f_M sampled: %.3g of the recovery rests on outputs a single draw gave, of which the plug-in posterior is certain; the plug-in E_M is biased low where outputs are diffuse, which its interval leaves out; E_M held-out (each draw scored by a posterior built without it) is much less biased but no bound; where the two differ, draw more", share)
 }
+
+// bayesKind registers the bayes-adversary analysis (kind).
+var bayesKind = kind{name: "bayes-adversary", run: bayes,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		return Work{Rows: len(topRows(env, v.Int("top"))), Draws: v.Int("samples")}, nil
+	}}

@@ -61,3 +61,10 @@ func plausible(rows []int, ds []distribution, m int, exact bool) (nw, sw []float
 	}
 	return nw, sw
 }
+
+// deniabilityKind registers the plausible-deniability analysis (kind).
+var deniabilityKind = kind{name: "plausible-deniability", run: deniability,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		rows, err := sampleWords(v, env)
+		return Work{Rows: len(rows), Draws: v.Int("draws")}, err
+	}}

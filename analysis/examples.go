@@ -48,3 +48,10 @@ func examples(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, er
 	a.Add("unchanged %", 100*float64(unchanged)/float64(m*len(rows)))
 	return a, nil
 }
+
+// examplesKind registers the examples analysis (kind).
+var examplesKind = kind{name: "examples", run: examples,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		rows, err := rowsOf(v.Strings("list"), env)
+		return Work{Rows: len(rows), Draws: v.Int("draws")}, err
+	}}

@@ -109,3 +109,9 @@ func mapping(ctx context.Context, _ spec.Values, env Env) (metrics.Analysis, err
 	a.Add("set-mates' score", scoreSum/tokens)
 	return a, nil
 }
+
+// mappingKind registers the mapping analysis (kind).
+var mappingKind = kind{name: "mapping", run: mapping,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		return Work{Rows: len(datasetRows(env)), Draws: 1}, nil
+	}}

@@ -80,3 +80,9 @@ func neighbourRows(v spec.Values, env Env) []int {
 	}
 	return sample(pool, v.Int("words"), env.Seed)
 }
+
+// neighboursKind registers the neighbours analysis (kind).
+var neighboursKind = kind{name: "neighbours", run: neighbours,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		return Work{Rows: len(neighbourRows(v, env)), Draws: 1}, nil
+	}}

@@ -486,3 +486,10 @@ func simulateVotes(ctx context.Context, p0 float64, others []float64, seed uint6
 	}
 	return wins
 }
+
+// queryAttackKind registers the query-attack analysis (kind).
+var queryAttackKind = kind{name: "query-attack", run: queryAttack,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		rows, err := rowsOf(v.Strings("list"), env)
+		return Work{Rows: len(rows), Draws: v.Int("samples"), Varies: "the vote's cost grows with the queries N each word needs, which its own probability at the cell's ε sets"}, err
+	}}

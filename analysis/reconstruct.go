@@ -363,3 +363,9 @@ func trainTagger(ctx context.Context, v spec.Values, env Env, trainIDs, trainTag
 	}
 	return pred, nil
 }
+
+// reconstructionKind registers the reconstruction analysis (kind).
+var reconstructionKind = kind{name: "reconstruction", run: reconstruct,
+	plan: func(v spec.Values, env Env) (Work, error) {
+		return Work{Rows: v.Int("sentences") + v.Int("test"), Draws: 1}, nil
+	}}
