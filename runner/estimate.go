@@ -473,31 +473,16 @@ func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, s
 		}
 		v := s.c.StageParams(i)
 		probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
-		baseline := map[uint64]string{}
-		groups := map[string][]CellStatus{}
-		var order []string
-		for _, cs := range sum.Cells {
-			switch {
-			case cs.Cell.Analysis == "" && cs.Cell.Mode == "none":
-				baseline[cs.Cell.Seed] = cs.Key
-			case cs.Cell.Analysis == s.c.Analysis.Kind && cs.Cell.Mechanism != "":
-				g := cs.Cell.Setting() + " seed=" + strconv.FormatUint(cs.Cell.Seed, 10)
-				if _, ok := groups[g]; !ok {
-					order = append(order, g)
-				}
-				groups[g] = append(groups[g], cs)
-			}
-		}
-		for _, g := range order {
-			cells := groups[g]
+		byGroup := groupBySettingSeed(sum.Cells, func(cs CellStatus) experiments.Cell { return cs.Cell }, s.c.Analysis.Kind)
+		for _, cells := range byGroup.groups {
 			cell := cells[0].Cell
 			keys := keysOf(cells)
 			if st.Kind == "matched-privacy" {
-				b, ok := baseline[cell.Seed]
+				b, ok := byGroup.baseline[cell.Seed]
 				if !ok {
 					continue
 				}
-				keys = append(keys, b)
+				keys = append(keys, b.Key)
 			}
 			stage := cell
 			stage.Analysis, stage.Epsilon = st.Kind, 0

@@ -317,22 +317,9 @@ func selectJobs(c *experiments.Config, i int, recs []results.Record) []stageJob 
 // the examples there (Feyisetan et al. 2020, Table 1).
 func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Record) []stageJob {
 	v := c.StageParams(i)
-	groups := map[string][]results.Record{}
-	var order []string
-	for _, r := range cells {
-		if r.Cell.Analysis != "examples" {
-			continue
-		}
-		g := r.Cell.Setting() + " seed=" + strconv.FormatUint(r.Cell.Seed, 10)
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], r)
-	}
 	words := c.AnalysisParams().Strings("list")
 	var jobs []stageJob
-	for _, g := range order {
-		inputs := groups[g]
+	for _, inputs := range groupBySettingSeed(cells, recordCell, "examples").groups {
 		cell := inputs[0].Cell
 		cell.Analysis, cell.Epsilon = "epsilon-search", 0
 		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {
@@ -400,29 +387,15 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 	c, cells := in.c, in.cells
 	v := c.StageParams(in.i)
 	target, mode := v.Float("target"), v.String("apply")
-	baseline := map[uint64]results.Record{}
-	groups := map[string][]results.Record{}
-	var order []string
-	for _, r := range cells {
-		switch {
-		case r.Cell.Analysis == "" && r.Cell.Mode == "none":
-			baseline[r.Cell.Seed] = r
-		case r.Cell.Analysis == "reconstruction":
-			g := r.Cell.Setting() + " seed=" + strconv.FormatUint(r.Cell.Seed, 10)
-			if _, ok := groups[g]; !ok {
-				order = append(order, g)
-			}
-			groups[g] = append(groups[g], r)
-		}
-	}
+	byGroup := groupBySettingSeed(cells, recordCell, "reconstruction")
 	var jobs []stageJob
-	for _, g := range order {
-		cell := groups[g][0].Cell
-		b, ok := baseline[cell.Seed]
+	for _, group := range byGroup.groups {
+		cell := group[0].Cell
+		b, ok := byGroup.baseline[cell.Seed]
 		if !ok {
 			continue
 		}
-		inputs := append(slices.Clone(groups[g]), b)
+		inputs := append(slices.Clone(group), b)
 		cell.Analysis, cell.Epsilon = "matched-privacy", 0
 		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {
 			var a metrics.Analysis
@@ -531,3 +504,36 @@ func doubling(eps []float64) bool {
 	}
 	return true
 }
+
+// settingSeedGroups groups the items whose cell is of the named analysis
+// by mechanism setting and seed, in the order first seen — the unit of a
+// searching stage's results, of its price and of its jobs alike — and
+// keeps each seed's baseline (the utility cell of mode none).
+type settingSeedGroups[T any] struct {
+	groups   [][]T
+	baseline map[uint64]T
+}
+
+func groupBySettingSeed[T any](items []T, cellOf func(T) experiments.Cell, analysis string) settingSeedGroups[T] {
+	out := settingSeedGroups[T]{baseline: map[uint64]T{}}
+	at := map[string]int{}
+	for _, it := range items {
+		cell := cellOf(it)
+		switch {
+		case cell.Analysis == "" && cell.Mode == "none":
+			out.baseline[cell.Seed] = it
+		case cell.Analysis == analysis && cell.Mechanism != "":
+			g := cell.Setting() + " seed=" + strconv.FormatUint(cell.Seed, 10)
+			i, ok := at[g]
+			if !ok {
+				i = len(out.groups)
+				at[g] = i
+				out.groups = append(out.groups, nil)
+			}
+			out.groups[i] = append(out.groups[i], it)
+		}
+	}
+	return out
+}
+
+func recordCell(r results.Record) experiments.Cell { return r.Cell }
