@@ -279,21 +279,32 @@ func execute(ctx context.Context, s *Session, store *results.Store, prov results
 			return err
 		}
 		cs := &sum.Cells[i]
-		rec := s.run(ctx, cs.Key, cs.Cell, prov, inner)
-		if errors.Is(ctx.Err(), context.Canceled) {
-			return ctx.Err() // an interrupted cell is not recorded: the next run redoes it
-		}
-		if err := store.Put(rec); err != nil {
+		if _, err := s.record(ctx, store, cs.Key, cs.Cell, prov, inner); err != nil {
 			return err
-		}
-		s.noteRates(rec)
-		s.logf("%s: %s", cs.Cell, outcome(rec))
-		for _, f := range rec.Flags {
-			s.logf("  warning: %s", f)
 		}
 		bar.Add(1)
 	}
 	return nil
+}
+
+// record runs one cell and records its result — the one place a cell's
+// record is written, whoever asked for the cell (the sweep, or a stage
+// that decided on it) — then notes its rates and logs its outcome. A cell
+// interrupted by ctx is not recorded: the next run redoes it.
+func (s *Session) record(ctx context.Context, store *results.Store, key string, cell experiments.Cell, prov results.Provenance, progress io.Writer) (results.Record, error) {
+	rec := s.run(ctx, key, cell, prov, progress)
+	if err := ctx.Err(); err != nil {
+		return rec, err
+	}
+	if err := store.Put(rec); err != nil {
+		return rec, err
+	}
+	s.noteRates(rec)
+	s.logf("%s: %s", cell, outcome(rec))
+	for _, f := range rec.Flags {
+		s.logf("  warning: %s", f)
+	}
+	return rec, nil
 }
 
 // collect sets the final status of every cell this run was to run from

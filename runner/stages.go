@@ -474,15 +474,9 @@ func (s *Session) runRecorded(ctx context.Context, in stageInputs, cell experime
 	cs := CellStatus{Key: key, Cell: cell, Status: "cached", Stage: in.c.Stages[in.i].Kind}
 	defer func() { in.ran.Cells = append(in.ran.Cells, cs) }()
 	if !ok || rec.Status != "ok" {
-		rec = s.run(ctx, key, cell, in.prov, s.progress)
-		if ctx.Err() != nil {
-			return rec, ctx.Err()
-		}
-		if err := store.Put(rec); err != nil {
+		if rec, err = s.record(ctx, store, key, cell, in.prov, s.progress); err != nil {
 			return rec, err
 		}
-		s.noteRates(rec)
-		s.logf("%s: %s", cell, outcome(rec))
 		cs.Status, cs.Error = rundir.StatusOf(rec, true)
 		if rec.Status == "ok" && rec.Model != "" && !rec.Provenance.ModelReused {
 			in.ran.Trained++
