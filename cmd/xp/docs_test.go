@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func docCommands(t *testing.T, path string) []docCommand {
 			}
 			for _, m := range inlineXP.FindAllStringSubmatch(line, -1) {
 				if f := shellFields(m[1]); len(f) > 0 {
-					out = append(out, docCommand{where: path + ":" + itoa(i+1), args: f, inline: true})
+					out = append(out, docCommand{where: path + ":" + strconv.Itoa(i+1), args: f, inline: true})
 				}
 			}
 			continue
@@ -70,7 +71,7 @@ func docCommands(t *testing.T, path string) []docCommand {
 			}
 		}
 		fields := shellFields(trimmed)
-		where := path + ":" + itoa(start)
+		where := path + ":" + strconv.Itoa(start)
 		switch {
 		case len(fields) > 1 && (fields[0] == "bin/xp" || fields[0] == "xp"):
 			out = append(out, docCommand{where: where, args: fields[1:]})

@@ -174,7 +174,7 @@ func TestRunSurvivesKill9(t *testing.T) {
 			reused++
 		}
 	}
-	if want := "reused from"; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "7 cells: "+itoa(reused)+" reused") {
+	if want := "reused from"; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "7 cells: "+strconv.Itoa(reused)+" reused") {
 		t.Errorf("resumed run's summary (want %d reused):\n%s", reused, stdout.String())
 	}
 }
@@ -332,8 +332,6 @@ func keys(m map[string][]byte) []string {
 	}
 	return k
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestShardsShareAFolder runs three `xp run --shard i/3` processes at once
 // on one output folder and one cache, kills one with SIGKILL mid-sweep,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,7 @@ func TestSlurm(t *testing.T) {
 		t.Fatalf("after the array: %d ok, %d failed, %d missing\n%s", st.Ok, st.Failed, st.Missing, taskLogs(out))
 	}
 	for i := 0; i < 6; i++ {
-		if logs, _ := filepath.Glob(filepath.Join(slurm.Dir(out), "logs", "shard-"+itoa(i)+"-job*.out")); len(logs) != 1 {
+		if logs, _ := filepath.Glob(filepath.Join(slurm.Dir(out), "logs", "shard-"+strconv.Itoa(i)+"-job*.out")); len(logs) != 1 {
 			t.Errorf("shard %d: logs %v", i, logs)
 		}
 	}

@@ -40,7 +40,7 @@ func gzipped(b []byte) []byte {
 func word2vecBinary(words []string, vecs [][]float32) []byte {
 	var b bytes.Buffer
 	b.WriteString("3 2\n"[:0])
-	b.WriteString(itoa(len(words)) + " " + itoa(len(vecs[0])) + "\n")
+	b.WriteString(strconv.Itoa(len(words)) + " " + strconv.Itoa(len(vecs[0])) + "\n")
 	for i, w := range words {
 		b.WriteString(w + " ")
 		for _, f := range vecs[i] {
@@ -50,8 +50,6 @@ func word2vecBinary(words []string, vecs [][]float32) []byte {
 	}
 	return b.Bytes()
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestFormats(t *testing.T) {
 	dir := t.TempDir()
@@ -132,7 +130,7 @@ func TestRules(t *testing.T) {
 var shortFirstRow = func() string {
 	var b strings.Builder
 	for i := 0; i <= 40; i++ {
-		b.WriteString("w" + itoa(i))
+		b.WriteString("w" + strconv.Itoa(i))
 		n := 300
 		if i == 0 {
 			n = 299
@@ -195,7 +193,7 @@ func TestCache(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("1000 4\n")
 	for i := 0; i < 1000; i++ {
-		b.WriteString("w" + strings.Repeat("x", i%7) + itoa(i) + string(rune('a'+i/26%26)) + string(rune('a'+i%26)))
+		b.WriteString("w" + strings.Repeat("x", i%7) + strconv.Itoa(i) + string(rune('a'+i/26%26)) + string(rune('a'+i%26)))
 		b.WriteString(" 0.25 -1.5 3 1e-7\n")
 	}
 	p := writeFile(t, dir, "c.vec", []byte(b.String()))
@@ -272,7 +270,7 @@ func TestLyingHeader(t *testing.T) {
 	var text bytes.Buffer
 	text.WriteString("80000000 50\n")
 	for i := range 4000 {
-		text.WriteString("w" + strings.Repeat("x", i%7) + itoa(i))
+		text.WriteString("w" + strings.Repeat("x", i%7) + strconv.Itoa(i))
 		for range 50 {
 			text.WriteString(" 0.1")
 		}
@@ -285,7 +283,7 @@ func TestLyingHeader(t *testing.T) {
 	var bin bytes.Buffer
 	bin.WriteString("80000000 50\n")
 	for i := range 4000 {
-		bin.WriteString("w" + itoa(i) + " ")
+		bin.WriteString("w" + strconv.Itoa(i) + " ")
 		binary.Write(&bin, binary.LittleEndian, make([]float32, 50))
 	}
 	for _, f := range []struct {

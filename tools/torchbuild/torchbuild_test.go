@@ -119,7 +119,7 @@ func TestFailedFunctions(t *testing.T) {
 		"In file included from /x/torch_api.h:8,",
 		"                 from /b/check_gen_0.cpp:2:",
 		"/b/check_gen_0.cpp: In function 'tensor* atg_split(tensor, int64_t)':",
-		"/b/check_gen_0.cpp:" + itoa(newOp) + ":12: error: 'new_op' is not a member of 'torch'",
+		"/b/check_gen_0.cpp:" + strconv.Itoa(newOp) + ":12: error: 'new_op' is not a member of 'torch'",
 	}, "\n")
 	failed, err := failedFunctions(diag, "check_gen_0.cpp", c, starts)
 	if err != nil {
@@ -138,8 +138,6 @@ func TestFailedFunctions(t *testing.T) {
 		t.Errorf("render with a stub:\n%s", stubbed)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestApplyEdits(t *testing.T) {
 	src := "a := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))\nb := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))\n"
