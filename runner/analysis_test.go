@@ -852,17 +852,25 @@ stages:
 	}
 }
 
-// TestEveryStageRun: each stage spec describes has its planner here, and
-// nothing is planned that spec does not describe.
+// TestEveryStageRun: each stage spec describes has one kind here, with
+// its jobs, and nothing is registered that spec does not describe; a kind
+// that prices its results has both its work and its price.
 func TestEveryStageRun(t *testing.T) {
 	names := spec.Names(spec.Stage)
+	seen := map[string]bool{}
+	for _, k := range stageKinds {
+		if seen[k.name] || k.jobs == nil || !slices.Contains(names, k.name) {
+			t.Errorf("stage %s: registered twice, without jobs, or not described by spec", k.name)
+		}
+		if (k.work == nil) != (k.price == nil) {
+			t.Errorf("stage %s: work without a price or a price without work", k.name)
+		}
+		seen[k.name] = true
+	}
 	for _, n := range names {
-		if stageJobs[n] == nil {
+		if !seen[n] {
 			t.Errorf("spec describes stage %s; the runner does not run it", n)
 		}
-	}
-	if len(stageJobs) != len(names) {
-		t.Errorf("%d stage planners for %d descriptors", len(stageJobs), len(names))
 	}
 }
 

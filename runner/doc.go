@@ -6,7 +6,8 @@
 // evaluation (cell.go, model.go) —, deciding which cells are already
 // recorded (plan.go) and running the rest in this process or in shards
 // over a shared folder (run.go, launch.go), the stages that combine the
-// cells' records (stages.go), recording each cell atomically, and writing
+// cells' records (stages.go, one file per kind of stage: its jobs and its
+// price), recording each cell atomically, and writing
 // the run's manifest, tables and plots (outputs.go). A dry run prices the
 // work from the rates earlier runs recorded, measuring those it lacks
 // on small samples (estimate.go, calibrate.go). A run holds its folder's

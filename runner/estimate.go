@@ -468,16 +468,15 @@ func searchProbes(lo, hi float64, max int) int {
 // grouped by mechanism setting and seed as the stages group.
 func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, seen map[string]bool, threads int, rates map[string]rate, price pricer) {
 	for i, st := range s.c.Stages {
-		if st.Kind != "epsilon-search" && st.Kind != "matched-privacy" {
+		kind, ok := stageKindOf(st.Kind)
+		if !ok || kind.work == nil {
 			continue
 		}
-		v := s.c.StageParams(i)
-		probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
 		byGroup := groupBySettingSeed(sum.Cells, func(cs CellStatus) experiments.Cell { return cs.Cell }, s.c.Analysis.Kind)
 		for _, cells := range byGroup.groups {
 			cell := cells[0].Cell
 			keys := keysOf(cells)
-			if st.Kind == "matched-privacy" {
+			if kind.baseline {
 				b, ok := byGroup.baseline[cell.Seed]
 				if !ok {
 					continue
@@ -490,66 +489,45 @@ func (s *Session) priceStages(e *Estimate, store *results.Store, sum *Summary, s
 				continue
 			}
 			e.Stages++
-			priv, train := s.rateKeys(cell, threads)
 			key, units := s.stageWork(i, cell)
-			if st.Kind == "epsilon-search" {
+			if kind.lookups {
 				e.StageLookups += units
 			}
 			if r, ok := rates[key]; ok && r.PerSec > 0 {
 				e.Seconds += float64(units) / r.PerSec // measured by an earlier result of this stage
 				continue
 			}
-			switch st.Kind {
-			case "epsilon-search":
-				if !mech.Exact(cell.Mechanism) { // exact N_w: a distribution per word, no draws
-					price(priv, units, s.sameSearch(cell, false)...)
-				}
-			case "matched-privacy":
-				// The probes privatize the attack's texts; then the attack
-				// and the utility cell at the ε found.
-				ap := s.c.AnalysisParams()
-				n := probes * s.attackTokens(cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
-				e.StageLookups += n
-				price(priv, n, s.sameSearch(cell, false)...)
-				at := cell
-				at.Epsilon = cells[len(cells)-1].Cell.Epsilon
-				s.priceAnalysis(e, at, rates, price)
-				u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: math.Pi, Mode: v.String("apply"), Seed: cell.Seed} // an ε no cell has: nothing cached
-				for _, split := range Splits {
-					if u.Privatizes(role(split)) {
-						n := s.in.splits[split].tokens()
-						e.Privatizations++
-						e.Tokens += n
-						price(priv, n, s.sameSearch(cell, false)...)
-					}
-				}
-				if u.Privatizes("train") {
-					s.priceTraining(e, u, train, seen, price)
-				}
-			}
+			priv, train := s.rateKeys(cell, threads)
+			kind.price(s, e, stagePrice{i: i, cell: cell, cells: cells, units: units, priv: priv, train: train, seen: seen, rates: rates, price: price})
 		}
 	}
 }
 
+// stagePrice is what a stage kind's price reads of one result: the
+// stage's index, the group's first cell and all its cells, the result's
+// work, the rate keys of the cell's privatization and training, and the
+// estimate's state and pricer.
+type stagePrice struct {
+	i           int
+	cell        experiments.Cell
+	cells       []CellStatus
+	units       int64
+	priv, train string
+	seen        map[string]bool
+	rates       map[string]rate
+	price       pricer
+}
+
 // stageWork is what one result of stage i for cell's mechanism setting
-// costs, in the units its rate is measured in, and the rate's name: for
-// epsilon-search the draws its probes make (targets × words × (probes ×
-// draws + the examples' draws), probes estimated by searchProbes), for
-// matched-privacy one result (its attack and utility cell dominate). A
-// finished result records the rate (runStages), so the next estimate of
-// the same stage prices what it measured.
+// costs, in the units its rate is measured in (the kind's work), and the
+// rate's name. A finished result records the rate (runStages), so the
+// next estimate of the same stage prices what it measured.
 func (s *Session) stageWork(i int, cell experiments.Cell) (key string, units int64) {
-	v := s.c.StageParams(i)
-	key = "stage " + s.c.Stages[i].Kind + " " + cell.Mechanism + s.searchShape()
-	switch s.c.Stages[i].Kind {
-	case "epsilon-search":
-		probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
-		words := int64(len(s.c.AnalysisParams().Strings("list")))
-		return key, int64(len(v.Floats("targets"))) * words * (probes*int64(v.Int("draws")) + int64(s.c.AnalysisParams().Int("draws")))
-	case "matched-privacy":
-		return key, 1
+	kind, ok := stageKindOf(s.c.Stages[i].Kind)
+	if !ok || kind.work == nil {
+		return "", 0
 	}
-	return "", 0
+	return "stage " + kind.name + " " + cell.Mechanism + s.searchShape(), kind.work(s, i, cell)
 }
 
 // attackTokens is the tokens of n of the analysis's texts, each cut to

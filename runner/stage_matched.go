@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/xp-nlp/xp/analysis"
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/metrics"
+)
+
+// matchedStage: the mechanisms compared at matched privacy (stageKind).
+// A result's rate is per result (its attack and utility cell dominate);
+// unmeasured, its probes privatize the attack's texts, then the attack
+// and the utility cell at the ε found are priced as cells.
+var matchedStage = stageKind{name: "matched-privacy", baseline: true,
+	jobs:  func(s *Session, in stageInputs) []stageJob { return s.matchedJobs(in) },
+	work:  func(*Session, int, experiments.Cell) int64 { return 1 },
+	price: priceMatched}
+
+// priceMatched prices one matched-privacy result no earlier one measured.
+func priceMatched(s *Session, e *Estimate, g stagePrice) {
+	v := s.c.StageParams(g.i)
+	probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
+	ap := s.c.AnalysisParams()
+	n := probes * s.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
+	e.StageLookups += n
+	g.price(g.priv, n, s.sameSearch(g.cell, false)...)
+	at := g.cell
+	at.Epsilon = g.cells[len(g.cells)-1].Cell.Epsilon
+	s.priceAnalysis(e, at, g.rates, g.price)
+	u := experiments.Cell{Mechanism: g.cell.Mechanism, Params: g.cell.Params, Epsilon: math.Pi, Mode: v.String("apply"), Seed: g.cell.Seed} // an ε no cell has: nothing cached
+	for _, split := range Splits {
+		if u.Privatizes(role(split)) {
+			n := s.in.splits[split].tokens()
+			e.Privatizations++
+			e.Tokens += n
+			g.price(g.priv, n, s.sameSearch(g.cell, false)...)
+		}
+	}
+	if u.Privatizes("train") {
+		s.priceTraining(e, u, g.train, g.seen, g.price)
+	}
+}
+
+// matchedJobs compare the mechanisms at matched privacy: per mechanism
+// setting and seed of the reconstruction cells, the ε at which the
+// context-free attacker recovers the target share of tokens, and at that
+// ε the whole attack and the utility cell of the stage's apply mode,
+// beside the seed's baseline. The utility cell at the ε found is run and
+// recorded like any cell (under its own key, so a killed stage keeps it
+// and a rerun reuses it); it is not one of the run's planned cells.
+func (s *Session) matchedJobs(in stageInputs) []stageJob {
+	c, cells := in.c, in.cells
+	v := c.StageParams(in.i)
+	target, mode := v.Float("target"), v.String("apply")
+	byGroup := groupBySettingSeed(cells, recordCell, "reconstruction")
+	var jobs []stageJob
+	for _, group := range byGroup.groups {
+		cell := group[0].Cell
+		b, ok := byGroup.baseline[cell.Seed]
+		if !ok {
+			continue
+		}
+		inputs := append(slices.Clone(group), b)
+		cell.Analysis, cell.Epsilon = "matched-privacy", 0
+		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {
+			var a metrics.Analysis
+			at := func(eps float64) experiments.Cell {
+				x := cell
+				x.Analysis, x.Epsilon = "reconstruction", eps
+				return x
+			}
+			recovery := func(eps float64) (float64, error) {
+				env, _, err := s.analysisEnv(at(eps))
+				if err != nil {
+					return 0, err
+				}
+				pct, n, err := analysis.ContextFreeRecovery(ctx, c.Analysis.Params, env)
+				a.Lookups += n
+				s.logf("%s: ε %.4g: context-free recovery %.2f%% (target %g%%)", cell, eps, pct, target)
+				return pct, err
+			}
+			eps, got, trace, found, err := analysis.SearchEpsilon(ctx, target, v.Float("lo"), v.Float("hi"), v.Float("tolerance"), v.Int("probes"), recovery)
+			if err != nil {
+				return a, err
+			}
+			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected) for the context-free attacker's recovery %g%% (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
+			if !found {
+				a.Notes = append(a.Notes, fmt.Sprintf("target recovery %g%% not reached within tolerance in [%g, %g] after %d probes: closest %.4g%% at ε %.4g (the results below are at that ε)", target, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
+				a.Flag(fmt.Sprintf("target not reached (%.3g%% at ε %.4g)", got, eps))
+			}
+			if eps == v.Float("lo") || eps == v.Float("hi") {
+				a.Flag(fmt.Sprintf("stopped at the range's end (ε %g)", eps))
+			}
+			env, _, err := s.analysisEnv(at(eps))
+			if err != nil {
+				return a, err
+			}
+			attack, err := analysis.Run(ctx, "reconstruction", c.Analysis.Params, env)
+			if err != nil {
+				return a, err
+			}
+			a.Lookups += attack.Lookups
+			a.Add("ε", eps)
+			a.Add("probes", float64(len(trace)))
+			for _, st := range []string{"context-free recovery %", "recovery %", "context-free recovery % rare", "recovery % rare", "unchanged %", "tokens"} {
+				a.Add(st, attack.Stat(st))
+			}
+			for _, f := range attack.Flags {
+				a.Flag(f)
+			}
+			u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: eps, Mode: mode, Seed: cell.Seed}
+			rec, err := s.runRecorded(ctx, in, u)
+			if err != nil {
+				return a, err
+			}
+			base := inputs[len(inputs)-1].Test.Accuracy
+			a.Add("accuracy", rec.Test.Accuracy)
+			a.Add("baseline accuracy", base)
+			a.Add("Δ accuracy", rec.Test.Accuracy-base)
+			a.Notes = append(a.Notes, fmt.Sprintf("seed %d: ε %.4g; utility cell %s (key %.12s)", cell.Seed, eps, u, rec.Key))
+			return a, nil
+		}})
+	}
+	return jobs
+}
