@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sugarme/gotch"
+
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
@@ -36,6 +38,18 @@ type Env struct {
 	// their own cells find them.
 	Shared   []Sharer
 	Progress io.Writer
+	// Device is where an analysis that trains a model (the
+	// reconstruction attacker) trains it: the config's; the zero value
+	// is the CPU.
+	Device gotch.Device
+}
+
+// device is the device a model of the analysis trains on.
+func (e Env) device() gotch.Device {
+	if e.Device.Name == "" {
+		return gotch.CPU
+	}
+	return e.Device
 }
 
 // Sharer is a mechanism setting that draws another's noise, and the memo

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/sugarme/gotch"
-
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/internal/rng"
 	"github.com/xp-nlp/xp/metrics"
@@ -310,7 +308,7 @@ func trainTagger(ctx context.Context, v spec.Values, env Env, trainIDs, trainTag
 	var pred [][]int64
 	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(int64(rng.SplitMix64(env.Seed ^ 0x746167676572))) // "tagger"
-		m, err := models.NewTagger(cfg, gotch.CPU)
+		m, err := models.NewTagger(cfg, env.device())
 		if err != nil {
 			return err
 		}
@@ -326,7 +324,7 @@ func trainTagger(ctx context.Context, v spec.Values, env Env, trainIDs, trainTag
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				b, err := models.NewTagBatch(trainIDs, trainTags, order[lo:min(len(order), lo+batch)], 0, 0, gotch.CPU)
+				b, err := models.NewTagBatch(trainIDs, trainTags, order[lo:min(len(order), lo+batch)], 0, 0, env.device())
 				if err != nil {
 					return err
 				}
@@ -343,7 +341,7 @@ func trainTagger(ctx context.Context, v spec.Values, env Env, trainIDs, trainTag
 			for i := lo; i < min(len(testIDs), lo+256); i++ {
 				idx = append(idx, i)
 			}
-			b, err := models.NewTagBatch(testIDs, nil, idx, 0, 0, gotch.CPU)
+			b, err := models.NewTagBatch(testIDs, nil, idx, 0, 0, env.device())
 			if err != nil {
 				return err
 			}

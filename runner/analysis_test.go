@@ -800,6 +800,13 @@ stages:
 			t.Errorf("%s: accuracy %v, baseline %v, Δ %v; utility cell %v, baseline cell %v", st.Cell, a.Stat("accuracy"), a.Stat("baseline accuracy"), a.Stat("Δ accuracy"), ur.Test.Accuracy, base)
 		}
 	}
+	// The attack's tagger trains on the config's device (it was fixed to
+	// the CPU whatever the config said).
+	attack := sum.Stages[0].Cell
+	attack.Analysis, attack.Epsilon = "reconstruction", 1
+	if env, _, err := s.analysisEnv(attack); err != nil || env.Device != s.dev {
+		t.Errorf("the analyses' device %v (%v), the session's %v", env.Device, err, s.dev)
+	}
 	// The stage's utility cells are the run's: listed in its summary, in
 	// cells.csv, counted among the models trained (the baseline's and
 	// three), never stale records to prune.

@@ -127,7 +127,7 @@ func (s *Session) analysisEnv(cell experiments.Cell) (env analysis.Env, built fl
 	}
 	in := s.in.view(cell)
 	env = analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels, Texts: in.splits["train"].Docs,
-		Source: mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell)}}
+		Source: mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell)}, Device: s.dev}
 	if cell.Mechanism != "" {
 		if env.Mech, built, err = s.mechanism(cell, nil); err != nil {
 			return analysis.Env{}, 0, err
