@@ -2,8 +2,10 @@
 // folders: the page (HTML, one self-contained file: xp report), the
 // reproduction documents regenerated from the paper runs' records
 // (PaperDocs: docs/reproduction.md's generated blocks and
-// docs/reproduction.html), and a run's tables as Markdown — all rendered
-// from the same tables and figures (results.Grid, results.Figure).
+// docs/reproduction.html), a run's figures (Plot, PlotAnalysis: PNG, SVG
+// and PDF files; Figure.SVG inline on the page) and its tables as
+// Markdown — all rendered from results' tables (results.Row,
+// results.StatRow, results.Grid).
 //
 // The page works offline, opened from disk or mailed: styles, the small
 // script that sorts tables and every figure are inline (figures as SVG),

@@ -202,7 +202,7 @@ func runView(id string, r *Run, opt Options) (run, error) {
 	for i, g := range results.AnalysisGrids(r.Stats) {
 		v.Analyses = append(v.Analyses, gridHTML(fmt.Sprintf("%s-analysis%d", id, i+1), g))
 	}
-	afigs, err := results.AnalysisFigures(c.Name, r.Stats)
+	afigs, err := AnalysisFigures(c.Name, r.Stats)
 	if err != nil {
 		return v, err
 	}
@@ -214,7 +214,7 @@ func runView(id string, r *Run, opt Options) (run, error) {
 		v.AnalysisFigures = append(v.AnalysisFigures, fv)
 	}
 	v.Examples = results.AnalysisExamples(r.Stats)
-	v.Undrawn = results.Undrawn(r.Stats)
+	v.Undrawn = Undrawn(r.Stats)
 	for _, cs := range append(slices.Clone(st.Cells), st.Stages...) {
 		if cs.Status == "ok" || cs.Status == "" {
 			continue
@@ -245,18 +245,18 @@ func utilityFigures(title string, rows []results.Row) ([]figure, error) {
 	}
 	// The default figures are accuracy and privacy; macro-F1 goes between
 	// them (the switch shows one metric in one place).
-	figs, err := results.UtilityFigures(title, rows, results.PlotOptions{})
+	figs, err := UtilityFigures(title, rows, PlotOptions{})
 	if err != nil {
 		return nil, err
 	}
-	f1, err := results.UtilityFigures(title, rows, results.PlotOptions{Metric: "macro-f1"})
+	f1, err := UtilityFigures(title, rows, PlotOptions{Metric: "macro-f1"})
 	if err != nil {
 		return nil, err
 	}
 	figs = slices.Insert(figs, 1, f1...)
-	for _, x := range results.FrontierAxes(rows) {
-		for _, m := range results.PlotMetrics {
-			more, err := results.UtilityFigures(title, rows, results.PlotOptions{Metric: m, X: x})
+	for _, x := range FrontierAxes(rows) {
+		for _, m := range PlotMetrics {
+			more, err := UtilityFigures(title, rows, PlotOptions{Metric: m, X: x})
 			if err != nil {
 				return nil, err
 			}
@@ -292,7 +292,7 @@ func captionOf(name string) string {
 	return metric + " against " + x + ": the privacy–utility frontier, comparable across privacy notions"
 }
 
-func figureView(f results.Figure, caption, metric string) (figure, error) {
+func figureView(f Figure, caption, metric string) (figure, error) {
 	svg, err := f.SVG(caption)
 	if err != nil {
 		return figure{}, err

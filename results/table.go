@@ -225,7 +225,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			return 1
 		}
 		return cmp.Or(cmp.Compare(base(a), base(b)), cmp.Compare(a.order, b.order), strings.Compare(a.Setting, b.Setting),
-			cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
+			cmp.Compare(ModeRank(a.Mode), ModeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
 }
@@ -308,7 +308,8 @@ func privacyOf(r Record) cellPrivacy {
 	return p
 }
 
-func modeRank(m string) int { return slices.Index([]string{"none", "train", "test", "both"}, m) }
+// ModeRank orders where a mechanism applies: none, train, test, both.
+func ModeRank(m string) int { return slices.Index([]string{"none", "train", "test", "both"}, m) }
 
 // MeanCI is the mean of x, its sample standard deviation and the
 // half-width of the mean's 95% Student-t interval (NaN below two values):
@@ -639,7 +640,7 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		return len(opt.Order)
 	}
 	slices.SortStableFunc(mine, func(a, b Record) int {
-		return cmp.Or(cmp.Compare(order(a), order(b)), strings.Compare(a.Cell.Setting(), b.Cell.Setting()), cmp.Compare(modeRank(a.Cell.Mode), modeRank(b.Cell.Mode)),
+		return cmp.Or(cmp.Compare(order(a), order(b)), strings.Compare(a.Cell.Setting(), b.Cell.Setting()), cmp.Compare(ModeRank(a.Cell.Mode), ModeRank(b.Cell.Mode)),
 			cmp.Compare(a.Cell.Epsilon, b.Cell.Epsilon), cmp.Compare(a.Cell.Seed, b.Cell.Seed))
 	})
 	names := slices.Sorted(maps.Keys(params))

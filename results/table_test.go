@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot"
-
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
@@ -87,29 +85,6 @@ func TestTable(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,n_w,s_w,recovery,chance,test_n,test_set_lo95,test_set_hi95,mcnemar_p,mcnemar_discordant,flags") {
 		t.Errorf("csv:\n%s", csv.String())
-	}
-	dir := t.TempDir()
-	paths, err := Plot(dir, "t", rows, PlotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range paths {
-		if st, err := os.Stat(p); err != nil || st.Size() < 1000 {
-			t.Errorf("plot %s: %v", p, err)
-		}
-	}
-	var names []string
-	for _, p := range paths {
-		names = append(names, filepath.Base(p))
-	}
-	if strings.Join(names, " ") != "accuracy.png accuracy.svg accuracy.pdf privacy.png privacy.svg privacy.pdf" {
-		t.Errorf("plots %v", names)
-	}
-	// A plot that cannot be written is an error, not a silent success.
-	blocked := t.TempDir()
-	os.WriteFile(filepath.Join(blocked, "plots"), nil, 0o666)
-	if _, err := Plot(blocked, "t", rows, PlotOptions{}); err == nil {
-		t.Error("writing plots where a file blocks the folder succeeded")
 	}
 }
 
@@ -253,23 +228,6 @@ func TestTableThreshold(t *testing.T) {
 	}
 }
 
-// TestPlotAllFailed: rows whose every seed failed are not drawn (gonum's
-// log axis panicked on an empty ε range before).
-func TestPlotAllFailed(t *testing.T) {
-	rows := []Row{
-		{Setting: "none", Mode: "none", Seeds: 1, Accuracy: 0.8},
-		{Setting: "laplace", Mode: "test", Epsilon: 1, Failed: 2},
-		{Setting: "laplace", Mode: "test", Epsilon: 100, Failed: 2},
-	}
-	if _, err := Plot(t.TempDir(), "t", rows, PlotOptions{}); err == nil {
-		t.Error("a plot without any privatized result: no error")
-	}
-	rows = append(rows, Row{Setting: "laplace", Mode: "train", Epsilon: 1, Seeds: 1, Accuracy: 0.5}, Row{Setting: "laplace", Mode: "train", Epsilon: 50, Seeds: 1, Accuracy: 0.7})
-	if paths, err := Plot(t.TempDir(), "t", rows, PlotOptions{}); err != nil || len(paths) != 6 {
-		t.Errorf("plot: %v %v", paths, err)
-	}
-}
-
 // TestAnalysisMarkdown: one table per analysis (no column of another's
 // statistics), neighbours pivoted to k × percentile, ε "—" where none.
 func TestAnalysisMarkdown(t *testing.T) {
@@ -285,10 +243,6 @@ func TestAnalysisMarkdown(t *testing.T) {
 	}
 	if strings.Contains(got, "d1 p5") {
 		t.Errorf("unpivoted neighbour columns in\n%s", got)
-	}
-	// xp plot names the analyses it draws nothing for (it was silent).
-	if u := Undrawn(append(rows, StatRow{Analysis: "examples", Seeds: 1})); !slices.Equal(u, []string{"select", "examples"}) {
-		t.Errorf("undrawn %v, want [select examples]", u)
 	}
 }
 
@@ -389,88 +343,6 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// TestPlotPanels: the panels of a figure share one y range, ε ticks sit
-// at the ε values run, settings of different privacy notions are marked
-// in the legend and the axis says so, and options choose the figure and
-// its files.
-func TestPlotPanels(t *testing.T) {
-	rows := []Row{
-		{Setting: "none", Mode: "none", Seeds: 3, Accuracy: 0.8, AccSD: 0.01},
-		{Setting: "laplace", Notion: spec.MetricDP, Mode: "train", Epsilon: 1, Seeds: 3, Accuracy: 0.5, AccSD: 0.02, Unchanged: 0.1},
-		{Setting: "laplace", Notion: spec.MetricDP, Mode: "train", Epsilon: 30, Seeds: 3, Accuracy: 0.6, AccSD: 0.02, Unchanged: 0.5},
-		{Setting: "santext", Notion: spec.SetDP, Mode: "test", Epsilon: 2, Seeds: 3, Accuracy: 0.7, AccSD: 0.02, Unchanged: 0.2},
-		{Setting: "santext", Notion: spec.SetDP, Mode: "test", Epsilon: 3, Seeds: 3, Accuracy: 0.75, AccSD: 0.02, Unchanged: 0.3},
-		{Setting: "laplace", Notion: spec.MetricDP, Mode: "test", Epsilon: 3, Seeds: 3, Accuracy: 0.79, AccSD: 0.02, Unchanged: 0.9},
-	}
-	opt, _ := PlotOptions{}.withDefaults()
-	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: quantityAt{0.8, 0.01, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
-	train, err := panel("t", "train", rows, acc, opt, new(marks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	test, err := panel("t", "test", rows, acc, opt, new(marks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if train.Y.Min == test.Y.Min && train.Y.Max == test.Y.Max {
-		t.Fatal("the panels' own ranges are equal: the test says nothing")
-	}
-	shareY([]*plot.Plot{train, test}, false)
-	if train.Y.Min != test.Y.Min || train.Y.Max != test.Y.Max || train.Y.Min > 0.48 || train.Y.Max < 0.81 {
-		t.Errorf("y ranges [%v, %v] and [%v, %v], want one covering 0.48–0.81", train.Y.Min, train.Y.Max, test.Y.Min, test.Y.Max)
-	}
-	var ticks []string
-	for _, tk := range train.X.Tick.Marker.Ticks(train.X.Min, train.X.Max) {
-		ticks = append(ticks, tk.Label)
-	}
-	if strings.Join(ticks, " ") != "1 30" || train.X.Scale == nil {
-		t.Errorf("train ticks %v (want the ε run: 1 30)", ticks)
-	}
-	if !strings.Contains(test.X.Label.Text, "not comparable") || strings.Contains(train.X.Label.Text, "not comparable") {
-		t.Errorf("axis labels: train %q, test %q", train.X.Label.Text, test.X.Label.Text)
-	}
-	dir := t.TempDir()
-	paths, err := Plot(dir, "t", rows, PlotOptions{Metric: "accuracy", X: "unchanged", Formats: []string{"pdf"}, Out: filepath.Join(dir, "fig")})
-	if err != nil || len(paths) != 1 || paths[0] != filepath.Join(dir, "fig", "accuracy-vs-unchanged.pdf") {
-		t.Fatalf("frontier: %v %v", paths, err)
-	}
-	if b, _ := os.ReadFile(paths[0]); !strings.HasPrefix(string(b), "%PDF") {
-		t.Error("not a PDF")
-	}
-	if _, err := Plot(dir, "t", rows, PlotOptions{Metric: "loss"}); err == nil {
-		t.Error("an unknown metric drew")
-	}
-	// Against the opt-in measures: refused where no cell has them, drawn
-	// with the measure's label where they do.
-	for i := range rows {
-		rows[i].Recovery = math.NaN()
-	}
-	if _, err := Plot(dir, "t", rows, PlotOptions{Metric: "accuracy", X: "recovery", Formats: []string{"pdf"}}); err == nil || !strings.Contains(err.Error(), "add privacy:") {
-		t.Errorf("a frontier against an unmeasured statistic: %v", err)
-	}
-	for i := 1; i < len(rows); i++ {
-		rows[i].Recovery = rows[i].Unchanged / 2
-	}
-	ropt, _ := PlotOptions{X: "recovery"}.withDefaults()
-	if rp, err := panel("t", "train", rows, acc, ropt, new(marks)); err != nil || !strings.Contains(rp.X.Label.Text, "token recovery") || rp.X.Max > 0.26 {
-		t.Errorf("recovery axis: %v, label %q, max %v", err, rp.X.Label.Text, rp.X.Max)
-	}
-	// Macro-F1 has no chance level (it drew one at 0, stretching the axis).
-	rows[0].MacroF1, rows[0].MacroF1SD = 0.79, 0.01
-	for i := 1; i < len(rows); i++ {
-		rows[i].MacroF1 = rows[i].Accuracy
-	}
-	f1opt, _ := PlotOptions{Metric: "macro-f1"}.withDefaults()
-	_, figs, err := figuresFor(rows, f1opt)
-	if err != nil || len(figs) != 1 || !math.IsNaN(figs[0].chance.mean) || figs[0].base.mean != 0.79 {
-		t.Fatalf("macro-F1 figure: %v %+v", err, figs)
-	}
-	f1panel, err := panel("t", "train", rows, figs[0], f1opt, new(marks))
-	if err != nil || f1panel.Y.Min < 0.4 {
-		t.Errorf("macro-F1 panel's y axis starts at %v: a reference at 0 was drawn (%v)", f1panel.Y.Min, err)
-	}
-}
-
 // TestSplice: generated blocks are replaced by their run's table, the
 // rest of the document is untouched, a failing block is kept and
 // reported.
@@ -511,18 +383,16 @@ func TestAnalysisTableOrder(t *testing.T) {
 	}
 }
 
-// TestHistograms: plausible deniability's per-word N_w and S_w, pooled
-// over seeds, are drawn as histograms (Feyisetan Fig. 2), one panel per ε
-// on one x range; the bins count every word, the largest in the last bin.
-func TestHistograms(t *testing.T) {
-	bins := histogramOf([]float64{0, 0.5, 5, 9.99, 10, 10}, 0, 10, 5)
-	var weights []float64
-	for _, b := range bins {
-		weights = append(weights, b.Weight)
+// TestSeriesPooled: an analysis's per-word series are pooled over seeds
+// (what the histograms of Feyisetan Fig. 2 draw).
+func TestSeriesPooled(t *testing.T) {
+	rows := AnalysisTable(histogramRecords(), nil)
+	if got := rows[1].Series["N_w"]; len(got) != 6 || got[5] != 50 {
+		t.Errorf("series pooled over seeds: %v", got)
 	}
-	if !slices.Equal(weights, []float64{2, 0, 1, 0, 3}) || bins[4].Max != 10 {
-		t.Errorf("bins %v", bins)
-	}
+}
+
+func histogramRecords() []Record {
 	var recs []Record
 	for _, eps := range []float64{1, 5} {
 		for seed := uint64(1); seed <= 2; seed++ {
@@ -531,20 +401,7 @@ func TestHistograms(t *testing.T) {
 			recs = append(recs, Record{Cell: experiments.Cell{Analysis: "plausible-deniability", Mechanism: "laplace", Epsilon: eps, Seed: seed}, Status: "ok", Analysis: a})
 		}
 	}
-	rows := AnalysisTable(recs, nil)
-	if got := rows[1].Series["N_w"]; len(got) != 6 || got[5] != 50 {
-		t.Errorf("series pooled over seeds: %v", got)
-	}
-	dir := t.TempDir()
-	paths, err := PlotAnalysis(dir, "t", rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"plausible-deniability-N_w-hist.pdf", "plausible-deniability-S_w-hist.png"} {
-		if !slices.Contains(paths, filepath.Join(dir, "plots", want)) {
-			t.Errorf("no %s in %v", want, paths)
-		}
-	}
+	return recs
 }
 
 // TestAnalysisTableInterval: a one-seed row keeps every interval its
@@ -625,32 +482,6 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 	if strings.Contains(md, "<script>") || strings.Contains(md, "<b>") {
 		t.Errorf("raw HTML in\n%s", md)
-	}
-}
-
-// TestDiffractorNotion: 1-Diffractor's ε (a distance along its line of
-// words) is its own notion, so a panel that sets it beside Laplace's on
-// one ε axis says the two are not comparable (both were metric-dp).
-func TestDiffractorNotion(t *testing.T) {
-	d, err := spec.Lookup(spec.Mechanism, "diffractor")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Notion == spec.MetricDP {
-		t.Fatalf("diffractor's notion is %s, Laplace's too", d.Notion)
-	}
-	rows := []Row{
-		{Setting: "laplace", Notion: spec.MetricDP, Mode: "test", Epsilon: 1, Seeds: 3, Accuracy: 0.5},
-		{Setting: "diffractor", Notion: d.Notion, Mode: "test", Epsilon: 1, Seeds: 3, Accuracy: 0.6},
-	}
-	opt, _ := PlotOptions{}.withDefaults()
-	acc := figure{ylabel: "accuracy", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: quantityAt{math.NaN(), 0, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
-	p, err := panel("t", "test", rows, acc, opt, new(marks))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(p.X.Label.Text, "not comparable") {
-		t.Errorf("Laplace beside 1-Diffractor: axis %q", p.X.Label.Text)
 	}
 }
 

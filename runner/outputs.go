@@ -17,6 +17,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -84,7 +85,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		if sum.Tables, err = results.WriteAnalysisTables(c.Output, rows); err != nil {
 			return fmt.Errorf("tables: %w", err)
 		}
-		if sum.Plots, err = results.PlotAnalysis(c.Output, c.Name, rows); err != nil {
+		if sum.Plots, err = report.PlotAnalysis(c.Output, c.Name, rows); err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
 	}
@@ -131,7 +132,7 @@ func writeUtility(c *experiments.Config, store *results.Store, mine []results.Re
 		return fmt.Errorf("tables: %w", err)
 	}
 	if hasPrivatized(sum) {
-		if sum.Plots, err = results.Plot(c.Output, c.Name, rows, results.PlotOptions{}); err != nil {
+		if sum.Plots, err = report.Plot(c.Output, c.Name, rows, report.PlotOptions{}); err != nil {
 			return fmt.Errorf("plots: %w", err)
 		}
 	}

@@ -289,6 +289,19 @@ func Lookup(k Kind, name string) (*Descriptor, error) {
 	return nil, fmt.Errorf("unknown %s %q (known: %s)", k, name, strings.Join(Names(k), ", "))
 }
 
+// Drawing is the descriptor of the analysis or stage named a, which
+// names the statistics its results carry and its figures draw (Figures,
+// Tradeoffs, Histograms, ByRank); an empty one for a name neither kind
+// knows.
+func Drawing(a string) *Descriptor {
+	for _, k := range []Kind{Analysis, Stage} {
+		if d, err := Lookup(k, a); err == nil {
+			return d
+		}
+	}
+	return &Descriptor{}
+}
+
 // Resolve looks up the named descriptor of kind k, checks ε where the kind
 // takes one, and resolves the raw parameters: what a constructor does
 // before it builds anything.

@@ -123,7 +123,7 @@ type Descriptor struct {
 	// words at each ε; ByRank, statistics named "d<k> p<q>" (the k-th
 	// neighbour's distance, percentile q over the words) drawn against
 	// k, one line per percentile, and tabled k by percentile. An analysis
-	// with none of them is in tables only (results.Undrawn).
+	// with none of them is in tables only (report.Undrawn).
 	Figures    []string
 	Tradeoffs  [][2]string
 	Histograms []string

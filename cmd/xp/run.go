@@ -231,10 +231,10 @@ func intoFile(path string, out io.Writer) error {
 // plotCmd redraws the plots of the last run in OUTDIR.
 func plotCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
-	metric := fs.String("metric", "", "draw only this utility metric: "+strings.Join(results.PlotMetrics, ", ")+" (default: accuracy and privacy figures)")
-	x := fs.String("x", "epsilon", "horizontal axis: "+strings.Join(results.PlotAxes, ", ")+" (a privacy statistic: the privacy–utility frontier, comparable across notions; n_w and recovery need the config's privacy measures)")
+	metric := fs.String("metric", "", "draw only this utility metric: "+strings.Join(report.PlotMetrics, ", ")+" (default: accuracy and privacy figures)")
+	x := fs.String("x", "epsilon", "horizontal axis: "+strings.Join(report.PlotAxes, ", ")+" (a privacy statistic: the privacy–utility frontier, comparable across notions; n_w and recovery need the config's privacy measures)")
 	dir := fs.String("out", "", "folder to write (default OUTDIR/plots)")
-	formats := fs.String("format", strings.Join(results.PlotFormats, ","), "comma-separated formats: "+strings.Join(results.PlotFormats, ", "))
+	formats := fs.String("format", strings.Join(report.PlotFormats, ","), "comma-separated formats: "+strings.Join(report.PlotFormats, ", "))
 	width := fs.Float64("width", 3.4, "width of one panel in inches (3.4: one column of a two-column paper; 7: a full page width for one panel)")
 	height := fs.Float64("height", 2.8, "height in inches")
 	font := fs.Float64("font", 9, "font size in points")
@@ -245,7 +245,7 @@ func plotCmd(args []string, out io.Writer) error {
 	if fs.NArg() != 1 {
 		return errors.New(usage)
 	}
-	opt := results.PlotOptions{Metric: *metric, X: *x, Formats: strings.Split(*formats, ","), Out: *dir,
+	opt := report.PlotOptions{Metric: *metric, X: *x, Formats: strings.Split(*formats, ","), Out: *dir,
 		Width: vg.Length(*width) * vg.Inch, Height: vg.Length(*height) * vg.Inch, FontSize: vg.Length(*font)}
 	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
 	if err != nil {
@@ -255,12 +255,12 @@ func plotCmd(args []string, out io.Writer) error {
 	name := st.Plan.Config.Name
 	var paths []string
 	if *metric == "" && *x == "epsilon" {
-		if paths, err = results.PlotAnalysis(fs.Arg(0), name, stats); err != nil {
+		if paths, err = report.PlotAnalysis(fs.Arg(0), name, stats); err != nil {
 			return err
 		}
 	}
 	if rows != nil {
-		more, err := results.Plot(fs.Arg(0), name, rows, opt)
+		more, err := report.Plot(fs.Arg(0), name, rows, opt)
 		if err != nil {
 			return err
 		}
@@ -268,7 +268,7 @@ func plotCmd(args []string, out io.Writer) error {
 	} else if *metric != "" || *x != "epsilon" {
 		return fmt.Errorf("%s: no utility table: --metric and --x draw utility figures", fs.Arg(0))
 	}
-	for _, a := range results.Undrawn(stats) {
+	for _, a := range report.Undrawn(stats) {
 		fmt.Fprintf(out, "analysis %s has no figure: its numbers are in %s\n", a, filepath.Join(fs.Arg(0), "tables", "analysis.md"))
 	}
 	if len(paths) == 0 && rows == nil {

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/results"
 )
 
 // PlotOptions choose what a utility figure shows and how it is written;
@@ -85,20 +86,22 @@ func (o PlotOptions) withDefaults() (PlotOptions, error) {
 // against instead of ε: their axis label and value.
 var frontierAxes = map[string]struct {
 	label string
-	value func(Row) float64
+	value func(results.Row) float64
 }{
-	"unchanged": {"share of in-vocabulary tokens left unchanged", func(r Row) float64 { return r.Unchanged }},
-	"n_w":       {"mean N_w per draw over the split's word types", func(r Row) float64 { return r.Nw }},
-	"recovery":  {"Bayes adversary's token recovery (1 − E_M; held-out where sampled)", func(r Row) float64 { return r.Recovery }},
+	"unchanged": {"share of in-vocabulary tokens left unchanged", func(r results.Row) float64 { return r.Unchanged }},
+	"n_w":       {"mean N_w per draw over the split's word types", func(r results.Row) float64 { return r.Nw }},
+	"recovery":  {"Bayes adversary's token recovery (1 − E_M; held-out where sampled)", func(r results.Row) float64 { return r.Recovery }},
 }
 
 // FrontierAxes are the privacy statistics of PlotAxes (beyond ε) that
 // some privatized row with a result has: the frontiers rows can be drawn
 // against.
-func FrontierAxes(rows []Row) []string {
+func FrontierAxes(rows []results.Row) []string {
 	var out []string
 	for _, x := range PlotAxes[1:] {
-		if slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" && r.Seeds > 0 && !math.IsNaN(frontierAxes[x].value(r)) }) {
+		if slices.ContainsFunc(rows, func(r results.Row) bool {
+			return r.Mode != "none" && r.Seeds > 0 && !math.IsNaN(frontierAxes[x].value(r))
+		}) {
 			out = append(out, x)
 		}
 	}
@@ -118,7 +121,7 @@ func FrontierAxes(rows []Row) []string {
 // (the share of in-vocabulary tokens left unchanged, solid, the
 // per-word-type unchanged rate, dotted, and of out-of-vocabulary tokens
 // passed through, dashed) versus ε. It returns the paths written.
-func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
+func Plot(dir, title string, rows []results.Row, opt PlotOptions) ([]string, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)
@@ -144,7 +147,7 @@ func Plot(dir, title string, rows []Row, opt PlotOptions) ([]string, error) {
 
 // UtilityFigures are the figures Plot draws of rows (see Plot), not yet
 // written: the report page inlines them as SVG.
-func UtilityFigures(title string, rows []Row, opt PlotOptions) ([]Figure, error) {
+func UtilityFigures(title string, rows []results.Row, opt PlotOptions) ([]Figure, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)
@@ -153,7 +156,7 @@ func UtilityFigures(title string, rows []Row, opt PlotOptions) ([]Figure, error)
 	if err != nil {
 		return nil, err
 	}
-	if ax, ok := frontierAxes[opt.X]; ok && !slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" && !math.IsNaN(ax.value(r)) }) {
+	if ax, ok := frontierAxes[opt.X]; ok && !slices.ContainsFunc(rows, func(r results.Row) bool { return r.Mode != "none" && !math.IsNaN(ax.value(r)) }) {
 		return nil, fmt.Errorf("results: plot against %s: no privatized cell has it (n_w and recovery are the opt-in measures: add privacy: to the config)", opt.X)
 	}
 	var out []Figure
@@ -180,7 +183,7 @@ func UtilityFigures(title string, rows []Row, opt PlotOptions) ([]Figure, error)
 
 // figuresFor is what Plot draws of rows: the privatized modes (a panel
 // each) and the figures, with the baseline's and chance's levels.
-func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
+func figuresFor(rows []results.Row, opt PlotOptions) ([]string, []figureSpec, error) {
 	var modes []string
 	var base, chance quantityAt = quantityAt{math.NaN(), 0, math.NaN()}, quantityAt{math.NaN(), 0, math.NaN()}
 	attacker := ""
@@ -201,7 +204,7 @@ func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
 			modes = append(modes, r.Mode)
 		}
 	}
-	slices.SortFunc(modes, func(a, b string) int { return modeRank(a) - modeRank(b) })
+	slices.SortFunc(modes, func(a, b string) int { return results.ModeRank(a) - results.ModeRank(b) })
 	if len(modes) == 0 {
 		return nil, nil, fmt.Errorf("results: nothing to plot (no privatized cell succeeded)")
 	}
@@ -209,25 +212,25 @@ func figuresFor(rows []Row, opt PlotOptions) ([]string, []figure, error) {
 	if attacker != "" {
 		accLabel = attacker + " attacker accuracy (lower = more private)"
 	}
-	acc := figure{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: base, chance: chance}
+	acc := figureSpec{name: "accuracy", ylabel: accLabel, series: []quantity{{"", func(r results.Row) quantityAt { return quantityAt{r.Accuracy, r.AccSD, r.AccCI} }, nil}}, base: base, chance: chance}
 	// The chance level is an accuracy: macro-F1 has none to draw.
-	f1 := figure{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD, r.MacroF1CI} }, nil}}, base: base, chance: quantityAt{math.NaN(), 0, math.NaN()}}
-	privacy := figure{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
-		{"unchanged (in-vocab)", func(r Row) quantityAt { return quantityAt{r.Unchanged, 0, r.UnchangedCI} }, nil},
-		{"unchanged per word type", func(r Row) quantityAt { return quantityAt{r.TypeUnchanged, 0, math.NaN()} }, []vg.Length{vg.Points(1), vg.Points(2)}},
-		{"OOV", func(r Row) quantityAt { return quantityAt{r.OOV, 0, math.NaN()} }, []vg.Length{vg.Points(3), vg.Points(2)}},
+	f1 := figureSpec{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r results.Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD, r.MacroF1CI} }, nil}}, base: base, chance: quantityAt{math.NaN(), 0, math.NaN()}}
+	privacy := figureSpec{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
+		{"unchanged (in-vocab)", func(r results.Row) quantityAt { return quantityAt{r.Unchanged, 0, r.UnchangedCI} }, nil},
+		{"unchanged per word type", func(r results.Row) quantityAt { return quantityAt{r.TypeUnchanged, 0, math.NaN()} }, []vg.Length{vg.Points(1), vg.Points(2)}},
+		{"OOV", func(r results.Row) quantityAt { return quantityAt{r.OOV, 0, math.NaN()} }, []vg.Length{vg.Points(3), vg.Points(2)}},
 	}, base: quantityAt{math.NaN(), 0, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}
 	switch opt.Metric {
 	case "accuracy":
-		return modes, []figure{acc}, nil
+		return modes, []figureSpec{acc}, nil
 	case "macro-f1":
-		return modes, []figure{f1}, nil
+		return modes, []figureSpec{f1}, nil
 	}
-	return modes, []figure{acc, privacy}, nil
+	return modes, []figureSpec{acc, privacy}, nil
 }
 
-// figure is one figure's content: what its panels draw.
-type figure struct {
+// figureSpec is one figure's content: what its panels draw.
+type figureSpec struct {
 	name, ylabel string
 	series       []quantity
 	base, chance quantityAt // reference levels (NaN: none)
@@ -242,7 +245,7 @@ type quantityAt struct{ mean, sd, ci float64 }
 // for the setting alone), its value and spread, its dash pattern.
 type quantity struct {
 	name   string
-	value  func(Row) quantityAt
+	value  func(results.Row) quantityAt
 	dashes []vg.Length
 }
 
@@ -302,7 +305,7 @@ func (t epsilonTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, m *marks) (*plot.Plot, error) {
+func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptions, m *marks) (*plot.Plot, error) {
 	p := plot.New()
 	names := map[string]string{"train": "train-time", "test": "test-time", "both": "train and test"}
 	p.Title.Text = fmt.Sprintf("%s: %s privatization", title, names[mode])
@@ -314,7 +317,7 @@ func panel(title, mode string, rows []Row, fig figure, opt PlotOptions, m *marks
 	var settings []string
 	notions := map[string]string{}
 	var eps []float64
-	xOf := func(r Row) float64 { return r.Epsilon }
+	xOf := func(r results.Row) float64 { return r.Epsilon }
 	if ax, ok := frontierAxes[opt.X]; ok {
 		xOf = ax.value
 	}

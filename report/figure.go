@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xp-nlp/xp/results"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
@@ -291,7 +292,7 @@ func (h *hover) Plot(c draw.Canvas, p *plot.Plot) {
 // pointTip is the hover text of a utility point: the series, where it is,
 // its mean ± sd, its 95% interval where the quantity has one, and its
 // seeds.
-func pointTip(series, ylabel string, r Row, q quantityAt, x float64, axis string) string {
+func pointTip(series, ylabel string, r results.Row, q quantityAt, x float64, axis string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %s", series, r.Mode)
 	if axis == "epsilon" {

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/metrics"
+	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -18,13 +19,13 @@ import (
 // of each privacy panel), and every point drawn lies inside its axes —
 // for the utility figures and the analysis figures alike.
 func TestLegendOutsideData(t *testing.T) {
-	var rows []Row
-	rows = append(rows, Row{Setting: "none", Mode: "none", Seeds: 3, Accuracy: 0.8, AccSD: 0.01, Chance: 0.5})
+	var rows []results.Row
+	rows = append(rows, results.Row{Setting: "none", Mode: "none", Seeds: 3, Accuracy: 0.8, AccSD: 0.01, Chance: 0.5})
 	for i, m := range []string{"laplace", "vickrey t=0.25", "vickrey t=0.5", "santext"} {
 		for _, mode := range []string{"train", "test"} {
 			for _, eps := range []float64{1, 10, 100} {
 				u := min(1, eps/100+float64(i)/10)
-				rows = append(rows, Row{Setting: m, Notion: spec.MetricDP, Mode: mode, Epsilon: eps, Seeds: 3, Accuracy: 0.5 + 0.3*u, AccSD: 0.02,
+				rows = append(rows, results.Row{Setting: m, Notion: spec.MetricDP, Mode: mode, Epsilon: eps, Seeds: 3, Accuracy: 0.5 + 0.3*u, AccSD: 0.02,
 					Unchanged: u, TypeUnchanged: u, OOV: 0.01})
 			}
 		}
@@ -33,16 +34,16 @@ func TestLegendOutsideData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []Record
+	var recs []results.Record
 	for _, eps := range []float64{1, 10, 100} {
 		for _, m := range []string{"laplace", "vickrey", "mahalanobis", "santext", "tem", "custext"} {
 			a := &metrics.Analysis{}
 			a.Add("E_M", 1/eps)
 			a.Add("L_M flip", eps/100)
-			recs = append(recs, Record{Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: m, Epsilon: eps, Seed: 1}, Status: "ok", Analysis: a})
+			recs = append(recs, results.Record{Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: m, Epsilon: eps, Seed: 1}, Status: "ok", Analysis: a})
 		}
 	}
-	more, err := AnalysisFigures("t", AnalysisTable(recs, nil))
+	more, err := AnalysisFigures("t", results.AnalysisTable(recs, nil))
 	if err != nil || len(more) == 0 {
 		t.Fatalf("analysis figures: %v (%d)", err, len(more))
 	}
