@@ -1,17 +1,28 @@
-// Package runner owns the execution of a sweep: loading the inputs a config
-// names once (inputs.go), the one path by which a cell's split is
-// privatized, with its verified content-addressed cache (privatize.go:
-// Session.Split, also behind `xp privatize`), a cell's run — the
-// classifier's vocabulary, the model from models.New, training and
-// evaluation (cell.go, model.go) —, deciding which cells are already
-// recorded (plan.go) and running the rest in this process or in shards
-// over a shared folder (run.go, launch.go), the stages that combine the
-// cells' records (stages.go, one file per kind of stage: its jobs and its
-// price), recording each cell atomically, and writing
-// the run's manifest, tables and plots (outputs.go). A dry run prices the
-// work from the rates earlier runs recorded, measuring those it lacks
-// on small samples (estimate.go, calibrate.go). A run holds its folder's
-// lock (lock.go) and writes only into a folder it owns (own.go). A killed
-// run loses at most the cells in flight; the next run redoes exactly
-// those and removes what the killed one left half written.
+// Package runner owns the execution of a sweep, in three rooms that meet
+// only through the plan:
+//
+//   - Plan (plan.go: runPlan), read-only once made: every cell of the
+//     config with its key, group and status, the cells to run, and the
+//     analysis cells grouped by mechanism setting and seed — the unit of
+//     a searching stage's results, jobs and price — computed once.
+//   - Estimate (estimate.go: estimator), a dry run's account of the plan:
+//     what the caches lack, priced at the rates earlier runs on this host
+//     measured, measuring those it lacks on small samples (calibrate.go).
+//     Rates are named and observed in one place (rates.go).
+//   - Execute: loading the inputs a config names once (inputs.go, held by
+//     the Session), the one path by which a cell's split is privatized,
+//     with its verified content-addressed cache (privatize.go:
+//     Session.Split, also behind `xp privatize`), a cell's run — the
+//     classifier's vocabulary, the model from models.New, training and
+//     evaluation (cell.go, model.go) —, running the todo cells in this
+//     process or in shards over a shared folder (run.go, launch.go), the
+//     stages that combine the cells' records (stages.go; each kind of
+//     stage in its own file, stage_*.go, with its jobs and its price side
+//     by side), and writing the run's manifest, tables and plots
+//     (outputs.go). One function writes a cell's record (Session.record).
+//
+// A run holds its folder's lock (lock.go) and writes only into a folder
+// it owns (own.go). A killed run loses at most the cells in flight; the
+// next run redoes exactly those and removes what the killed one left half
+// written.
 package runner

@@ -19,7 +19,7 @@ func TestAnalysisRateAtEpsilon(t *testing.T) {
 	attack := func(k int, eps float64) experiments.Cell {
 		return experiments.Cell{Analysis: "query-attack", Mechanism: "custext", Params: map[string]any{"k": k}, Epsilon: eps, Seed: 1}
 	}
-	// A calibration run, recorded as noteRates records it, in its order:
+	// A calibration run, recorded as measuredBy reads it, in its order:
 	// K = 20 at ε = 1 (slow), then at ε = 2 (fast).
 	rates := map[string]rate{}
 	for _, c := range []struct {

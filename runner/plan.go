@@ -55,17 +55,77 @@ func writePlan(out string, c *experiments.Config, sum *Summary) error {
 	return nil
 }
 
+// runPlan is what a run will do, computed once before any cell runs and
+// only read after — by the estimate, the sweep, its stages and its
+// outputs: every cell of the config with its key, group and status
+// (cached: a successful record exists; other-shard; or todo), the
+// indices of the todo cells in sweep order, and the config's analysis
+// cells grouped by mechanism setting and seed, the unit of a searching
+// stage's results, of its jobs and of its price.
+type runPlan struct {
+	cells  []CellStatus
+	groups int // the number of groups (CellStatus.Group)
+	reused int // cells cached
+	todo   []int
+	// analysis is the config's analysis kind and bySettingSeed its cells
+	// (indices into cells) grouped by setting and seed, with each seed's
+	// baseline.
+	analysis      string
+	bySettingSeed settingSeedGroups[int]
+}
+
+func newPlan(s *Session, store *results.Store, opt Options) (*runPlan, error) {
+	cells := s.c.Cells()
+	groupKeys := make([]string, len(cells))
+	for i, cell := range cells {
+		groupKeys[i] = s.c.GroupKey(cell, s.sums(cell))
+	}
+	groups, n := experiments.Groups(groupKeys)
+	p := &runPlan{groups: n, analysis: s.c.Analysis.Kind}
+	for i, cell := range cells {
+		cs := CellStatus{Key: s.Key(cell), Cell: cell, Group: groups[i], Status: "todo"}
+		switch done, err := store.Done(cs.Key); {
+		case err != nil:
+			return nil, err
+		case done:
+			cs.Status = "cached"
+			p.reused++
+		case opt.Shards > 1 && experiments.Shard(cs.Group, opt.Shards) != opt.Shard:
+			cs.Status = "other-shard"
+		default:
+			p.todo = append(p.todo, i)
+		}
+		p.cells = append(p.cells, cs)
+	}
+	idx := make([]int, len(p.cells))
+	for i := range idx {
+		idx[i] = i
+	}
+	p.bySettingSeed = groupBySettingSeed(idx, func(i int) experiments.Cell { return p.cells[i].Cell }, p.analysis)
+	return p, nil
+}
+
+// settingSeed are the plan's groups of analysis's cells by mechanism
+// setting and seed, with the seeds' baselines (none where the config's
+// analysis is another).
+func (p *runPlan) settingSeed(analysis string) settingSeedGroups[int] {
+	if analysis != p.analysis {
+		return settingSeedGroups[int]{}
+	}
+	return p.bySettingSeed
+}
+
 // prepare builds once what several groups of the todo cells share, so
 // that shards starting together do not build it each: every mechanism
 // setting's precomputations (the candidate space, cached mappings), and
 // the privatized test splits that cells of different groups read (modes
 // test and both of one setting, ε and seed). The embedding cache was
 // built when the session opened.
-func prepare(ctx context.Context, s *Session, sum *Summary, todo []int) error {
+func prepare(ctx context.Context, s *Session, p *runPlan) error {
 	built := map[string]bool{}
 	groups := map[string]map[int]bool{}
-	for _, i := range todo {
-		cell := sum.Cells[i].Cell
+	for _, i := range p.todo {
+		cell := p.cells[i].Cell
 		if cell.Mechanism == "" || cell.Analysis != "" {
 			continue
 		}
@@ -80,12 +140,12 @@ func prepare(ctx context.Context, s *Session, sum *Summary, todo []int) error {
 			if groups[k] == nil {
 				groups[k] = map[int]bool{}
 			}
-			groups[k][sum.Cells[i].Group] = true
+			groups[k][p.cells[i].Group] = true
 		}
 	}
 	done := map[string]bool{}
-	for _, i := range todo {
-		cell := sum.Cells[i].Cell
+	for _, i := range p.todo {
+		cell := p.cells[i].Cell
 		if !cell.Privatizes("test") || cell.Analysis != "" {
 			continue
 		}

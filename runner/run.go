@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,10 +135,12 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if err != nil {
 		return sum, err
 	}
-	todo, err := plan(s, store, opt, &sum)
+	p, err := newPlan(s, store, opt)
 	if err != nil {
 		return sum, err
 	}
+	todo := p.todo
+	sum.Cells, sum.Groups, sum.Reused = slices.Clone(p.cells), p.groups, p.reused
 	if !opt.Worker {
 		what := "to run"
 		if opt.Merge {
@@ -149,7 +152,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		logf("warning: %s", p)
 	}
 	if opt.DryRun {
-		sum.Estimate = s.estimate(ctx, store, &sum, todo, torchrt.Threads(), opt.Startup)
+		sum.Estimate = newEstimator(s, p, store, torchrt.Threads()).estimate(ctx, opt.Startup)
 		return sum, nil
 	}
 	resolved, err := c.Resolved()
@@ -167,7 +170,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	prov.Started = started.UTC().Format(time.RFC3339)
 	switch {
 	case opt.Prepare:
-		return sum, prepare(ctx, s, &sum, todo)
+		return sum, prepare(ctx, s, p)
 	case opt.Merge:
 		todo = nil
 	case opt.Launcher != nil && opt.Shards == 0 && (len(todo) > 0 || opt.Queue):
@@ -187,7 +190,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if opt.Shards > 1 {
 		return sum, nil
 	}
-	if err := runStages(ctx, s, store, prov, &sum); err != nil {
+	if err := runStages(ctx, s, p, store, prov, &sum); err != nil {
 		return sum, err
 	}
 	w := time.Now()
@@ -235,36 +238,6 @@ func runThreads(c *experiments.Config, opt Options) (threads int) {
 	return threads
 }
 
-// plan lists every cell with its group and status: cached (a successful
-// record exists), other-shard, or todo; it returns the indices of the todo
-// cells, in sweep order.
-func plan(s *Session, store *results.Store, opt Options, sum *Summary) ([]int, error) {
-	cells := s.c.Cells()
-	groupKeys := make([]string, len(cells))
-	for i, cell := range cells {
-		groupKeys[i] = s.c.GroupKey(cell, s.sums(cell))
-	}
-	groups, n := experiments.Groups(groupKeys)
-	sum.Groups = n
-	var todo []int
-	for i, cell := range cells {
-		cs := CellStatus{Key: s.Key(cell), Cell: cell, Group: groups[i], Status: "todo"}
-		switch done, err := store.Done(cs.Key); {
-		case err != nil:
-			return nil, err
-		case done:
-			cs.Status = "cached"
-			sum.Reused++
-		case opt.Shards > 1 && experiments.Shard(cs.Group, opt.Shards) != opt.Shard:
-			cs.Status = "other-shard"
-		default:
-			todo = append(todo, i)
-		}
-		sum.Cells = append(sum.Cells, cs)
-	}
-	return todo, nil
-}
-
 // execute runs the todo cells one by one in this process, recording each;
 // privatization and epoch bars are drawn under the sweep's bar.
 func execute(ctx context.Context, s *Session, store *results.Store, prov results.Provenance, todo []int, opt Options, sum *Summary) error {
@@ -299,7 +272,7 @@ func (s *Session) record(ctx context.Context, store *results.Store, key string, 
 	if err := store.Put(rec); err != nil {
 		return rec, err
 	}
-	s.noteRates(rec)
+	s.observe(rec.Provenance.Host, s.measuredBy(rec))
 	s.logf("%s: %s", cell, outcome(rec))
 	for _, f := range rec.Flags {
 		s.logf("  warning: %s", f)

@@ -21,27 +21,26 @@ var matchedStage = stageKind{name: "matched-privacy", baseline: true,
 	price: priceMatched}
 
 // priceMatched prices one matched-privacy result no earlier one measured.
-func priceMatched(s *Session, e *Estimate, g stagePrice) {
+func priceMatched(x *estimator, g stageGroup) {
+	s, e := x.s, x.e
 	v := s.c.StageParams(g.i)
 	probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
 	ap := s.c.AnalysisParams()
+	priv, train := s.rateKeys(g.cell, x.threads)
 	n := probes * s.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
 	e.StageLookups += n
-	g.price(g.priv, n, s.sameSearch(g.cell, false)...)
+	x.price(priv, n, s.sameSearch(g.cell, false)...)
 	at := g.cell
 	at.Epsilon = g.cells[len(g.cells)-1].Cell.Epsilon
-	s.priceAnalysis(e, at, g.rates, g.price)
+	x.analysis(at)
 	u := experiments.Cell{Mechanism: g.cell.Mechanism, Params: g.cell.Params, Epsilon: math.Pi, Mode: v.String("apply"), Seed: g.cell.Seed} // an ε no cell has: nothing cached
 	for _, split := range Splits {
 		if u.Privatizes(role(split)) {
-			n := s.in.splits[split].tokens()
-			e.Privatizations++
-			e.Tokens += n
-			g.price(g.priv, n, s.sameSearch(g.cell, false)...)
+			x.privatization(priv, g.cell, s.in.splits[split].tokens())
 		}
 	}
 	if u.Privatizes("train") {
-		s.priceTraining(e, u, g.train, g.seen, g.price)
+		x.training(u, train)
 	}
 }
 
@@ -53,10 +52,10 @@ func priceMatched(s *Session, e *Estimate, g stagePrice) {
 // recorded like any cell (under its own key, so a killed stage keeps it
 // and a rerun reuses it); it is not one of the run's planned cells.
 func (s *Session) matchedJobs(in stageInputs) []stageJob {
-	c, cells := in.c, in.cells
+	c := in.c
 	v := c.StageParams(in.i)
 	target, mode := v.Float("target"), v.String("apply")
-	byGroup := groupBySettingSeed(cells, recordCell, "reconstruction")
+	byGroup := in.groups("reconstruction")
 	var jobs []stageJob
 	for _, group := range byGroup.groups {
 		cell := group[0].Cell

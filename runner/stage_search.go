@@ -9,7 +9,6 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
-	"github.com/xp-nlp/xp/results"
 )
 
 // searchStage: the ε of each target mean N_w (stageKind). A result's
@@ -18,27 +17,29 @@ import (
 // they are priced at the mechanism's privatization rate (none for an
 // exact mechanism: its N_w is a distribution per word, no draws).
 var searchStage = stageKind{name: "epsilon-search", lookups: true,
-	jobs: func(s *Session, in stageInputs) []stageJob { return s.searchJobs(in.c, in.i, in.cells) },
+	jobs: func(s *Session, in stageInputs) []stageJob { return s.searchJobs(in) },
 	work: func(s *Session, i int, _ experiments.Cell) int64 {
 		v := s.c.StageParams(i)
 		probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
 		words := int64(len(s.c.AnalysisParams().Strings("list")))
 		return int64(len(v.Floats("targets"))) * words * (probes*int64(v.Int("draws")) + int64(s.c.AnalysisParams().Int("draws")))
 	},
-	price: func(s *Session, e *Estimate, g stagePrice) {
+	price: func(x *estimator, g stageGroup) {
 		if !mech.Exact(g.cell.Mechanism) {
-			g.price(g.priv, g.units, s.sameSearch(g.cell, false)...)
+			priv, _ := x.s.rateKeys(g.cell, x.threads)
+			x.price(priv, g.units, x.s.sameSearch(g.cell, false)...)
 		}
 	}}
 
 // searchJobs find, per mechanism setting and seed of the examples cells,
 // the ε giving each target mean N_w over the examples' words, and show
 // the examples there (Feyisetan et al. 2020, Table 1).
-func (s *Session) searchJobs(c *experiments.Config, i int, cells []results.Record) []stageJob {
-	v := c.StageParams(i)
+func (s *Session) searchJobs(in stageInputs) []stageJob {
+	c := in.c
+	v := c.StageParams(in.i)
 	words := c.AnalysisParams().Strings("list")
 	var jobs []stageJob
-	for _, inputs := range groupBySettingSeed(cells, recordCell, "examples").groups {
+	for _, inputs := range in.groups("examples").groups {
 		cell := inputs[0].Cell
 		cell.Analysis, cell.Epsilon = "epsilon-search", 0
 		jobs = append(jobs, stageJob{cell: cell, inputs: inputs, compute: func(ctx context.Context) (metrics.Analysis, error) {

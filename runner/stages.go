@@ -27,7 +27,7 @@ type stageJob struct {
 // its coordinates and the keys of the records it read, so it is reused
 // until one of them changes. A result whose inputs failed is recorded as
 // failed; one whose inputs are missing is left out (say so in the log).
-func runStages(ctx context.Context, s *Session, store *results.Store, prov results.Provenance, sum *Summary) error {
+func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store, prov results.Provenance, sum *Summary) error {
 	c := s.c
 	if len(c.Stages) == 0 {
 		return nil
@@ -44,10 +44,12 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 	for _, cs := range sum.Cells {
 		planned[cs.Key] = cs.Cell
 	}
+	byKey := make(map[string]results.Record, len(cells))
 	for k := range cells {
 		if c, ok := planned[cells[k].Key]; ok {
 			cells[k].Cell = c
 		}
+		byKey[cells[k].Key] = cells[k]
 	}
 	var done []results.Record
 	var ran stageCells
@@ -60,7 +62,7 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 		if !ok {
 			return fmt.Errorf("stage %s is described in spec but not run by the runner", st.Kind)
 		}
-		jobs := kind.jobs(s, stageInputs{c: c, i: i, cells: cells, done: done, store: store, prov: prov, ran: &ran})
+		jobs := kind.jobs(s, stageInputs{c: c, i: i, cells: cells, plan: p, byKey: byKey, done: done, store: store, prov: prov, ran: &ran})
 		for _, j := range jobs {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -109,13 +111,15 @@ func runStages(ctx context.Context, s *Session, store *results.Store, prov resul
 }
 
 // stageInputs is what a stage's jobs are planned from: the config and
-// the stage's index, the run's cell records, the results of the stages
-// before it, and the store and provenance for the cells a stage runs
-// itself.
+// the stage's index, the run's cell records (in the plan's order, and by
+// key), the plan, the results of the stages before it, and the store and
+// provenance for the cells a stage runs itself.
 type stageInputs struct {
 	c     *experiments.Config
 	i     int
 	cells []results.Record
+	byKey map[string]results.Record
+	plan  *runPlan
 	done  []results.Record
 	store *results.Store
 	prov  results.Provenance
@@ -144,7 +148,7 @@ type stageKind struct {
 	lookups bool
 	// price adds one result's work where no earlier result of the stage
 	// measured its rate.
-	price func(s *Session, e *Estimate, g stagePrice)
+	price func(x *estimator, g stageGroup)
 	// baseline: a result reads the seed's baseline beside its group.
 	baseline bool
 }
@@ -220,6 +224,31 @@ func (s *Session) runRecorded(ctx context.Context, in stageInputs, cell experime
 	return rec, nil
 }
 
+// groups are the plan's groups of analysis's cells by mechanism setting
+// and seed (runPlan.settingSeed) as the records the store has: a cell
+// without one is left out of its group, a group without any dropped.
+func (in stageInputs) groups(analysis string) settingSeedGroups[results.Record] {
+	g := in.plan.settingSeed(analysis)
+	out := settingSeedGroups[results.Record]{baseline: map[uint64]results.Record{}}
+	for _, idx := range g.groups {
+		var recs []results.Record
+		for _, i := range idx {
+			if r, ok := in.byKey[in.plan.cells[i].Key]; ok {
+				recs = append(recs, r)
+			}
+		}
+		if len(recs) > 0 {
+			out.groups = append(out.groups, recs)
+		}
+	}
+	for seed, i := range g.baseline {
+		if r, ok := in.byKey[in.plan.cells[i].Key]; ok {
+			out.baseline[seed] = r
+		}
+	}
+	return out
+}
+
 // settingSeedGroups groups the items whose cell is of the named analysis
 // by mechanism setting and seed, in the order first seen — the unit of a
 // searching stage's results, of its price and of its jobs alike — and
@@ -250,5 +279,3 @@ func groupBySettingSeed[T any](items []T, cellOf func(T) experiments.Cell, analy
 	}
 	return out
 }
-
-func recordCell(r results.Record) experiments.Cell { return r.Cell }
