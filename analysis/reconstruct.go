@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
@@ -313,48 +312,12 @@ func trainTagger(ctx context.Context, v spec.Values, env Env, trainIDs, trainTag
 			return err
 		}
 		defer m.Close()
-		r := rand.New(rand.NewPCG(env.Seed, 0x61747461636b)) // "attack"
-		order := make([]int, len(trainIDs))
-		for i := range order {
-			order[i] = i
+		opt := models.TagOptions{Epochs: v.Int("epochs"), Batch: batch, Seed: env.Seed, Stream: 0x61747461636b, Device: env.device()} // "attack"
+		if err := models.TrainTagger(ctx, m, trainIDs, trainTags, opt); err != nil {
+			return err
 		}
-		for range v.Int("epochs") {
-			r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for lo := 0; lo < len(order); lo += batch {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				b, err := models.NewTagBatch(trainIDs, trainTags, order[lo:min(len(order), lo+batch)], 0, 0, env.device())
-				if err != nil {
-					return err
-				}
-				_, err = m.Step(b)
-				b.Drop()
-				if err != nil {
-					return err
-				}
-			}
-		}
-		pred = make([][]int64, len(testIDs))
-		for lo := 0; lo < len(testIDs); lo += 256 {
-			idx := make([]int, 0, 256)
-			for i := lo; i < min(len(testIDs), lo+256); i++ {
-				idx = append(idx, i)
-			}
-			b, err := models.NewTagBatch(testIDs, nil, idx, 0, 0, env.device())
-			if err != nil {
-				return err
-			}
-			p, err := m.Predict(b)
-			b.Drop()
-			if err != nil {
-				return err
-			}
-			for k, i := range idx {
-				pred[i] = p[k]
-			}
-		}
-		return nil
+		pred, err = models.PredictTags(m, testIDs, env.device())
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attacker: %w", torchrt.Clean(err))

@@ -162,8 +162,7 @@ func (m *BiLSTM) logits(b *Batch, train bool) (*ts.Tensor, error) {
 //
 // This is what PyTorch computes over a PackedSequence, but libtorch 1.13's
 // backward through the packed LSTM is quadratic in the length on the CPU
-// (56 s for one batch of 64 × 256 tokens against 1.3 s padded; see
-// docs/models.md), so packed sequences are not used.
+// (docs/models.md has the measurement), so packed sequences are not used.
 func (m *BiLSTM) encode(b *Batch, train bool) (*ts.Tensor, error) {
 	var s torchrt.Scope
 	defer s.Drop()

@@ -1,6 +1,9 @@
-// Package models owns xp's classifiers and the code that trains them on
-// libtorch through gotch: model definitions, the training step and (as the
-// project grows) the training loop, evaluation and checkpoints.
+// Package models owns xp's classifiers and taggers and the one place a
+// model trains on libtorch through gotch: model definitions (BiLSTM,
+// the baselines, the Tagger of the reconstruction attacker), the
+// training loops (Train for a classifier, with validation, early
+// stopping and checkpoints; TrainTagger for a tagger), evaluation and
+// checkpoints.
 //
 // Every exported function returns errors instead of calling gotch's Must*
 // helpers, which log.Fatal: one failing cell of a sweep must not end the

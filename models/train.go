@@ -281,3 +281,77 @@ func Buckets(seqs [][]int64, batch, maxLen int, seed uint64, epoch int) [][]int 
 	}
 	return out
 }
+
+// TagOptions control TrainTagger and PredictTags.
+type TagOptions struct {
+	Epochs int // passes over the training sequences (no validation: all are run)
+	Batch  int // sequences per step
+	// Seed and Stream seed the PCG that shuffles the sequences' order
+	// afresh each epoch (a plain shuffle: taggers' batches are not
+	// bucketed by length).
+	Seed, Stream uint64
+	Device       gotch.Device
+}
+
+// TrainTagger trains t on the tagged sequences for opt.Epochs epochs,
+// each over the sequences in a freshly shuffled order cut into batches
+// of opt.Batch. Like Train, it runs on one locked OS thread; seed
+// libtorch's generator before creating t (torchrt.ManualSeed).
+func TrainTagger(ctx context.Context, t *Tagger, seqs, tags [][]int64, opt TagOptions) error {
+	if opt.Epochs < 1 || opt.Batch < 1 {
+		return fmt.Errorf("train tagger: bad options: %d epochs, batch %d", opt.Epochs, opt.Batch)
+	}
+	return torchrt.Do(func() error {
+		r := rand.New(rand.NewPCG(opt.Seed, opt.Stream))
+		order := make([]int, len(seqs))
+		for i := range order {
+			order[i] = i
+		}
+		for range opt.Epochs {
+			r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for lo := 0; lo < len(order); lo += opt.Batch {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				b, err := NewTagBatch(seqs, tags, order[lo:min(len(order), lo+opt.Batch)], 0, 0, opt.Device)
+				if err != nil {
+					return err
+				}
+				_, err = t.Step(b)
+				b.Drop()
+				if err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// PredictTags is t's tag of every token of seqs, in batches of 256
+// sequences in their order.
+func PredictTags(t *Tagger, seqs [][]int64, device gotch.Device) ([][]int64, error) {
+	pred := make([][]int64, len(seqs))
+	err := torchrt.Do(func() error {
+		for lo := 0; lo < len(seqs); lo += 256 {
+			idx := make([]int, 0, 256)
+			for i := lo; i < min(len(seqs), lo+256); i++ {
+				idx = append(idx, i)
+			}
+			b, err := NewTagBatch(seqs, nil, idx, 0, 0, device)
+			if err != nil {
+				return err
+			}
+			p, err := t.Predict(b)
+			b.Drop()
+			if err != nil {
+				return err
+			}
+			for k, i := range idx {
+				pred[i] = p[k]
+			}
+		}
+		return nil
+	})
+	return pred, err
+}
