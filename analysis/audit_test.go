@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/sugarme/gotch"
-
-	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/spec"
 )
@@ -19,17 +16,8 @@ import (
 // a loss above the bound shows within a few thousand draws.
 func auditSpace(t *testing.T) (*mech.Space, []string) {
 	t.Helper()
-	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "audit",
-		Data: []float32{0, 0, 0.6, 0.1, -0.3, 0.5, 0.4, -0.5, -0.6, -0.2, 0.9, 0.7}}
-	for i := range 6 {
-		e.Words = append(e.Words, "w"+strconv.Itoa(i))
-	}
-	s, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, e.Words
+	e := spacetest.Embedding(2, []string{"w0", "w1", "w2", "w3", "w4", "w5"}, []float32{0, 0, 0.6, 0.1, -0.3, 0.5, 0.4, -0.5, -0.6, -0.2, 0.9, 0.7})
+	return spacetest.Space(t, e), e.Words
 }
 
 // TestAuditEveryMechanism runs dp-audit on every mechanism spec
@@ -169,16 +157,11 @@ func TestAuditSampledCatchesExcess(t *testing.T) {
 // probabilities of far positions underflow to 0 (e^{−ε·1499}); the audit
 // must compare log-probabilities there, not report an infinite loss.
 func TestAuditUnderflow(t *testing.T) {
-	e := &embedding.Embedding{Dim: 1, Format: "test", Source: "line"}
-	for i := range 1500 {
-		e.Words = append(e.Words, "w"+strconv.Itoa(i))
-		e.Data = append(e.Data, float32(i))
+	xs := make([]float32, 1500)
+	for i := range xs {
+		xs[i] = float32(i)
 	}
-	s, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := spacetest.Space(t, spacetest.Line(xs...))
 	m, err := mech.New("diffractor", s, 1, nil, mech.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -196,13 +179,7 @@ func TestAuditUnderflow(t *testing.T) {
 // dimensions has a singular Σ_p, so its metric is undefined: the audit
 // fails instead of recording NaN statistics without a violation.
 func TestAuditSingularMetric(t *testing.T) {
-	e := &embedding.Embedding{Dim: 4, Format: "test", Source: "flat",
-		Words: []string{"a", "b", "c"}, Data: []float32{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}}
-	s, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := spacetest.Space(t, spacetest.Embedding(4, []string{"a", "b", "c"}, []float32{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}))
 	m, err := mech.New("mahalanobis", s, 1, mech.Params{"lambda": 1.0}, mech.Options{})
 	if err != nil {
 		t.Skipf("mahalanobis refuses the singular Σ_p itself: %v", err)

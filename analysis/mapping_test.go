@@ -5,9 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/sugarme/gotch"
-
-	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
 )
 
@@ -18,14 +16,7 @@ import (
 // and the tokens whose set holds a zero vector. e's set is used by e
 // alone: not of type N–M.
 func TestMappingKnownAnswer(t *testing.T) {
-	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "known",
-		Words: []string{"a", "b", "c", "d", "e"},
-		Data:  []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}}
-	space, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer space.Close()
+	space := spacetest.Space(t, spacetest.Embedding(2, []string{"a", "b", "c", "d", "e"}, []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}))
 	counts := map[string]int64{"a": 5, "c": 4, "e": 3}
 	m, err := mech.NewCusText(space, 1, mech.CusTextParams{K: 2, Mapping: "conservative"}, counts)
 	if err != nil {
@@ -55,14 +46,7 @@ func TestMappingKnownAnswer(t *testing.T) {
 // 1/√1.09 and 0, so Pr[a|a] = e^{ε/2}/(e^{ε/2} + e^{ε·u_b/2} + 1) and the
 // set-mates' mean score is u_b/2.
 func TestMappingScoresKnownAnswer(t *testing.T) {
-	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "known",
-		Words: []string{"a", "b", "f"},
-		Data:  []float32{1, 0, 1, 0.3, 0, 1}}
-	space, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer space.Close()
+	space := spacetest.Space(t, spacetest.Embedding(2, []string{"a", "b", "f"}, []float32{1, 0, 1, 0.3, 0, 1}))
 	counts := map[string]int64{"a": 7}
 	for _, eps := range []float64{1, 10} {
 		m, err := mech.NewCusText(space, eps, mech.CusTextParams{K: 3, Mapping: "aggressive", Score: "cosine"}, counts)

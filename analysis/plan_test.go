@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/sugarme/gotch"
-
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
@@ -36,11 +35,7 @@ func TestPlanMatchesLookups(t *testing.T) {
 	}
 	counts["novector"] = 7
 	labels := map[string]int{"w0": 1, "w1": -1, "w2": 1, "w4": -1, "w5": 1}
-	s, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := spacetest.Space(t, e)
 	lap, err := mech.New("laplace", s, 5, nil, mech.Options{})
 	if err != nil {
 		t.Fatal(err)

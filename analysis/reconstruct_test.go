@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/sugarme/gotch"
-
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
 )
 
@@ -32,11 +31,7 @@ func TestReconstructionUsesContext(t *testing.T) {
 			e.Data = append(e.Data, float32(r.NormFloat64()))
 		}
 	}
-	s, err := mech.NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := spacetest.Space(t, e)
 	var texts [][]string
 	counts := map[string]int64{}
 	for range 700 {

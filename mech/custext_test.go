@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sugarme/gotch"
-
-	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/mech/knn"
 )
 
@@ -364,14 +361,7 @@ func TestBuildMappingEqualsReference(t *testing.T) {
 // scored at cosine 0: Pr[e] = e^(ε/2)/(e^(ε/2)+1). Dropping removed words
 // instead leaves e alone.
 func TestConservativeZeroKnownAnswer(t *testing.T) {
-	e := &embedding.Embedding{Dim: 2, Format: "test", Source: "known",
-		Words: []string{"a", "b", "c", "d", "e"},
-		Data:  []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}}
-	s, err := NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := knownSpace(t, 2, []string{"a", "b", "c", "d", "e"}, []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1})
 	counts := map[string]int64{"a": 5, "c": 4, "e": 3}
 	const eps = 2.0
 	for _, c := range []struct {

@@ -22,6 +22,33 @@ import (
 	"github.com/xp-nlp/xp/spec"
 )
 
+// knownSpace indexes the named words with rows data (dim values each).
+func knownSpace(t testing.TB, dim int, words []string, data []float32) *Space {
+	t.Helper()
+	s, err := NewSpace(&embedding.Embedding{Dim: dim, Format: "test", Source: "known", Words: words, Data: data}, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// lineSpace puts one word per coordinate on a line (1-d vectors).
+func lineSpace(t testing.TB, xs ...float32) *Space {
+	t.Helper()
+	e := &embedding.Embedding{Dim: 1, Format: "test", Source: "line"}
+	for i, x := range xs {
+		e.Words = append(e.Words, "w"+string(rune('0'+i)))
+		e.Data = append(e.Data, x)
+	}
+	s, err := NewSpace(e, gotch.CPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
 // tinySpace is a vocabulary of n words in dim dimensions.
 func tinySpace(t testing.TB, n, dim int, seed uint64, scale float64) *Space {
 	t.Helper()

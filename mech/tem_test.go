@@ -5,27 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
-
-	"github.com/sugarme/gotch"
-
-	"github.com/xp-nlp/xp/datasets/embedding"
 )
-
-// lineSpace puts one word per coordinate on a line (1-d vectors).
-func lineSpace(t *testing.T, xs ...float32) *Space {
-	t.Helper()
-	e := &embedding.Embedding{Dim: 1, Format: "test", Source: "line"}
-	for i, x := range xs {
-		e.Words = append(e.Words, "w"+string(rune('0'+i)))
-		e.Data = append(e.Data, x)
-	}
-	s, err := NewSpace(e, gotch.CPU, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
 
 // TestTEMKnownAnswer: words at 0, 1, 3 and 10 on a line, ε = 2, γ = 2.
 // From w0 the distances 0, 1, 3, 10 clip to 0, 1, 2, 2: Pr ∝ 1, e^−1,
