@@ -419,8 +419,8 @@ func simulateVotes(ctx context.Context, p0 float64, others []float64, seed uint6
 	// guide[g] starts the search for u in [g, g+1)·total/G: the smallest i
 	// with cdf[i] ≥ u found from there in a step or two on average, the
 	// same i as a binary search over cdf finds. Four buckets an output:
-	// fewer steps, fewer mispredicted branches (1.21× on a SanText cell of
-	// 13,438 outputs over one), the table still within L2.
+	// fewer steps, fewer mispredicted branches than one, the table still
+	// within L2.
 	guide := make([]int32, 4*len(cdf))
 	var at int32
 	for g := range guide {

@@ -72,8 +72,8 @@ func (s *Space) sigmaSqrt(lambda float64) ([]float64, error) {
 // NewSpace indexes the embedding's vectors on device (budget: the bytes
 // of one block of scores, 0 for the index's default). On a GPU a search
 // takes 4,096 tokens and, unless budget says otherwise, a block of scores
-// up to 1 GiB: on an H100 privatization ran 1.7× faster at 4,096 tokens
-// a search than at 1,024 (docs/gpu.md), where a CPU gains nothing.
+// up to 1 GiB: a GPU privatizes faster with searches that large
+// (docs/gpu.md), where a CPU gains nothing.
 func NewSpace(emb *embedding.Embedding, device gotch.Device, budget int64) (*Space, error) {
 	batch := 0
 	if device != gotch.CPU {

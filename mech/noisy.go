@@ -163,9 +163,8 @@ type wordDraws struct {
 
 // nearRows is how many rows of a word's list a search of its draw is
 // told are near (knn.Index.SearchNear): int8-avx2's scan starts from the
-// k-th smallest bound on their scores. On the fastText 300d vectors
-// at ‖z‖ = 12 (Laplace's at ε = 25) 16 rows made int8-avx2's scan 1.07×
-// as fast at k = 2 and 1.06× at k = 1 (knn's BenchmarkSeed;
+// k-th smallest bound on their scores. Seeded with 16 rows, int8-avx2's
+// scan is faster on the fastText 300d vectors (knn's BenchmarkSeed,
 // docs/performance.md).
 const nearRows = 16
 

@@ -86,8 +86,8 @@ func Exact(name string) bool {
 // SameSearch returns the other mechanisms whose work per token is, as
 // name's is, one nearest-neighbour search of a noisy vector (nil where
 // name's is not): for estimates, which may price one at another's
-// measured speed (their speeds on one machine were within 1.5× of each
-// other in BenchmarkScoring; docs/performance.md).
+// measured speed (their speeds are close: BenchmarkScoring,
+// docs/performance.md).
 func SameSearch(name string) []string {
 	if k, ok := kindOf(name); !ok || !k.search {
 		return nil

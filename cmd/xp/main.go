@@ -73,8 +73,8 @@ func main() {
 // of spinning, unless the user chose a policy (OMP_WAIT_POLICY): xp
 // re-executes itself once with OMP_WAIT_POLICY=passive. libgomp reads the
 // variable when the process loads, before main, hence the exec. Spinning
-// workers compete with OpenBLAS's threads for the cores: on 2 cores a
-// biLSTM epoch on SST-2 ran 2.9× slower with the default (docs/models.md,
+// workers compete with OpenBLAS's threads for the cores, which slows
+// training several times on a small machine (docs/models.md,
 // BenchmarkTrainVsPyTorch). If the exec fails xp runs on as it is.
 func passiveOpenMP() {
 	if _, set := os.LookupEnv("OMP_WAIT_POLICY"); set {

@@ -23,8 +23,8 @@ import (
 
 // The float32 kernel (CPU, x86-64 with AVX2 and FMA; ScoringFloat32Kernel):
 // xp's own scan in float32 for CPUs without AVX-512 VNNI, where int8
-// gains nothing (docs/performance.md: an AVX2 int8 step peaks at 0.96× a
-// float32 FMA on Zen 2). Each score a = ‖e‖² − 2e·q is computed with e·q
+// gains nothing (an AVX2 int8 step is no faster than a float32 FMA:
+// docs/performance.md). Each score a = ‖e‖² − 2e·q is computed with e·q
 // one FMA chain over the dimensions in order and a = fl(‖e‖²) − 2e·q in
 // one more rounding, so, with u = 2⁻²⁴ and γ = d·u/(1 − d·u),
 //

@@ -89,8 +89,7 @@ type q8 struct {
 	max [5]float32
 	// scratch keeps the kernel's answer buffers (q8Scratch) between
 	// searches: a batch's come to megabytes, which need not be allocated
-	// and cleared for every batch (the time saved was within the noise
-	// of a cell's: 1.00–1.04×).
+	// and cleared for every batch.
 	scratch sync.Pool
 }
 
@@ -354,11 +353,10 @@ type scanner interface {
 	rowEN() []float32
 	// seeds says whether searchScan starts the kernel's thresholds from
 	// the rows near its queries (SearchNear): int8-avx2's loose bound
-	// keeps hundreds of rows a query on the way, which a seed halves
-	// (1.04–1.07× at ε = 25–50 on the fastText 300d vectors); the float32
-	// kernel keeps about k rows either way (seeding cost it 1–2%), and so
-	// does the VNNI kernel (seeded ÷ unseeded 0.93–1.01 on a Zen 5 CPU,
-	// BenchmarkSeed).
+	// keeps hundreds of rows a query on the way, which a seed halves;
+	// the float32 kernel keeps about k rows either way, and so does the
+	// VNNI kernel, for which seeding is not worth its cost
+	// (BenchmarkSeed).
 	seeds() bool
 }
 
