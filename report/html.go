@@ -72,7 +72,7 @@ func Write(w io.Writer, runs []*Run, opt Options) error {
 		v.Agreement = agreementHTML("agreement", opt.Agreements)
 	}
 	for i, r := range runs {
-		rv, err := runView(fmt.Sprintf("run%d", i+1), r, opt)
+		rv, err := runView(RunID(i, r), r, opt)
 		if err != nil {
 			return fmt.Errorf("report %s: %w", r.Dir, err)
 		}
@@ -396,4 +396,14 @@ func strongText(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// RunID is the page's anchor of run r, the i-th shown: run-LABEL for a
+// labelled run (the reproduction page's, named after the claims file's
+// runs: stable links), runN otherwise.
+func RunID(i int, r *Run) string {
+	if r.Label != "" {
+		return "run-" + slug(r.Label)
+	}
+	return fmt.Sprintf("run%d", i+1)
 }

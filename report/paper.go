@@ -59,7 +59,15 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 				if err != nil {
 					return "", err
 				}
-				t := Tables(rows, stats)
+				rel, err := filepath.Rel(filepath.Dir(md), filepath.Join(dir, "tables"))
+				if err != nil {
+					return "", err
+				}
+				page, err := filepath.Rel(filepath.Dir(md), html)
+				if err != nil || html == "" {
+					page = "reproduction.html"
+				}
+				t := paperTables(rows, stats, filepath.ToSlash(rel), filepath.ToSlash(page)+"#"+RunID(0, &Run{Label: filepath.Base(dir)}))
 				if st.Failed+st.Missing > 0 {
 					t = fmt.Sprintf("Partial run: %d of %d cells have a record (%d failed, %d missing); the tables below read those.\n\n", st.Ok, len(st.Cells), st.Failed, st.Missing) + t
 				}
@@ -172,4 +180,62 @@ func cmpOr(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// paperRows is the most rows a table of the reproduction document shows,
+// and paperItems the most example outputs and notes: a longer table or
+// list is named with its size and a link to the run's own tables (its
+// records' tables folder, written by xp results) and to its section of
+// the reproduction page, which shows it whole.
+const (
+	paperRows  = 24
+	paperItems = 40
+)
+
+// paperTables are a run's tables as the reproduction document shows
+// them (see paperRows): the analysis tables, their examples and notes,
+// then the utility table. page is the run's section of the reproduction
+// page, relative to the document.
+func paperTables(rows []results.Row, stats []results.StatRow, tables, page string) string {
+	var b strings.Builder
+	grid := func(g results.Grid, file string) {
+		if len(g.Rows) <= paperRows {
+			b.WriteString(g.Markdown())
+			return
+		}
+		if g.Caption != "" {
+			b.WriteString(g.Caption + ": ")
+		}
+		fmt.Fprintf(&b, "%d rows: on [the reproduction page](%s), and in %s/%s once `xp results` has written the run's tables.\n", len(g.Rows), page, tables, file)
+	}
+	if len(stats) > 0 {
+		for i, g := range results.AnalysisGrids(stats) {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			grid(g, "analysis.md")
+		}
+		ex := results.AnalysisExamples(stats)
+		n := 0
+		for _, e := range ex {
+			n += len(e.Items)
+		}
+		if n > paperItems {
+			fmt.Fprintf(&b, "\nExample outputs and notes of %d rows (%d lines): on [the reproduction page](%s), and in %s/analysis.md once `xp results` has written the run's tables.\n", len(ex), n, page, tables)
+		} else {
+			for _, e := range ex {
+				fmt.Fprintf(&b, "\n%s:\n", e.Heading)
+				for _, it := range e.Items {
+					fmt.Fprintf(&b, "- %s\n", it)
+				}
+			}
+		}
+		if rows != nil {
+			b.WriteString("\n")
+		}
+	}
+	if rows != nil {
+		grid(results.UtilityGrid(rows), "results.md")
+	}
+	return b.String()
 }

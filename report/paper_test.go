@@ -6,7 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/xp-nlp/xp/results"
 )
 
 // TestPaperDocs: docs/reproduction.md and docs/reproduction.html are what
@@ -61,4 +64,26 @@ func firstDifference(a, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("one is a prefix of the other, %d against %d bytes", len(a), len(b))
+}
+
+// TestPaperTablesShort: the reproduction document shows a run's tables
+// up to paperRows rows; a longer one is named with its size and a link to
+// the run's section of the page, which shows it whole (the document ran
+// to 2,800 lines of tables before).
+func TestPaperTablesShort(t *testing.T) {
+	stats := func(n int) []results.StatRow {
+		var rows []results.StatRow
+		for i := range n {
+			rows = append(rows, results.StatRow{Analysis: "bayes-adversary", Setting: "laplace", Epsilon: float64(i + 1), Seeds: 1, Names: []string{"E_M"}, Mean: []float64{0.5}, SD: []float64{0}})
+		}
+		return rows
+	}
+	short := paperTables(nil, stats(paperRows), "../records/paper/r/tables", "reproduction.html#run-r")
+	if strings.Count(short, "| laplace |") != paperRows || strings.Contains(short, "reproduction.html#run-r") {
+		t.Errorf("%d rows not shown whole:\n%s", paperRows, short)
+	}
+	long := paperTables(nil, stats(paperRows+1), "../records/paper/r/tables", "reproduction.html#run-r")
+	if strings.Contains(long, "| laplace |") || !strings.Contains(long, fmt.Sprintf("%d rows: on [the reproduction page](reproduction.html#run-r)", paperRows+1)) {
+		t.Errorf("%d rows shown, or not linked:\n%s", paperRows+1, long)
+	}
 }
