@@ -59,15 +59,11 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 				if err != nil {
 					return "", err
 				}
-				rel, err := filepath.Rel(filepath.Dir(md), filepath.Join(dir, "tables"))
-				if err != nil {
-					return "", err
+				page := "reproduction.html" // the page is written beside the document
+				if html != "" {
+					page = filepath.Base(html)
 				}
-				page, err := filepath.Rel(filepath.Dir(md), html)
-				if err != nil || html == "" {
-					page = "reproduction.html"
-				}
-				t := paperTables(rows, stats, filepath.ToSlash(rel), filepath.ToSlash(page)+"#"+RunID(0, &Run{Label: filepath.Base(dir)}))
+				t := paperTables(rows, stats, filepath.ToSlash(filepath.Join(dir, "tables")), page+"#"+RunID(0, &Run{Label: filepath.Base(dir)}))
 				if st.Failed+st.Missing > 0 {
 					t = fmt.Sprintf("Partial run: %d of %d cells have a record (%d failed, %d missing); the tables below read those.\n\n", st.Ok, len(st.Cells), st.Failed, st.Missing) + t
 				}
@@ -194,8 +190,9 @@ const (
 
 // paperTables are a run's tables as the reproduction document shows
 // them (see paperRows): the analysis tables, their examples and notes,
-// then the utility table. page is the run's section of the reproduction
-// page, relative to the document.
+// then the utility table. tables is the run's tables folder as the
+// document's block names it, page the run's section of the reproduction
+// page, written beside the document.
 func paperTables(rows []results.Row, stats []results.StatRow, tables, page string) string {
 	var b strings.Builder
 	grid := func(g results.Grid, file string) {
