@@ -63,7 +63,7 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 				if html != "" {
 					page = filepath.Base(html)
 				}
-				t := paperTables(rows, stats, filepath.ToSlash(filepath.Join(dir, "tables")), page+"#"+RunID(0, &Run{Label: filepath.Base(dir)}))
+				t := paperTables(rows, stats, filepath.ToSlash(dir), page+"#"+RunID(0, &Run{Label: filepath.Base(dir)}))
 				if st.Failed+st.Missing > 0 {
 					t = fmt.Sprintf("Partial run: %d of %d cells have a record (%d failed, %d missing); the tables below read those.\n\n", st.Ok, len(st.Cells), st.Failed, st.Missing) + t
 				}
@@ -180,9 +180,8 @@ func cmpOr(s ...string) string {
 
 // paperRows is the most rows a table of the reproduction document shows,
 // and paperItems the most example outputs and notes: a longer table or
-// list is named with its size and a link to the run's own tables (its
-// records' tables folder, written by xp results) and to its section of
-// the reproduction page, which shows it whole.
+// list is named with its size, the command that prints it and a link to
+// the run's section of the reproduction page, which shows it whole.
 const (
 	paperRows  = 24
 	paperItems = 40
@@ -190,12 +189,12 @@ const (
 
 // paperTables are a run's tables as the reproduction document shows
 // them (see paperRows): the analysis tables, their examples and notes,
-// then the utility table. tables is the run's tables folder as the
-// document's block names it, page the run's section of the reproduction
-// page, written beside the document.
-func paperTables(rows []results.Row, stats []results.StatRow, tables, page string) string {
+// then the utility table. run is the run's folder as the document's block
+// names it, page the run's section of the reproduction page, written
+// beside the document.
+func paperTables(rows []results.Row, stats []results.StatRow, run, page string) string {
 	var b strings.Builder
-	grid := func(g results.Grid, file string) {
+	grid := func(g results.Grid) {
 		if len(g.Rows) <= paperRows {
 			b.WriteString(g.Markdown())
 			return
@@ -203,14 +202,14 @@ func paperTables(rows []results.Row, stats []results.StatRow, tables, page strin
 		if g.Caption != "" {
 			b.WriteString(g.Caption + ": ")
 		}
-		fmt.Fprintf(&b, "%d rows: on [the reproduction page](%s), and in %s/%s once `xp results` has written the run's tables.\n", len(g.Rows), page, tables, file)
+		fmt.Fprintf(&b, "%d rows: on [the reproduction page](%s); `xp results %s` prints them.\n", len(g.Rows), page, run)
 	}
 	if len(stats) > 0 {
 		for i, g := range results.AnalysisGrids(stats) {
 			if i > 0 {
 				b.WriteString("\n")
 			}
-			grid(g, "analysis.md")
+			grid(g)
 		}
 		ex := results.AnalysisExamples(stats)
 		n := 0
@@ -218,7 +217,7 @@ func paperTables(rows []results.Row, stats []results.StatRow, tables, page strin
 			n += len(e.Items)
 		}
 		if n > paperItems {
-			fmt.Fprintf(&b, "\nExample outputs and notes of %d rows (%d lines): on [the reproduction page](%s), and in %s/analysis.md once `xp results` has written the run's tables.\n", len(ex), n, page, tables)
+			fmt.Fprintf(&b, "\nExample outputs and notes of %d rows (%d lines): on [the reproduction page](%s); `xp results %s` prints them.\n", len(ex), n, page, run)
 		} else {
 			for _, e := range ex {
 				fmt.Fprintf(&b, "\n%s:\n", e.Heading)
@@ -232,7 +231,7 @@ func paperTables(rows []results.Row, stats []results.StatRow, tables, page strin
 		}
 	}
 	if rows != nil {
-		grid(results.UtilityGrid(rows), "results.md")
+		grid(results.UtilityGrid(rows))
 	}
 	return b.String()
 }

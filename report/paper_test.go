@@ -78,11 +78,11 @@ func TestPaperTablesShort(t *testing.T) {
 		}
 		return rows
 	}
-	short := paperTables(nil, stats(paperRows), "records/paper/r/tables", "reproduction.html#run-r")
+	short := paperTables(nil, stats(paperRows), "records/paper/r", "reproduction.html#run-r")
 	if strings.Count(short, "| laplace |") != paperRows || strings.Contains(short, "reproduction.html#run-r") {
 		t.Errorf("%d rows not shown whole:\n%s", paperRows, short)
 	}
-	long := paperTables(nil, stats(paperRows+1), "records/paper/r/tables", "reproduction.html#run-r")
+	long := paperTables(nil, stats(paperRows+1), "records/paper/r", "reproduction.html#run-r")
 	if strings.Contains(long, "| laplace |") || !strings.Contains(long, fmt.Sprintf("%d rows: on [the reproduction page](reproduction.html#run-r)", paperRows+1)) {
 		t.Errorf("%d rows shown, or not linked:\n%s", paperRows+1, long)
 	}
