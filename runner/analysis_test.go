@@ -29,13 +29,11 @@ func analysisConfig(t *testing.T, body string) (string, string) {
 	if _, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 5, Epochs: 1, Epsilon: []float64{1}, Seeds: []int{1}}); err != nil {
 		t.Fatal(err)
 	}
-	text := fmt.Sprintf("name: a\ndata: %s\ndataset:\n  name: folder\n  path: corpus\nembedding:\n  path: vectors.txt\nthreads: 1\noutput: %s\ncache: %s\n%s",
-		filepath.Join(dir, "data"), filepath.Join(dir, "out"), filepath.Join(dir, "cache"), body)
-	path := filepath.Join(dir, "a.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	path, out, err := fixture.Config(dir, "a", body)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path, filepath.Join(dir, "out")
+	return path, out
 }
 
 func runConfig(t *testing.T, path string, sets ...string) Summary {
@@ -668,12 +666,12 @@ seeds: [1, 2, 3]
 		return `records: .
 papers: [{id: p, cite: P}]
 runs:
-  - {name: out, config: a.yaml` + set + `}
+  - {name: out-a, config: a.yaml` + set + `}
   - {name: nowhere, config: a.yaml}
 claims:
-  - {paper: p, item: up, cites: here, kind: conclusion, says: N_w grows with ε, rule: increasing, stat: N_w mean, run: out,
+  - {paper: p, item: up, cites: here, kind: conclusion, says: N_w grows with ε, rule: increasing, stat: N_w mean, run: out-a,
      points: [{analysis: plausible-deniability, setting: laplace, epsilon: 0.5}, {analysis: plausible-deniability, setting: laplace, epsilon: 50}]}
-  - {paper: p, item: down, cites: here, kind: conclusion, says: N_w falls with ε, rule: decreasing, stat: N_w mean, run: out,
+  - {paper: p, item: down, cites: here, kind: conclusion, says: N_w falls with ε, rule: decreasing, stat: N_w mean, run: out-a,
      points: [{analysis: plausible-deniability, setting: laplace, epsilon: 0.5}, {analysis: plausible-deniability, setting: laplace, epsilon: 50}]}
   - {paper: p, item: elsewhere, cites: here, kind: sanity, says: read from a run that is not here, rule: at-least, threshold: 0, stat: N_w mean, run: nowhere,
      points: [{analysis: plausible-deniability, setting: laplace, epsilon: 50}]}

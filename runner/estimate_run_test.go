@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +17,8 @@ import (
 
 // estimateDir writes the fixture's corpus and vectors (40 words, 8
 // dimensions) into a new folder, and returns it with a function that
-// writes a config of that name and body over them (output out-NAME,
-// cache shared by all the folder's configs).
+// writes a config of that name and body over them (fixture.Config: the
+// folder's configs share one cache).
 func estimateDir(t *testing.T) (string, func(name, body string) string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -28,10 +27,8 @@ func estimateDir(t *testing.T) (string, func(name, body string) string) {
 	}
 	return dir, func(name, body string) string {
 		t.Helper()
-		text := fmt.Sprintf("name: %s\ndata: %s\ndataset:\n  name: folder\n  path: corpus\nembedding:\n  path: vectors.txt\nseeds: [1]\noutput: %s\ncache: %s\n%s",
-			strings.TrimSuffix(name, ".yaml"), filepath.Join(dir, "data"), filepath.Join(dir, "out-"+name), filepath.Join(dir, "cache"), body)
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		p, _, err := fixture.Config(dir, strings.TrimSuffix(name, ".yaml"), "seeds: [1]\n"+body)
+		if err != nil {
 			t.Fatal(err)
 		}
 		return p

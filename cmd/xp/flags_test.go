@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -263,28 +262,14 @@ func TestDryRunPricesAnalyses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`name: pd
-data: %s
-embedding:
-  path: vectors.txt
-analysis:
-  kind: plausible-deniability
-  words: 5
-  draws: 20
-mechanisms:
-  - name: laplace
-    epsilon: [5, 50]
-seeds: [1]
-output: %s
-cache: %s
-`, filepath.Join(dir, "data"), filepath.Join(dir, "out"), filepath.Join(dir, "cache"))
-	if err := os.WriteFile(filepath.Join(dir, "pd.yaml"), []byte(cfg), 0o644); err != nil {
+	path, _, err := fixture.Config(dir, "pd", "analysis:\n  kind: plausible-deniability\n  words: 5\n  draws: 20\nmechanisms:\n  - name: laplace\n    epsilon: [5, 50]\nseeds: [1]\n")
+	if err != nil {
 		t.Fatal(err)
 	}
 	dry := func() string {
 		t.Helper()
 		var out bytes.Buffer
-		if err := run(context.Background(), []string{"run", "--dry-run", filepath.Join(dir, "pd.yaml")}, &out); err != nil {
+		if err := run(context.Background(), []string{"run", "--dry-run", path}, &out); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()
@@ -295,7 +280,7 @@ cache: %s
 			t.Errorf("dry run: no %q in\n%s", want, out)
 		}
 	}
-	if err := run(context.Background(), []string{"run", "-q", filepath.Join(dir, "pd.yaml"), "--set", "mechanisms.0.epsilon=[5]"}, &bytes.Buffer{}); err != nil {
+	if err := run(context.Background(), []string{"run", "-q", path, "--set", "mechanisms.0.epsilon=[5]"}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	out = dry()
