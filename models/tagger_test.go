@@ -1,7 +1,9 @@
 package models
 
 import (
+	"context"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -86,5 +88,70 @@ func TestTaggerLearnsContext(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrainTagger: TrainTagger and PredictTags learn the same context
+// task through the shared loop (a seeded shuffle each epoch), give the
+// same tags when run again from the same seeds, and refuse options that
+// would train nothing.
+func TestTrainTagger(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var seqs, tags [][]int64
+	for range 400 {
+		n := 3 + r.IntN(10)
+		s, tg := make([]int64, n), make([]int64, n)
+		for i := range s {
+			s[i] = 1 + r.Int64N(8)
+			if i > 0 {
+				tg[i] = s[i-1]
+			}
+		}
+		seqs, tags = append(seqs, s), append(tags, tg)
+	}
+	opt := TagOptions{Epochs: 25, Batch: 30, Seed: 1, Stream: 2, Device: gotch.CPU}
+	train := func() [][]int64 {
+		t.Helper()
+		var pred [][]int64
+		err := torchrt.Do(func() error {
+			torchrt.ManualSeed(3)
+			m, err := NewTagger(BiLSTMConfig{Vocab: 9, EmbedDim: 8, Hidden: 24, Layers: 1, Classes: 9, LR: 0.02, ClipNorm: 5}, gotch.CPU)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			if err := TrainTagger(context.Background(), m, seqs[:300], tags[:300], opt); err != nil {
+				return err
+			}
+			pred, err = PredictTags(m, seqs[300:], gotch.CPU)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pred
+	}
+	pred := train()
+	right, all := 0, 0
+	for k, p := range pred {
+		want := tags[300+k]
+		if len(p) != len(want) {
+			t.Fatalf("sequence %d: %d tags for %d tokens", 300+k, len(p), len(want))
+		}
+		for j := range p {
+			all++
+			if p[j] == want[j] {
+				right++
+			}
+		}
+	}
+	if acc := float64(right) / float64(all); acc < 0.95 {
+		t.Errorf("held-out tag accuracy %.3f, want ≥ 0.95", acc)
+	}
+	if again := train(); !reflect.DeepEqual(again, pred) {
+		t.Error("the same seeds gave other tags")
+	}
+	if err := TrainTagger(context.Background(), nil, seqs, tags, TagOptions{Batch: 30}); err == nil {
+		t.Error("zero epochs accepted")
 	}
 }
