@@ -32,7 +32,7 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 	if len(c.Stages) == 0 {
 		return nil
 	}
-	cells, err := store.Records(sum.Keys())
+	cells, err := store.Records(keysOf(p.cells))
 	if err != nil {
 		return err
 	}
@@ -40,8 +40,8 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 	// (k: 50.0), which the mechanism's descriptor refuses for an integer;
 	// stages build mechanisms from cells, so they take the planned cell
 	// (the config's types; the same JSON, so the same keys).
-	planned := make(map[string]experiments.Cell, len(sum.Cells))
-	for _, cs := range sum.Cells {
+	planned := make(map[string]experiments.Cell, len(p.cells))
+	for _, cs := range p.cells {
 		planned[cs.Key] = cs.Cell
 	}
 	byKey := make(map[string]results.Record, len(cells))
