@@ -29,7 +29,7 @@ export OMP_WAIT_POLICY
 XP_ARTIFACTS ?= $(CURDIR)/build/artifacts
 export XP_ARTIFACTS
 
-.PHONY: all setup setup-build torch build test fuzz quickstart doctor clean bench-pytorch paper paper-tables paper-quick
+.PHONY: all setup setup-build torch build test fuzz quickstart doctor clean bench-pytorch paper paper-tables paper-quick docs
 
 all: build
 
@@ -102,6 +102,14 @@ paper: build
 # nor the data root (TestPaperDocs fails when the committed documents
 # differ from what this writes).
 paper-tables:
+	$(GO) run ./tools/papertables
+
+# Every generated document: docs/config.md's parameter tables (from spec's
+# descriptors), docs/errors.md (from the messages xp gives) and the
+# reproduction documents (from the records).
+docs: torch
+	XP_UPDATE_DOCS=1 $(GO) test ./spec -run TestDocsMatchDescriptors
+	XP_UPDATE_DOCS=1 $(GO) test ./cmd/xp -run TestErrorMessages
 	$(GO) run ./tools/papertables
 
 # A quick look at every item: each config with the overrides of its
