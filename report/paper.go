@@ -63,7 +63,13 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 				if html != "" {
 					page = filepath.Base(html)
 				}
-				t := paperTables(rows, stats, filepath.ToSlash(dir), page+"#"+RunID(0, &Run{Label: filepath.Base(dir)}))
+				label := filepath.Base(dir) // the run the page labels with the claims file's name for it
+				for _, r := range f.Runs {
+					if xio.SamePath(f.Dir(r.Name), dir) {
+						label = r.Name
+					}
+				}
+				t := paperTables(rows, stats, filepath.ToSlash(dir), page+"#"+RunID(0, &Run{Label: label}))
 				if st.Failed+st.Missing > 0 {
 					t = fmt.Sprintf("Partial run: %d of %d cells have a record (%d failed, %d missing); the tables below read those.\n\n", st.Ok, len(st.Cells), st.Failed, st.Missing) + t
 				}
