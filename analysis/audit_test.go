@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/mech/mechtest"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -16,8 +16,8 @@ import (
 // a loss above the bound shows within a few thousand draws.
 func auditSpace(t *testing.T) (*mech.Space, []string) {
 	t.Helper()
-	e := spacetest.Embedding(2, []string{"w0", "w1", "w2", "w3", "w4", "w5"}, []float32{0, 0, 0.6, 0.1, -0.3, 0.5, 0.4, -0.5, -0.6, -0.2, 0.9, 0.7})
-	return spacetest.Space(t, e), e.Words
+	e := mechtest.Embedding(2, []string{"w0", "w1", "w2", "w3", "w4", "w5"}, []float32{0, 0, 0.6, 0.1, -0.3, 0.5, 0.4, -0.5, -0.6, -0.2, 0.9, 0.7})
+	return mechtest.Space(t, e), e.Words
 }
 
 // TestAuditEveryMechanism runs dp-audit on every mechanism spec
@@ -161,7 +161,7 @@ func TestAuditUnderflow(t *testing.T) {
 	for i := range xs {
 		xs[i] = float32(i)
 	}
-	s := spacetest.Space(t, spacetest.Line(xs...))
+	s := mechtest.Space(t, mechtest.Line(xs...))
 	m, err := mech.New("diffractor", s, 1, nil, mech.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestAuditUnderflow(t *testing.T) {
 // dimensions has a singular Σ_p, so its metric is undefined: the audit
 // fails instead of recording NaN statistics without a violation.
 func TestAuditSingularMetric(t *testing.T) {
-	s := spacetest.Space(t, spacetest.Embedding(4, []string{"a", "b", "c"}, []float32{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}))
+	s := mechtest.Space(t, mechtest.Embedding(4, []string{"a", "b", "c"}, []float32{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}))
 	m, err := mech.New("mahalanobis", s, 1, mech.Params{"lambda": 1.0}, mech.Options{})
 	if err != nil {
 		t.Skipf("mahalanobis refuses the singular Σ_p itself: %v", err)

@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/mech/mechtest"
 )
 
 // TestMappingKnownAnswer: CusText's conservative mapping (K = 2, cosine,
@@ -16,7 +16,7 @@ import (
 // and the tokens whose set holds a zero vector. e's set is used by e
 // alone: not of type N–M.
 func TestMappingKnownAnswer(t *testing.T) {
-	space := spacetest.Space(t, spacetest.Embedding(2, []string{"a", "b", "c", "d", "e"}, []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}))
+	space := mechtest.Space(t, mechtest.Embedding(2, []string{"a", "b", "c", "d", "e"}, []float32{1, 0, 1, 0.3, -0.2, 1, -1, 0.2, 0.1, -1}))
 	counts := map[string]int64{"a": 5, "c": 4, "e": 3}
 	m, err := mech.NewCusText(space, 1, mech.CusTextParams{K: 2, Mapping: "conservative"}, counts)
 	if err != nil {
@@ -46,7 +46,7 @@ func TestMappingKnownAnswer(t *testing.T) {
 // 1/√1.09 and 0, so Pr[a|a] = e^{ε/2}/(e^{ε/2} + e^{ε·u_b/2} + 1) and the
 // set-mates' mean score is u_b/2.
 func TestMappingScoresKnownAnswer(t *testing.T) {
-	space := spacetest.Space(t, spacetest.Embedding(2, []string{"a", "b", "f"}, []float32{1, 0, 1, 0.3, 0, 1}))
+	space := mechtest.Space(t, mechtest.Embedding(2, []string{"a", "b", "f"}, []float32{1, 0, 1, 0.3, 0, 1}))
 	counts := map[string]int64{"a": 7}
 	for _, eps := range []float64{1, 10} {
 		m, err := mech.NewCusText(space, eps, mech.CusTextParams{K: 3, Mapping: "aggressive", Score: "cosine"}, counts)

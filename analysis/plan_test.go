@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
-	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/mech/mechtest"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
 )
@@ -35,7 +35,7 @@ func TestPlanMatchesLookups(t *testing.T) {
 	}
 	counts["novector"] = 7
 	labels := map[string]int{"w0": 1, "w1": -1, "w2": 1, "w4": -1, "w5": 1}
-	s := spacetest.Space(t, e)
+	s := mechtest.Space(t, e)
 	lap, err := mech.New("laplace", s, 5, nil, mech.Options{})
 	if err != nil {
 		t.Fatal(err)

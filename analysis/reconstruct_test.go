@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
-	"github.com/xp-nlp/xp/internal/spacetest"
 	"github.com/xp-nlp/xp/mech"
+	"github.com/xp-nlp/xp/mech/mechtest"
 )
 
 // TestReconstructionUsesContext: each content word is fixed by the
@@ -31,7 +31,7 @@ func TestReconstructionUsesContext(t *testing.T) {
 			e.Data = append(e.Data, float32(r.NormFloat64()))
 		}
 	}
-	s := spacetest.Space(t, e)
+	s := mechtest.Space(t, e)
 	var texts [][]string
 	counts := map[string]int64{}
 	for range 700 {

@@ -1,8 +1,8 @@
-// Package spacetest builds the small embeddings and candidate spaces that
+// Package mechtest builds the small embeddings and candidate spaces that
 // tests of the packages above mech privatize over: words with given
 // coordinates, words on a line, Gaussian words. mech's own tests cannot
 // import it (it imports mech); they build their spaces in mech/mech_test.go.
-package spacetest
+package mechtest
 
 import (
 	"math/rand/v2"
@@ -17,7 +17,7 @@ import (
 
 // Embedding is the named words with rows data (len(words) × dim values).
 func Embedding(dim int, words []string, data []float32) *embedding.Embedding {
-	return &embedding.Embedding{Dim: dim, Format: "test", Source: "spacetest", Words: words, Data: data}
+	return &embedding.Embedding{Dim: dim, Format: "test", Source: "mechtest", Words: words, Data: data}
 }
 
 // Line is one word per coordinate on a line (1-d vectors), named w0, w1, …
