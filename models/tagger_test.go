@@ -16,19 +16,7 @@ import (
 // learns it from the forward direction. Predictions come back per
 // sequence in the order asked, one per kept token.
 func TestTaggerLearnsContext(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var seqs, tags [][]int64
-	for range 400 {
-		n := 3 + r.IntN(10)
-		s, tg := make([]int64, n), make([]int64, n)
-		for i := range s {
-			s[i] = 1 + r.Int64N(8)
-			if i > 0 {
-				tg[i] = s[i-1]
-			}
-		}
-		seqs, tags = append(seqs, s), append(tags, tg)
-	}
+	seqs, tags := contextTask()
 	err := torchrt.Do(func() error {
 		torchrt.ManualSeed(3)
 		m, err := NewTagger(BiLSTMConfig{Vocab: 9, EmbedDim: 8, Hidden: 24, Layers: 1, Classes: 9, LR: 0.02, ClipNorm: 5}, gotch.CPU)
@@ -96,19 +84,7 @@ func TestTaggerLearnsContext(t *testing.T) {
 // same tags when run again from the same seeds, and refuse options that
 // would train nothing.
 func TestTrainTagger(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var seqs, tags [][]int64
-	for range 400 {
-		n := 3 + r.IntN(10)
-		s, tg := make([]int64, n), make([]int64, n)
-		for i := range s {
-			s[i] = 1 + r.Int64N(8)
-			if i > 0 {
-				tg[i] = s[i-1]
-			}
-		}
-		seqs, tags = append(seqs, s), append(tags, tg)
-	}
+	seqs, tags := contextTask()
 	opt := TagOptions{Epochs: 25, Batch: 30, Seed: 1, Stream: 2, Device: gotch.CPU}
 	train := func() [][]int64 {
 		t.Helper()
@@ -154,4 +130,23 @@ func TestTrainTagger(t *testing.T) {
 	if err := TrainTagger(context.Background(), nil, seqs, tags, TagOptions{Batch: 30}); err == nil {
 		t.Error("zero epochs accepted")
 	}
+}
+
+// contextTask is 400 sequences of 3–12 tokens from 1–8 whose tags are
+// each token's predecessor (0 for the first): learnable only from
+// context.
+func contextTask() (seqs, tags [][]int64) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 400 {
+		n := 3 + r.IntN(10)
+		s, tg := make([]int64, n), make([]int64, n)
+		for i := range s {
+			s[i] = 1 + r.Int64N(8)
+			if i > 0 {
+				tg[i] = s[i-1]
+			}
+		}
+		seqs, tags = append(seqs, s), append(tags, tg)
+	}
+	return seqs, tags
 }
