@@ -148,8 +148,8 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		}
 		logf("%s: %d cells in %d groups, %d cached, %d %s (data %.12s, vectors %.12s)", c.File(), len(sum.Cells), sum.Groups, sum.Reused, len(todo), what, s.in.sums.Data, s.in.sums.Embedding)
 	}
-	for _, p := range store.Problems() {
-		logf("warning: %s", p)
+	for _, problem := range store.Problems() {
+		logf("warning: %s", problem)
 	}
 	if opt.DryRun {
 		sum.Estimate = newEstimator(s, p, store, torchrt.Threads()).estimate(ctx, opt.Startup)
