@@ -1,11 +1,10 @@
 package analysis
 
 import (
-	"os"
-	"regexp"
 	"slices"
 	"testing"
 
+	"github.com/xp-nlp/xp/internal/doctest"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -13,13 +12,9 @@ import (
 // its run and its plan, nothing else is registered, and the package doc
 // names each (it named 5 of 8).
 func TestPackageDoc(t *testing.T) {
-	b, err := os.ReadFile("doc.go")
+	named, err := doctest.Bracketed("doc.go")
 	if err != nil {
 		t.Fatal(err)
-	}
-	named := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\(([a-z-]+)\)`).FindAllStringSubmatch(string(b), -1) {
-		named[m[1]] = true
 	}
 	names := spec.Names(spec.Analysis)
 	seen := map[string]bool{}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/xp-nlp/xp/datasets/embedding"
+	"github.com/xp-nlp/xp/internal/doctest"
 	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/spec"
 )
@@ -1072,16 +1071,9 @@ func TestSharedPrivatizeEqualsPrivatize(t *testing.T) {
 // registered here, each by its config name in brackets (it named 5 of
 // 10, by their papers' names only).
 func TestPackageDocNamesEveryKind(t *testing.T) {
-	b, err := os.ReadFile("doc.go")
+	named, err := doctest.Bracketed("doc.go")
 	if err != nil {
 		t.Fatal(err)
-	}
-	doc := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "//", " ")), " ")
-	named := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\(([^()]*)\)`).FindAllStringSubmatch(doc, -1) {
-		for _, n := range strings.Split(m[1], ", ") {
-			named[n] = true
-		}
 	}
 	for _, k := range kinds {
 		if !named[k.name] {
