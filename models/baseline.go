@@ -118,13 +118,13 @@ func (m *Baseline) Extend(rows []float32) error {
 func (m *Baseline) Predict(b *Batch) ([]int64, error) { return predict(b, m.device, m.logits) }
 
 // Save writes the parameters to path.
-func (m *Baseline) Save(path string) error { return m.vs.Save(path) }
+func (m *Baseline) Save(path string) error { return saveVars(m.vs, path) }
 
 // Load reads parameters saved by Save into a model of the same config.
 func (m *Baseline) Load(path string) error { return m.vs.Load(path) }
 
 // SaveOptimizer writes Adam's state to path.
-func (m *Baseline) SaveOptimizer(path string) error { return m.opt.XpSave(path) }
+func (m *Baseline) SaveOptimizer(path string) error { return saveOptimizer(m.opt, path) }
 
 // LoadOptimizer restores a state SaveOptimizer wrote.
 func (m *Baseline) LoadOptimizer(path string) error { return m.opt.XpLoad(path) }

@@ -476,7 +476,7 @@ func predictRows(b *Batch, device gotch.Device, logits func(*Batch, bool) (*ts.T
 // to path in libtorch's format. The optimizer state is not saved (see
 // SaveOptimizer): a loaded model predicts exactly as the saved one.
 func (m *BiLSTM) Save(path string) error {
-	if err := m.vs.Save(path); err != nil {
+	if err := saveVars(m.vs, path); err != nil {
 		return fmt.Errorf("bilstm: save %s: %w", path, err)
 	}
 	return nil
@@ -492,7 +492,7 @@ func (m *BiLSTM) Load(path string) error {
 }
 
 // SaveOptimizer writes Adam's state (moments, step counts) to path.
-func (m *BiLSTM) SaveOptimizer(path string) error { return m.opt.XpSave(path) }
+func (m *BiLSTM) SaveOptimizer(path string) error { return saveOptimizer(m.opt, path) }
 
 // LoadOptimizer restores a state SaveOptimizer wrote for a model of the
 // same configuration.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/xp-nlp/xp/internal/xio"
@@ -151,4 +152,26 @@ func loadRNG(path string, dev gotch.Device) error {
 		return fmt.Errorf("generator state: %w", err)
 	}
 	return nil
+}
+
+// saveVars writes a model's parameters to path in the format
+// nn.VarStore.Save writes (Load reads it), serialized in memory and
+// written through a temporary file beside path: a failed write leaves
+// what was there, where libtorch's own writer ended the process (it
+// throws from a destructor on a full disk).
+func saveVars(vs *nn.VarStore, path string) error {
+	b, err := vs.XpBytes()
+	if err != nil {
+		return err
+	}
+	return xio.WriteFileAtomic(path, b)
+}
+
+// saveOptimizer writes an optimizer's state to path the same way.
+func saveOptimizer(opt *nn.Optimizer, path string) error {
+	b, err := opt.XpState()
+	if err != nil {
+		return fmt.Errorf("optimizer state: %w", err)
+	}
+	return xio.WriteFileAtomic(path, b)
 }

@@ -1,14 +1,18 @@
 package models
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sugarme/gotch"
 
+	"github.com/xp-nlp/xp/internal/filelimit"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -135,14 +139,58 @@ func TestSaveLoadAndFreeze(t *testing.T) {
 	}
 }
 
-// TestSaveOnFullDisk: saving a model's optimizer state where the disk is
-// full (/dev/full) returns an error naming the file, with no partial file
-// kept; libtorch's own writer threw from a destructor there and the whole
+// TestSaveOnFullDisk: saving a model or its optimizer's state where the
+// disk refuses the bytes returns one line naming the file, and what the
+// file held before is still there whole, with no temporary beside it.
+// libtorch's own writer threw from a destructor there and the whole
 // process ended ("terminate called after throwing an instance of
-// c10::Error"), losing the run.
+// c10::Error"); the writer that replaced it removed its target after a
+// failed write, which deleted /dev/full when the test wrote onto it as
+// root. The disk is full here by a file-size limit on a child process
+// (internal/filelimit), in a folder of the test's own.
 func TestSaveOnFullDisk(t *testing.T) {
-	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full on this system")
+	if !filelimit.Child(t, 4096) {
+		return
+	}
+	c := DefaultSmoke()
+	cfg := BiLSTMConfig{Vocab: int64(c.Vocab), EmbedDim: 8, Hidden: 8, Layers: 1, Classes: 2, LR: 0.02}
+	dir := t.TempDir()
+	for _, name := range []string{"optimizer.pt", "model.ot"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("earlier"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := torchrt.Do(func() error {
+			m, err := NewBiLSTM(cfg, gotch.CPU)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			if name == "model.ot" {
+				return m.Save(path)
+			}
+			return m.SaveOptimizer(path)
+		})
+		t.Log(err)
+		if err == nil || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("saving %s past the disk's room: %v, want one line naming the file", name, err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != "earlier" {
+			t.Errorf("%s after the failed save: %q, %v; want what it held before", name, b, err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files left, want the 2 earlier ones (no temporaries)", len(ents))
+	}
+}
+
+// TestSaveOntoDevice: a save whose target is not a regular file (a device
+// such as /dev/full, here a FIFO of the test's own) is refused before a
+// byte is written and leaves the target as it was.
+func TestSaveOntoDevice(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	c := DefaultSmoke()
 	cfg := BiLSTMConfig{Vocab: int64(c.Vocab), EmbedDim: 8, Hidden: 8, Layers: 1, Classes: 2, LR: 0.02}
@@ -152,10 +200,14 @@ func TestSaveOnFullDisk(t *testing.T) {
 			return err
 		}
 		defer m.Close()
-		return m.SaveOptimizer("/dev/full")
+		return errors.Join(m.SaveOptimizer(fifo), m.Save(fifo))
 	})
-	if err == nil || !strings.Contains(err.Error(), "/dev/full") || !strings.Contains(err.Error(), "no space left") {
-		t.Errorf("saving the optimizer onto a full disk: %v, want an error naming the file", err)
+	var nr *xio.NotRegular
+	if !errors.As(err, &nr) {
+		t.Errorf("saving onto a FIFO: %v, want a refusal", err)
+	}
+	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO after the refused saves: %v, %v", info, err)
 	}
 	good := filepath.Join(t.TempDir(), "optimizer.pt")
 	if err := torchrt.Do(func() error {

@@ -37,22 +37,28 @@ func (s *Session) run(ctx context.Context, key string, cell experiments.Cell, pr
 
 // oneLine is a cell's error as its record keeps it: one line of at most
 // maxErrorLine bytes. Where the error says more (a panic's stack trace,
-// libtorch's), the whole text goes to traces/<key>.txt in the output
+// libtorch's backtrace and the Go stack where it was read:
+// torchrt.Detail), the whole text goes to traces/<key>.txt in the output
 // folder, which the line names.
 func (s *Session) oneLine(key string, err error) string {
 	msg := err.Error()
 	first, _, multi := strings.Cut(msg, "\n")
-	if !multi && len(msg) <= maxErrorLine {
+	detail := torchrt.Detail(err)
+	if !multi && len(msg) <= maxErrorLine && detail == "" {
 		return msg
 	}
 	if len(first) > maxErrorLine {
 		first = first[:maxErrorLine] + "…"
 	}
+	whole := msg + "\n"
+	if detail != "" {
+		whole += "\n" + detail
+	}
 	path := filepath.Join(s.c.Output, "traces", key+".txt")
 	if werr := os.MkdirAll(filepath.Dir(path), 0o755); werr != nil {
 		return first
 	}
-	if werr := xio.WriteFileAtomic(path, []byte(msg+"\n")); werr != nil {
+	if werr := xio.WriteFileAtomic(path, []byte(whole)); werr != nil {
 		return first
 	}
 	return first + " (the whole message: " + filepath.Join("traces", key+".txt") + ")"

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sugarme/gotch/ts"
+
 	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
@@ -205,6 +207,14 @@ func TestErrorOneLine(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "traces", "k2.txt")); err != nil || string(b) != trace+"\n" {
 		t.Errorf("the trace file: %v, %d bytes", err, len(b))
+	}
+	torchErr := &ts.XpError{Msg: "shapes cannot be multiplied\nException raised from mm at x.cpp:1", Stack: "goroutine 7 [running]:\nmain.f()"}
+	got = s.oneLine("k4", fmt.Errorf("train: %w", torchErr))
+	if want := "train: shapes cannot be multiplied (the whole message: traces/k4.txt)"; got != want {
+		t.Errorf("a libtorch error became %q, want %q", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "traces", "k4.txt")); !strings.Contains(string(b), "Exception raised from mm") || !strings.Contains(string(b), "goroutine 7") {
+		t.Errorf("the libtorch error's trace file: %q", b)
 	}
 	long := strings.Repeat("x", 2000)
 	if got := s.oneLine("k3", errors.New(long)); len(got) > maxErrorLine+100 || !strings.Contains(got, "traces/k3.txt") {

@@ -58,15 +58,29 @@ func Do(f func() error) (err error) {
 	return f()
 }
 
-// Err returns and clears the last libtorch error of this OS thread, trimmed
-// to its message (gotch appends a Go stack trace).
-func Err() error { return Clean(ts.TorchErr()) }
+// Err returns and clears the last libtorch error of this OS thread: one
+// line, its detail kept (Detail).
+func Err() error { return ts.TorchErr() }
 
-// Clean trims gotch's error text to the libtorch message: gotch appends a
-// full Go stack trace to every error, which would bloat result records.
+// Detail is the whole text behind a libtorch error found in err's chain
+// (libtorch's backtrace, the Go stack where it was read), for a file of
+// traces; "" where err holds none.
+func Detail(err error) string {
+	var x *ts.XpError
+	if errors.As(err, &x) {
+		return x.Detail()
+	}
+	return ""
+}
+
+// Clean returns err's libtorch message alone. The binding's errors are one
+// line already (*ts.XpError, see tools/torchbuild) and are returned as
+// they are; an error whose text still carries gotch's old form
+// ("Libtorch API Error: …" and a Go stack trace) is trimmed to the message.
 func Clean(err error) error {
-	if err == nil {
-		return nil
+	var x *ts.XpError
+	if err == nil || errors.As(err, &x) {
+		return err
 	}
 	msg := err.Error()
 	if i := strings.Index(msg, "\ngoroutine "); i >= 0 {

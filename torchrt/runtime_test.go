@@ -129,6 +129,39 @@ func TestCleanTrimsStack(t *testing.T) {
 	}
 }
 
+// TestErrorsOneLine: a libtorch error is one line (its message's first),
+// with libtorch's backtrace and the Go stack kept in Detail; gotch put a
+// 20-line goroutine trace into every error's text.
+func TestErrorsOneLine(t *testing.T) {
+	err := Do(func() error {
+		a := ts.MustOnes([]int64{2, 3}, gotch.Float, gotch.CPU)
+		defer a.MustDrop()
+		b := ts.MustOnes([]int64{4, 5}, gotch.Float, gotch.CPU)
+		defer b.MustDrop()
+		c, err := a.Matmul(b, false)
+		if err == nil {
+			c.MustDrop()
+		}
+		return err
+	})
+	if err == nil || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "goroutine") {
+		t.Fatalf("a shape mismatch: %q, want one line", err)
+	}
+	if !strings.Contains(err.Error(), "shapes cannot be multiplied") {
+		t.Errorf("the line %q lost libtorch's message", err)
+	}
+	var x *ts.XpError
+	if !errors.As(err, &x) {
+		t.Fatalf("%T is no *ts.XpError", err)
+	}
+	if d := Detail(fmt.Errorf("cell: %w", err)); !strings.Contains(d, strings.TrimSpace(x.Msg)) || !strings.Contains(d, "goroutine") {
+		t.Errorf("Detail through a wrapped error: %.200q", d)
+	}
+	if Clean(x) != error(x) || Detail(errors.New("plain")) != "" {
+		t.Error("Clean changed a one-line libtorch error, or Detail found one in a plain error")
+	}
+}
+
 // rss is this process's resident memory in bytes.
 func rss(t *testing.T) int64 {
 	n, err := ResidentBytes()

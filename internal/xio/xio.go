@@ -364,25 +364,99 @@ func alive(pid int) bool {
 
 // WriteFileAtomic writes data to path through a temporary file in the same
 // folder, synced and renamed, so a reader (or a run killed midway) never
-// sees a partial file. The file's mode is 0666 less the umask.
+// sees a partial file. The file's mode is 0666 less the umask. A failed
+// write removes only its own temporary: what was at path stays as it was.
 func WriteFileAtomic(path string, data []byte) error {
+	return ReplaceWith(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// ReplaceWith writes path through a temporary file in the same folder:
+// write fills the open temporary (a writer that needs the file by name,
+// as libtorch's do, uses f.Name()), which is then synced and renamed onto
+// path. Where write, the sync or the rename fails, the temporary is
+// removed and path is left as it was. A path that exists and is not a
+// regular file or a symbolic link (a device such as /dev/full, a FIFO,
+// a folder) is refused before anything is created: renaming onto it
+// would replace a node xp did not make.
+func ReplaceWith(path string, write func(f *os.File) error) error {
+	if err := replaceable(path); err != nil {
+		return err
+	}
 	tmp, err := CreateTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	name := tmp.Name()
+	defer os.Remove(name) // a no-op once renamed
+	if err := write(tmp); err != nil {
 		tmp.Close()
-		return err
+		return withPath(err, path)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return err
+		return withPath(err, path)
 	}
 	if err := tmp.Close(); err != nil {
+		return withPath(err, path)
+	}
+	return os.Rename(name, path)
+}
+
+// NotRegular is the error of a write whose target exists and is neither
+// a regular file nor a symbolic link.
+type NotRegular struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegular) Error() string {
+	return fmt.Sprintf("refusing to replace %s: it is a %s, not a regular file", e.Path, modeWord(e.Mode))
+}
+
+func modeWord(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDir != 0:
+		return "folder"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+func replaceable(path string) error {
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if m := info.Mode(); !m.IsRegular() && m&fs.ModeSymlink == 0 {
+		return &NotRegular{Path: path, Mode: m}
+	}
+	return nil
+}
+
+// withPath names path in err unless err already does (the temporary's
+// name means nothing to a reader).
+func withPath(err error, path string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("write %s: %w", path, pe.Err)
+	}
+	if strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("write %s: %w", path, err)
 }
 
 // CheckWritable makes sure dir exists (creating it) and that a file can

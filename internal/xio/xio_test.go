@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xp-nlp/xp/internal/filelimit"
 )
 
 func TestOpenFormats(t *testing.T) {
@@ -233,5 +236,103 @@ func TestPathWithHash(t *testing.T) {
 	rc.Close()
 	if string(b) != "hello" {
 		t.Errorf("read %q", b)
+	}
+}
+
+// TestReplaceWithKeepsTarget: a write that fails midway leaves what was at
+// the path as it was and no temporary behind.
+func TestReplaceWithKeepsTarget(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.bin")
+	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boom := fmt.Errorf("boom")
+	err := ReplaceWith(p, func(f *os.File) error {
+		f.Write([]byte("partial"))
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), p) {
+		t.Errorf("failed write: %v, want boom naming %s", err, p)
+	}
+	assertOnly(t, dir, "state.bin", "old")
+}
+
+// TestWriteOnFullDisk: where the disk refuses the bytes (here a file-size
+// limit in a child process, which fails a write as a full disk does), the
+// error is one line naming the target, the earlier file stays whole and
+// the temporary is gone.
+func TestWriteOnFullDisk(t *testing.T) {
+	if !filelimit.Child(t, 1<<16) {
+		return
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.bin")
+	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFileAtomic(p, make([]byte, 1<<20))
+	if err == nil || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a write past the disk's room: %v, want one line naming %s", err, p)
+	}
+	t.Log(err)
+	assertOnly(t, dir, "state.bin", "old")
+}
+
+// TestReplaceRefusesSpecialFiles: a target that is a device, a FIFO or a
+// folder is refused before anything is created (renaming onto /dev/full
+// replaced the device node, as root); a symbolic link is replaced as a
+// link, its target untouched. The special file is a FIFO of the test's
+// own, so a regression damages nothing of the machine's.
+func TestReplaceRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	for _, p := range []string{fifo, sub} {
+		var nr *NotRegular
+		if err := WriteFileAtomic(p, []byte("x")); !errors.As(err, &nr) {
+			t.Errorf("WriteFileAtomic(%s): %v, want a refusal", p, err)
+		}
+	}
+	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is no longer one: %v %v", info, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("folder holds %d entries after the refusals, want 2 (no temporaries)", len(ents))
+	}
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("kept"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	if err := WriteFileAtomic(link, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "kept" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if info, _ := os.Lstat(link); !info.Mode().IsRegular() {
+		t.Errorf("the link was not replaced by a file: %v", info.Mode())
+	}
+}
+
+// assertOnly fails unless dir holds exactly one entry, name, with these
+// bytes.
+func assertOnly(t *testing.T, dir, name, want string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != name {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("folder holds %v, want only %s", names, name)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+		t.Errorf("%s holds %q (%v), want %q", name, b, err, want)
 	}
 }

@@ -60,6 +60,17 @@ func gotchEdits(clip string) map[string][]edit {
 			new:  "// LiveTensors is the number of tensors created and not yet freed.\nfunc LiveTensors() int {\n\tlock.Lock()\n\tdefer lock.Unlock()\n\treturn len(ExistingTensors)\n}\n\nfunc CheckCMemLeak() string {\n",
 			want: 1,
 		}},
+		// Every libtorch error carried a 20-line Go stack trace in its
+		// text (and libtorch's own backtrace, where it gives one): the
+		// error is now one line, the rest kept apart (overlay's XpError).
+		"ts/error.go": {
+			{old: "\t\"fmt\"\n\t\"runtime/debug\"\n", new: "\t\"runtime/debug\"\n", want: 1},
+			{
+				old:  "\t\ttrace := string(debug.Stack())\n\t\treturn fmt.Errorf(\"Libtorch API Error: %v\\n%v\\n\", errStr, trace)\n",
+				new:  "\t\treturn &XpError{Msg: errStr, Stack: string(debug.Stack())} // xp: one line (see tools/torchbuild)\n",
+				want: 1,
+			},
+		},
 		// ClipGradNorm deadlocked (see overlay/nn_clip.go.in).
 		"nn/optimizer.go": {
 			{old: "\t\"math\"\n\n\t\"github.com/sugarme/gotch/ts\"\n", new: "\t\"math\"\n\t\"sort\"\n\n\t\"github.com/sugarme/gotch\"\n\t\"github.com/sugarme/gotch/ts\"\n", want: 1},

@@ -9,6 +9,7 @@
 #include <ATen/Version.h>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -32,31 +33,44 @@ char *xp_torch_library(void) {
   return nullptr;
 }
 
-// The state is serialized in memory first, then written and flushed with
-// every error checked: torch::save straight to a file on a full disk
-// throws from PytorchStreamWriter's destructor, which terminates the
-// process ("terminate called after throwing an instance of c10::Error").
-int xp_optimizer_save(optimizer o, const char *path) {
+// The state is serialized in memory and handed to Go, which writes it
+// through a temporary file and a rename (internal/xio): torch::save
+// straight to a file on a full disk throws from PytorchStreamWriter's
+// destructor, which terminates the process ("terminate called after
+// throwing an instance of c10::Error"), and a writer here would have to
+// clean up after itself without removing what it did not create.
+// xp_bytes_out copies bytes into a malloc'ed buffer the caller frees.
+static void xp_bytes_out(const std::string &bytes, char **data, int64_t *len) {
+  char *out = static_cast<char *>(std::malloc(bytes.size() > 0 ? bytes.size() : 1));
+  if (out == nullptr) {
+    throw std::runtime_error("out of memory for " + std::to_string(bytes.size()) + " serialized bytes");
+  }
+  std::memcpy(out, bytes.data(), bytes.size());
+  *data = out;
+  *len = static_cast<int64_t>(bytes.size());
+}
+
+int xp_optimizer_serialize(optimizer o, char **data, int64_t *len) {
   PROTECT(
     std::ostringstream buf;
     torch::save(*o, buf);
-    const std::string bytes = buf.str();
-    std::FILE *f = std::fopen(path, "wb");
-    if (f == nullptr) {
-      throw std::runtime_error(std::string("open ") + path + ": " + std::strerror(errno));
+    xp_bytes_out(buf.str(), data, len);
+    return 0;
+  )
+  return -1;
+}
+
+// The archive at_save_multi writes to a file (a model's parameters,
+// nn.VarStore.Save), serialized in memory instead, for the same reason.
+int xp_save_multi_serialize(tensor *tensors, char **names, int ntensors, char **data, int64_t *len) {
+  PROTECT(
+    torch::serialize::OutputArchive archive;
+    for (int i = 0; i < ntensors; ++i) {
+      archive.write(std::string(names[i]), *(tensors[i]), /*buffer=*/false);
     }
-    const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
-    int err = (n == bytes.size()) ? 0 : errno;
-    if (std::fflush(f) != 0 && err == 0) {
-      err = errno;
-    }
-    if (std::fclose(f) != 0 && err == 0) {
-      err = errno;
-    }
-    if (err != 0 || n != bytes.size()) {
-      std::remove(path);
-      throw std::runtime_error(std::string("write ") + path + ": " + std::strerror(err != 0 ? err : EIO));
-    }
+    std::ostringstream buf;
+    archive.save_to(buf);
+    xp_bytes_out(buf.str(), data, len);
     return 0;
   )
   return -1;

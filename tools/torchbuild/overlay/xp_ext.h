@@ -13,11 +13,14 @@ char *xp_torch_config(void);  /* at::show_config(): build options, BLAS, CUDA */
 char *xp_torch_library(void); /* path of the libtorch_cpu actually loaded */
 
 /* Training checkpoints. Each returns 0, or -1 with the thread's last error
- * set. The optimizer's state (Adam's moments and step counts) is written in
- * libtorch's serialization format (torch::save); the generator's state is
+ * set. The optimizer's state (Adam's moments and step counts) is serialized
+ * in libtorch's format (torch::save) into a malloc'ed buffer the caller
+ * frees (*data, *len bytes); the generator's state is
  * the byte tensor at::Generator::get_state returns (CPU generator when
  * cuda is 0, else that of GPU index). */
-int xp_optimizer_save(optimizer o, const char *path);
+int xp_optimizer_serialize(optimizer o, char **data, int64_t *len);
+/* The named tensors as at_save_multi writes them, into a malloc'ed buffer. */
+int xp_save_multi_serialize(tensor *tensors, char **names, int ntensors, char **data, int64_t *len);
 int xp_optimizer_load(optimizer o, const char *path);
 int xp_rng_get_state(int cuda, int index, tensor *out);
 int xp_rng_set_state(int cuda, int index, tensor state);
