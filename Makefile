@@ -50,12 +50,18 @@ torch: setup-build
 build: torch
 	$(GO) build $$(git rev-parse --git-dir >/dev/null 2>&1 && echo -buildvcs=true) -o $(BIN) ./cmd/xp
 
+# The suite runs through gotestsum, which ends with every skipped test and
+# its reason: a test that did not run on this machine says so in
+# `make test`'s output.
+GOTESTSUM := v1.13.0
+
 test: setup torch
 	@files=$$(git ls-files '*.go' 2>/dev/null); test -z "$$files" || { \
 		unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$files); \
 		test -z "$$unformatted" || { echo "gofmt -w needed: $$unformatted"; exit 1; }; }
 	$(GO) vet ./...
-	$(GO) test ./...
+	GOWORK=off GOBIN=$(CURDIR)/build/bin $(GO) install gotest.tools/gotestsum@$(GOTESTSUM)
+	build/bin/gotestsum --format pkgname --format-hide-empty-pkg -- ./...
 
 # The fuzz tests of every parser of a user's file (config, vectors, tables,
 # records), each for FUZZTIME (default 1m) beyond the seed corpus that

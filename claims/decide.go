@@ -238,8 +238,9 @@ func (r runReader) curve(p Point, stat string) (eps []float64, values []Estimate
 }
 
 // readRun reads a run's records after checking that its plan was made
-// from the config and overrides the file names (errNotRun when its folder
-// holds no run).
+// from the config and overrides the file names and that its records are
+// its plan's and nothing else (rundir.State.Bound; errNotRun when its
+// folder holds no run).
 func (f *File) readRun(r Run) (tables, error) {
 	dir := f.Dir(r.Name)
 	if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); errors.Is(err, fs.ErrNotExist) {
@@ -251,6 +252,9 @@ func (f *File) readRun(r Run) (tables, error) {
 	}
 	if err := f.CheckPlan(r, st.Plan.Config); err != nil {
 		return tables{}, err
+	}
+	if err := st.Bound(); err != nil {
+		return tables{}, fmt.Errorf("run %s: the records are not its plan's: %w", r.Name, err)
 	}
 	return tables{rows: rows, stats: stats}, nil
 }

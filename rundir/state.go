@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,4 +283,89 @@ func (st *State) Problems() ([]string, error) {
 		out = append(out, p+": a record of no cell of this run's plan (a re-planned run's, or another's); left alone")
 	}
 	return out, nil
+}
+
+// Unbound is the error of a run folder whose records are not bound to
+// its plan: Path names the file, Why the first disagreement found.
+type Unbound struct {
+	Path, Why string
+}
+
+func (e *Unbound) Error() string { return e.Path + ": " + e.Why }
+
+// Bound checks that the folder's records are what its plan says and
+// nothing else, naming the first mismatch (*Unbound): the plan's cells
+// are exactly the cells its resolved config lists, in order; each
+// record's key is the one its own cell and inputs hash to under that
+// config (experiments.Config.Key), and its cell is the plan's cell of
+// that key; every cell's inputs (the data and vectors' checksums) are
+// the same; and the records folder holds no record of another cell or
+// stage (Stale). A record spliced in from another run, or a plan whose
+// cell list was edited, fails it. Missing records are not checked here
+// (Missing counts them).
+func (st *State) Bound() error {
+	plan := filepath.Join(st.Dir, PlanName)
+	// The config as a user's file would make it: read back from JSON, its
+	// numbers are float64 where a config's grid gives ints, and cells and
+	// keys made from it would differ.
+	y, err := st.Plan.Config.Resolved()
+	if err != nil {
+		return err
+	}
+	c, err := experiments.Parse(plan, y, experiments.Options{})
+	if err != nil {
+		return &Unbound{plan, fmt.Sprintf("its config does not load: %v", err)}
+	}
+	c.Device = st.Plan.Config.Device // resolved when the run planned
+	cells := c.Cells()
+	if len(cells) != len(st.Plan.Cells) {
+		return &Unbound{plan, fmt.Sprintf("lists %d cells, its config %d", len(st.Plan.Cells), len(cells))}
+	}
+	for i, cs := range st.Plan.Cells {
+		if !sameCell(cs.Cell, cells[i]) {
+			return &Unbound{plan, fmt.Sprintf("cell %d is %s, its config's is %s", i+1, cs.Cell, cells[i])}
+		}
+	}
+	byKey := make(map[string]int, len(st.Plan.Cells))
+	for i, cs := range st.Plan.Cells {
+		byKey[cs.Key] = i
+	}
+	var first *results.Record
+	for i := range st.records {
+		r := &st.records[i]
+		path := filepath.Join(st.Dir, "cells", r.Key+".json")
+		i, ok := byKey[r.Key]
+		if !ok {
+			return &Unbound{path, "a record of no cell of the plan"}
+		}
+		cell := cells[i] // as the config makes it: a cell read back from JSON may hash otherwise
+		if !sameCell(r.Cell, st.Plan.Cells[i].Cell) {
+			return &Unbound{path, fmt.Sprintf("records cell %s, the plan's cell of its key is %s", r.Cell, cell)}
+		}
+		if first == nil {
+			first = r
+		} else if r.Provenance.Inputs != first.Provenance.Inputs {
+			return &Unbound{path, fmt.Sprintf("was made from other inputs than %s.json (data %.12s, vectors %.12s against %.12s, %.12s)",
+				first.Key, r.Provenance.Inputs.Data, r.Provenance.Inputs.Embedding, first.Provenance.Inputs.Data, first.Provenance.Inputs.Embedding)}
+		}
+		if k := c.Key(cell, r.Provenance.Inputs); k != r.Key {
+			return &Unbound{path, fmt.Sprintf("its cell and inputs hash to key %.12s under the plan's config, not to its own", k)}
+		}
+	}
+	stale, err := st.Stale()
+	if err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		return &Unbound{stale[0], "a record of no cell or stage of the plan"}
+	}
+	return nil
+}
+
+// sameCell compares cells as their records write them (a cell read back
+// from JSON holds float64 where a config's holds int).
+func sameCell(a, b experiments.Cell) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
