@@ -61,6 +61,10 @@ type Config struct {
 	sets  []string   // the overrides applied
 	root  *yaml.Node // its document, for line numbers
 	setBy map[*yaml.Node]string
+	// portable: what the run writes names no path of this machine
+	// (Options.Portable); dataGiven: the data root came from the
+	// command (Options.DataRoot), not from the config's data key.
+	portable, dataGiven bool
 }
 
 // DatasetConfig names the corpus and how its splits are used.
@@ -190,6 +194,12 @@ type Options struct {
 	// DataRoot is the data root used when the config has no data key
 	// (a command's --data flag or $XP_DATA, read by the command).
 	DataRoot string
+	// Portable: the run folder is kept in a repository (the paper runs'
+	// records), so what the run writes there names no path of this
+	// machine: the data root the command gave is written as "" (the one
+	// the reading command is given), and the output, cache and source
+	// config as relative to the working folder (see Resolved, Recorded).
+	Portable bool
 }
 
 // File is the path the config was read from.
@@ -227,6 +237,7 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 	sum := sha256.Sum256(data)
 	c := defaults()
 	c.file, c.sum, c.root, c.setBy, c.sets = path, hex.EncodeToString(sum[:]), root, map[*yaml.Node]string{}, opt.Set
+	c.portable = opt.Portable
 	for _, s := range opt.Set {
 		if err := c.set(s); err != nil {
 			return nil, fmt.Errorf("%s: --set %s: %w", path, s, err)
@@ -263,7 +274,7 @@ func (c *Config) complete(opt Options) {
 		c.Output = filepath.Join("runs", name)
 	}
 	if c.Data == "" {
-		c.Data = opt.DataRoot
+		c.Data, c.dataGiven = opt.DataRoot, true
 	}
 	// every word is the default, written one way (keys read the config)
 	if c.Embedding.Vocabulary == "all" {

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
 // Resolved returns the config as it runs — every default filled in, the
-// overrides applied, the data root, output and cache folders absolute —
+// overrides applied, the data root, output and cache folders absolute
+// (for a portable config, Options.Portable: the data root the command
+// gave written as "", the folders and the origin's file as given) —
 // as a YAML config that Load reads back to the same cells and keys. Its
 // origin key names the file and overrides it was resolved from (kept
 // when the config is itself a resolved one). Worker processes and
@@ -21,8 +24,11 @@ func (c *Config) Resolved() ([]byte, error) {
 	if r.IsAnalysis() {
 		r.Apply = nil // its cells do not read it, and validation refuses it there
 	}
+	if r.portable && r.dataGiven {
+		r.Data = ""
+	}
 	for _, p := range []*string{&r.Data, &r.Output, &r.Cache} {
-		if *p != "" {
+		if *p != "" && !r.portable {
 			abs, err := filepath.Abs(*p)
 			if err != nil {
 				return nil, err
@@ -34,6 +40,9 @@ func (c *Config) Resolved() ([]byte, error) {
 		file, err := filepath.Abs(c.file)
 		if err != nil {
 			file = c.file
+		}
+		if r.portable {
+			file = relative(file)
 		}
 		r.Origin = &Origin{File: file, SHA256: c.sum, Set: c.sets}
 	}
@@ -48,6 +57,31 @@ func (c *Config) Resolved() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// Recorded is the config as a run's plan and records keep it: the config
+// itself, or for a portable one (Options.Portable) the config with the
+// data root the command gave written as "".
+func (c *Config) Recorded() Config {
+	r := *c
+	if c.portable && c.dataGiven {
+		r.Data = ""
+	}
+	return r
+}
+
+// relative is path relative to the working folder where it lies under
+// it, else path.
+func relative(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
 }
 
 // Source is the file and checksum a run's provenance names: the original

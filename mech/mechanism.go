@@ -3,7 +3,9 @@ package mech
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/sugarme/gotch"
@@ -98,9 +100,15 @@ const (
 // Close frees the index.
 func (s *Space) Close() { s.Index.Close() }
 
-// Describe names the candidate vocabulary for reports.
+// Describe names the candidate vocabulary for reports: the vectors'
+// file by its name (a record names no folder of the machine that wrote
+// it; the checksum says which file it was), size and checksum.
 func (s *Space) Describe() string {
-	return fmt.Sprintf("%s sha256:%s", s.Emb.String(), short(s.Emb.SourceSHA256))
+	desc := s.Emb.String()
+	if src := s.Emb.Source; src != "" && strings.HasPrefix(desc, src) {
+		desc = filepath.Base(src) + desc[len(src):]
+	}
+	return fmt.Sprintf("%s sha256:%s", desc, short(s.Emb.SourceSHA256))
 }
 
 func short(s string) string {

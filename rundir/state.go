@@ -369,3 +369,21 @@ func sameCell(a, b experiments.Cell) bool {
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
+
+// Complete reports whether the folder holds a finished run with nothing
+// left to do: every cell of its plan has a successful record, its last
+// run's manifest lists the same cells, and every stage result and stage
+// cell that manifest names has a successful record too.
+func (st *State) Complete() bool {
+	m := st.Manifest
+	if st.Missing+st.Failed > 0 || m == nil || !slices.Equal(KeysOf(m.Summary.Cells), KeysOf(st.Plan.Cells)) {
+		return false
+	}
+	for _, cs := range slices.Concat(st.Stages, st.StageCells) {
+		r, ok, err := st.store.Get(cs.Key)
+		if err != nil || !ok || r.Status != "ok" {
+			return false
+		}
+	}
+	return true
+}

@@ -29,8 +29,9 @@ import (
 func newProvenance(s *Session, resolved []byte) results.Provenance {
 	file, sum := s.c.Source()
 	rs := sha256.Sum256(resolved)
-	p := results.Provenance{Config: file, ConfigSHA256: sum, ResolvedSHA256: hex.EncodeToString(rs[:]), Resolved: *s.c,
-		Inputs: s.in.sums, DataRoot: s.c.Data, GoVersion: runtime.Version(), Device: s.c.Device, RNG: mech.RNG}
+	rec := s.c.Recorded()
+	p := results.Provenance{Config: file, ConfigSHA256: sum, ResolvedSHA256: hex.EncodeToString(rs[:]), Resolved: rec,
+		Inputs: s.in.sums, DataRoot: rec.Data, GoVersion: runtime.Version(), Device: s.c.Device, RNG: mech.RNG}
 	info := torchrt.Collect()
 	p.Gotch, p.Libtorch, p.Threads = info.GotchVersion, info.TorchVersion, torchrt.Threads()
 	p.Git, p.GitDirty = GitState()

@@ -41,7 +41,7 @@ func TableOptions(c *experiments.Config) results.TableOptions { return rundir.Ta
 func keysOf(cells []CellStatus) []string { return rundir.KeysOf(cells) }
 
 func writePlan(out string, c *experiments.Config, sum *Summary) error {
-	p := Plan{Config: *c, Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
+	p := Plan{Config: c.Recorded(), Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
 	for i := range p.Cells {
 		p.Cells[i].Status, p.Cells[i].Error = "", ""
 	}

@@ -55,6 +55,14 @@ type Options struct {
 	// stages and writes the tables and plots (cells without a record are
 	// reported missing): a cluster's last job.
 	Merge bool
+	// KeepComplete: where every cell of the plan already has a record and
+	// the folder holds a finished run of exactly these cells, with its
+	// stages' records (rundir.State.Complete), Run writes nothing — no
+	// config, plan, manifest, table or plot — and returns with
+	// Summary.Complete set. For run folders a repository keeps (the
+	// paper runs), which a run that changes nothing must leave as they
+	// are.
+	KeepComplete bool
 	// Progress receives progress bars (drawn on terminals only); Log one
 	// line per event. Either may be nil.
 	Progress, Log io.Writer
@@ -70,6 +78,9 @@ type Summary struct {
 	Stats []results.StatRow `json:"-"`
 	// Estimate is a dry run's account of the work to do.
 	Estimate *Estimate `json:"-"`
+	// Complete says the folder held the whole run already and nothing
+	// was written (Options.KeepComplete).
+	Complete bool `json:"-"`
 }
 
 // Run executes the config's sweep: cells with a successful record are
@@ -154,6 +165,13 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if opt.DryRun {
 		sum.Estimate = newEstimator(s, p, store, torchrt.Threads()).estimate(ctx, opt.Startup)
 		return sum, nil
+	}
+	if opt.KeepComplete && len(todo) == 0 && !opt.Merge && !opt.Prepare && !opt.Queue && opt.Shards == 0 {
+		if st, err := rundir.ReadState(c.Output); err == nil && st.Complete() && slices.Equal(rundir.KeysOf(st.Plan.Cells), rundir.KeysOf(sum.Cells)) {
+			sum.Complete = true
+			logf("%s: every cell and stage recorded, as its plan and manifest list them: nothing written", c.Output)
+			return sum, nil
+		}
 	}
 	resolved, err := c.Resolved()
 	if err != nil {

@@ -89,7 +89,9 @@ func Collect() Info {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "github.com/sugarme/gotch" && d.Replace != nil {
-				in.GotchVersion = d.Version + " (replaced by " + d.Replace.Path + ")"
+				// The patched copy's folder within the clone (build/gotch),
+				// not this machine's path to it: records carry this.
+				in.GotchVersion = d.Version + " (replaced by " + filepath.Join(filepath.Base(filepath.Dir(d.Replace.Path)), filepath.Base(d.Replace.Path)) + ")"
 			}
 		}
 	}

@@ -56,7 +56,10 @@ func paperCmd(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // paperRun runs the named runs of f (all when none is named), each its
-// config with its overrides into its records folder. A run that fails
+// config with its overrides into its records folder. The records are
+// kept in the repository: a run whose folder already holds all of it
+// writes nothing (runner.Options.KeepComplete), and what a run writes
+// names no path of this machine (experiments.Options.Portable). A run that fails
 // (its data absent from the root, a failed cell) is reported and the
 // others go on; the error lists them.
 func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet bool, out io.Writer) error {
@@ -76,9 +79,9 @@ func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet b
 			continue
 		}
 		fmt.Fprintf(out, "== %s\n", r.Name)
-		c, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: sets, DataRoot: datasets.RootFromEnv()})
+		c, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: sets, DataRoot: datasets.RootFromEnv(), Portable: true})
 		if err == nil {
-			opt := runner.Options{Log: os.Stderr, Progress: os.Stderr}
+			opt := runner.Options{Log: os.Stderr, Progress: os.Stderr, KeepComplete: true}
 			if quiet {
 				opt.Progress = nil
 			}

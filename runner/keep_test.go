@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xp-nlp/xp/experiments"
+)
+
+// snapshot is every file under dir with its bytes and modification time,
+// but the lock (taken by every run that may write; records/ ignores it).
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == LockName {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files[p] = info.ModTime().String() + "\n" + string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestKeepComplete: a run whose folder already holds all of it, run again
+// with KeepComplete (as xp paper run does), writes nothing at all; without
+// it the same run rewrites its manifest, config and plan (`make paper`
+// dirtied every committed run folder so). A portable config
+// (experiments.Options.Portable) writes no path of the data root it was
+// given into the folder.
+func TestKeepComplete(t *testing.T) {
+	path, out := analysisConfig(t, `analysis:
+  kind: plausible-deniability
+  words: 5
+  draws: 20
+mechanisms:
+  - name: laplace
+    epsilon: [1]
+seeds: [1]
+`)
+	// The data root comes from the command, as $XP_DATA gives it.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root string
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "data: "); ok {
+			root = v
+			continue
+		}
+		lines = append(lines, l)
+	}
+	if root == "" {
+		t.Fatal("the fixture's config names no data root")
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(keep bool) Summary {
+		c, err := experiments.Load(path, experiments.Options{DataRoot: root, Portable: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Run(context.Background(), c, Options{KeepComplete: keep})
+		if err != nil || sum.Failed > 0 {
+			t.Fatalf("run: %v, %d failed", err, sum.Failed)
+		}
+		return sum
+	}
+	if first := run(true); first.Ran != 1 || first.Complete {
+		t.Fatalf("first run: %d ran, complete %v", first.Ran, first.Complete)
+	}
+	before := snapshot(t, out)
+	for p, content := range before {
+		if strings.Contains(content, root) {
+			t.Errorf("%s names the data root %s", p, root)
+		}
+	}
+	if !strings.Contains(before[filepath.Join(out, ResolvedName)], "\ndata: \"\"\n") {
+		t.Errorf("config.yaml does not write the command's data root as \"\"")
+	}
+	time.Sleep(20 * time.Millisecond) // a rewrite shows in the modification time
+	if again := run(true); !again.Complete || again.Ran != 0 {
+		t.Errorf("second run: complete %v, %d ran", again.Complete, again.Ran)
+	}
+	after := snapshot(t, out)
+	if len(after) != len(before) {
+		t.Errorf("%d files before, %d after", len(before), len(after))
+	}
+	for p, content := range before {
+		if after[p] != content {
+			t.Errorf("%s was rewritten by a run with nothing to do", p)
+		}
+	}
+	// Without KeepComplete the run writes its folder's files again.
+	run(false)
+	rewritten := 0
+	for p, content := range snapshot(t, out) {
+		if before[p] != content {
+			rewritten++
+		}
+	}
+	if rewritten == 0 {
+		t.Error("a run without KeepComplete rewrote nothing: the check above cannot fail")
+	}
+	// A folder missing its manifest is not complete: the run writes it.
+	os.Remove(filepath.Join(out, "manifest.json"))
+	if s := run(true); s.Complete {
+		t.Error("a folder without its manifest was taken for complete")
+	}
+	if _, err := os.Stat(filepath.Join(out, "manifest.json")); err != nil {
+		t.Errorf("the manifest was not written again: %v", err)
+	}
+}
