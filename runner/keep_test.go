@@ -130,3 +130,40 @@ seeds: [1]
 		t.Errorf("the manifest was not written again: %v", err)
 	}
 }
+
+// TestPortableSourceOwned: a run folder whose config.yaml names its source
+// relative to the working folder (a portable run's, as the committed
+// records do) is the same config's folder: every paper run was refused as
+// "a run of another config" once its records named no absolute path.
+func TestPortableSourceOwned(t *testing.T) {
+	path, out := analysisConfig(t, `analysis:
+  kind: plausible-deniability
+  words: 5
+  draws: 20
+mechanisms:
+  - name: laplace
+    epsilon: [1]
+seeds: [1]
+`)
+	runConfig(t, path)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved := filepath.Join(out, ResolvedName)
+	b, err := os.ReadFile(resolved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "file: "+path+"\n") {
+		t.Fatalf("config.yaml does not name %s", path)
+	}
+	if err := os.WriteFile(resolved, []byte(strings.Replace(string(b), "file: "+path+"\n", "file: "+rel+"\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runConfig(t, path)
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // systemFolders are the folders of the system that no run is written
@@ -100,7 +101,9 @@ func sameSource(c *experiments.Config) error {
 	if abs, err := filepath.Abs(mine); err == nil {
 		mine = abs
 	}
-	if file == mine && name == c.Name {
+	// A portable run's folder names its source relative to the working
+	// folder (experiments.Options.Portable).
+	if xio.SamePath(file, mine) && name == c.Name {
 		return nil
 	}
 	return c.ErrAt(fmt.Sprintf("output %s holds a run of another config (%s, name %q); this is %s (name %q): give it its own output (--set output=...), or remove the folder to replace that run",
