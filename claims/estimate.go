@@ -105,8 +105,9 @@ func (t tables) at(p Point, stat string, eps float64) Estimate {
 }
 
 // utility is a utility row's statistic: accuracy, macro-F1, Δ accuracy
-// (paired against the baseline of the same seed), unchanged (share of
-// in-vocabulary tokens), or epsilon.
+// (paired against the baseline of the same seed), Δ accuracy relative to
+// chance (results.RelativeDiff), unchanged (share of in-vocabulary
+// tokens), or epsilon.
 func utility(r results.Row, stat string) Estimate {
 	e := Estimate{Seeds: r.Seeds, Found: true, Unchanged: r.Unchanged, bySeed: r.BySeed[stat]}
 	var m, ci float64
@@ -122,6 +123,14 @@ func utility(r results.Row, stat string) Estimate {
 		m, ci = r.Unchanged, r.UnchangedCI
 	case "epsilon":
 		return Estimate{Mean: r.Epsilon, Lo: r.Epsilon, Hi: r.Epsilon, Seeds: r.Seeds, Found: true, Basis: BasisExact, Unchanged: r.Unchanged}
+	case results.RelativeDiff:
+		vals := slices.Collect(maps.Values(e.bySeed))
+		if len(vals) == 0 {
+			return missing()
+		}
+		slices.Sort(vals) // summation order independent of map order
+		m, _, ci = results.MeanCI(vals)
+		e.Seeds = len(vals)
 	default:
 		return missing()
 	}

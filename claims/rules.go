@@ -98,7 +98,7 @@ var Rules = map[string]Rule{
 			}
 			return s
 		})},
-	"dominates": {Doc: "each value at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
+	"dominates": {Doc: "each value settled at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
 	"range": {Doc: "at least the threshold at min ε of the grid or more, an ε where the mechanism is nearly the identity not counted", decide: rangeRule,
 		valid: func(c *Claim) error {
 			if err := points(1, 1)(c); err != nil {
@@ -315,16 +315,20 @@ func bound(c *Claim, g group, i int, atMost bool) step {
 	return step{Unsettled, what}
 }
 
-// dominates: along each group's chain, each setting's value is at least
-// the previous one's at every ε (group) and settled above it at one ε at
-// least; it does not hold where a value is settled below the previous
-// one at some ε.
+// dominates: along each group's chain, each setting's value is settled
+// at least the previous one's at every ε (group: above it, or a tie
+// within the margin) and settled above it at one ε at least; it does not
+// hold where a value is settled below the previous one at some ε, or
+// ties it at every ε; while one ε is neither, it is unsettled.
 func dominates(c *Claim, gs []group, _ reader) decision {
 	var all []step
 	for j := 1; j < len(gs[0].values); j++ {
 		var below, above, open []string
 		for _, g := range gs {
 			w := fmt.Sprintf("%s vs %s", g.points[j], g.points[j-1])
+			if e := g.points[j].Epsilon; e != 0 && !strings.Contains(w, "ε") {
+				w += " at ε=" + num(e)
+			}
 			switch compareWithin(g.values[j], g.values[j-1], c.Margin) {
 			case cmpAbove:
 				above = append(above, w)
@@ -337,10 +341,14 @@ func dominates(c *Claim, gs []group, _ reader) decision {
 		switch {
 		case len(below) > 0:
 			all = append(all, step{Fails, strings.Join(below, "; ")})
+		case len(open) > 0:
+			// "at least at every ε" is not settled while one ε is open,
+			// however many others are settled above.
+			all = append(all, step{Unsettled, strings.Join(open, "; ") + " (not settled at least)"})
 		case len(above) > 0:
 			all = append(all, step{Holds, ""})
 		default:
-			all = append(all, step{Unsettled, strings.Join(open, "; ") + " (nowhere settled above)"})
+			all = append(all, step{Fails, fmt.Sprintf("%s vs %s: a tie at every ε, above at none", gs[0].points[j], gs[0].points[j-1])})
 		}
 	}
 	return combine(all, "")

@@ -173,7 +173,13 @@ func Table(recs []Record, opt TableOptions) []Row {
 				for _, c := range r.Test.PerClass {
 					most = max(most, c.Support)
 				}
-				chance = append(chance, float64(most)/float64(r.Test.N))
+				ch := float64(most) / float64(r.Test.N)
+				chance = append(chance, ch)
+				// The loss as a share of what the baseline learned above
+				// chance: tasks with other chance levels share its scale.
+				if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" && b > ch {
+					row.BySeed.set(RelativeDiff, r.Cell.Seed, (r.Test.Accuracy-b)/(b-ch))
+				}
 			}
 			p := privacyOf(r)
 			if !math.IsNaN(p.unchanged) {
@@ -252,6 +258,12 @@ func mcnemar(b, c int) float64 {
 	tail := distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(min(b, c)))
 	return min(1, 2*tail)
 }
+
+// RelativeDiff is the BySeed statistic of a cell's accuracy minus its
+// seed's baseline's, divided by the baseline's distance from chance (the
+// evaluated split's most frequent class): -1 is a loss of all the
+// baseline learned above chance, whatever the task's chance level.
+const RelativeDiff = "Δ accuracy relative to chance"
 
 // BySeed are statistics' values by seed: statistic → seed → value.
 type BySeed map[string]map[uint64]float64
