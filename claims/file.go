@@ -67,10 +67,13 @@ type Claim struct {
 	Item string `yaml:"item"`
 	// Cites is where the paper says it (section, figure or table).
 	Cites string `yaml:"cites"`
-	// Kind is conclusion (what the paper concludes from its experiments),
-	// sanity (what the mechanism's definition implies) or variant (a
-	// conclusion tested again on another reading of the paper's setup):
-	// sanity checks and variants are shown apart and not counted.
+	// Kind is conclusion (what the paper concludes from its experiments,
+	// a statement that the data could have contradicted), sanity (what
+	// follows by construction from a mechanism's or a procedure's
+	// definition, or an assumption the paper rests on) or variant (a
+	// conclusion tested again on another reading of the paper's setup,
+	// or against another comparator than the paper's): sanity checks and
+	// variants are shown apart and not counted.
 	Kind string `yaml:"kind"`
 	// Says is the statement, paraphrased.
 	Says string `yaml:"says"`

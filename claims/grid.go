@@ -44,8 +44,8 @@ func Summary(as []Agreement) string {
 	}
 	return fmt.Sprintf("%d conclusions: %d hold, %d do not hold, %d unsettled, %d not run here. "+
 		"Magnitudes of the conclusions that publish values: %d the same size, %d differ. "+
-		"Apart, not counted: %d sanity checks (what the mechanisms' definitions imply: %d hold, %d do not hold, %d unsettled, %d not run here) "+
-		"and %d conclusions tested again on another reading of a paper's setup.",
+		"Apart, not counted: %d sanity checks (what follows by construction from a mechanism's or a procedure's definition, or what a paper assumes: %d hold, %d do not hold, %d unsettled, %d not run here) "+
+		"and %d conclusions tested again on another reading of a paper's setup or against another comparator.",
 		nc, conc[Holds], conc[Fails], conc[Unsettled], conc[NotRun], mag[SameSize], mag[Differs],
 		ns, sanity[Holds], sanity[Fails], sanity[Unsettled], sanity[NotRun], nv)
 }
@@ -214,10 +214,10 @@ func Markdown(as []Agreement) string {
 	b.WriteString("### Conclusions\n\n")
 	b.WriteString(Grid(as, Conclusion).Markdown())
 	b.WriteString("\n### Sanity checks\n\n")
-	b.WriteString("What a mechanism's definition implies (an ordering it produces by construction, a value at an ε where it is nearly the identity): a failure here is a bug in xp, not a finding.\n\n")
+	b.WriteString("What follows by construction from a mechanism's or a procedure's definition (an ordering it produces whatever the data, a value at an ε where it is nearly the identity), and what a paper assumes: a failure here is a bug in xp or a broken assumption, not a finding about the data.\n\n")
 	b.WriteString(Grid(as, Sanity).Markdown())
 	b.WriteString("\n### Setup variants\n\n")
-	b.WriteString("Conclusions tested again on another reading of a paper's setup (the records column names the variant run; the claims file says what it varies).\n\n")
+	b.WriteString("Conclusions tested again on another reading of a paper's setup or against another comparator (the records column names the variant run; the claims file says what it varies).\n\n")
 	b.WriteString(Grid(as, Variant).Markdown())
 	b.WriteString("\n" + RuleText + "\n")
 	return b.String()

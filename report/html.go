@@ -350,8 +350,8 @@ func gridHTML(id string, g results.Grid) template.HTML {
 func agreementHTML(id string, as []claims.Agreement) template.HTML {
 	conc, sanity, variant := claims.Grid(as, claims.Conclusion), claims.Grid(as, claims.Sanity), claims.Grid(as, claims.Variant)
 	conc.Caption = "Conclusions"
-	sanity.Caption = "Sanity checks (what a mechanism's definition implies; not counted among the conclusions)"
-	variant.Caption = "Setup variants (conclusions tested again on another reading of a paper's setup; not counted)"
+	sanity.Caption = "Sanity checks (what follows by construction or what a paper assumes; not counted among the conclusions)"
+	variant.Caption = "Setup variants (conclusions tested again on another reading of a paper's setup or against another comparator; not counted)"
 	var b strings.Builder
 	fmt.Fprintf(&b, `<p class="summary">%s</p>`, template.HTMLEscapeString(claims.Summary(as)))
 	if len(conc.Rows) > 0 {
