@@ -148,6 +148,8 @@ func TestIntervals(t *testing.T) {
 	bracket := row("s", 0, "ε @ N_w 0.1", 14, 14, 14)
 	bracket.Bracket = map[string][2]float64{"ε @ N_w 0.1": {12.5, 15.8}}
 	worst := results.StatRow{Analysis: "a", Setting: "s", Epsilon: 5, Seeds: 3, Names: []string{"S_w min"}, Mean: []float64{450}, CI: []float64{50}, Series: map[string][]float64{"S_w": {500, 420, 900, 610}}}
+	worstDrawn := results.StatRow{Analysis: "a", Setting: "s", Epsilon: 5, Seeds: 3, Names: []string{"S_w min", "N_w max"}, Method: "sampled (1000 draws per word)",
+		Series: map[string][]float64{"S_w": {500, 301, 900}, "N_w": {12, 431, 3}}}
 	for _, c := range []struct {
 		name, stat string
 		row        results.StatRow
@@ -161,6 +163,10 @@ func TestIntervals(t *testing.T) {
 		{"sampled words", "d1 p50", sample, BasisSample, 2.2, 2.1, 2.3},
 		{"search bracket, seeds equal", "ε @ N_w 0.1", bracket, BasisBracket, 14, 12.5, 15.8},
 		{"worst over every word", "S_w min", worst, BasisWorst, 420, 420, 420},
+		// A worst word's count over 1,000 draws is known to its draws'
+		// interval (it was given a zero-width one: 301 held against 300).
+		{"worst word's distinct outputs over its draws", "S_w min", worstDrawn, BasisWorst, 301, 301 - 1.96*math.Sqrt(301), 301 + 1.96*math.Sqrt(301)},
+		{"worst word's unchanged count over its draws", "N_w max", worstDrawn, BasisWorst, 431, 400.628, 461.900},
 		{"t over seeds", "x", row("s", 1, "x", 1, 2, 3), BasisSeeds, 2, 2 - 4.303*1/math.Sqrt(3), 2 + 4.303*1/math.Sqrt(3)},
 		{"seeds equal", "x", row("s", 1, "x", 2, 2, 2), BasisEqual, 2, 2, 2},
 	} {
@@ -316,5 +322,34 @@ func TestGroupLabels(t *testing.T) {
 	}
 	if got := groupLabels([][]Point{{{Setting: "a"}}, {{Setting: "a"}}}); strings.Join(got, "|") != "group 1|group 2" {
 		t.Errorf("nothing apart: %q", got)
+	}
+}
+
+// TestMatchedGain: the gain at matched privacy is read against a
+// threshold, its interval widened to the reference's two grid points
+// around the match ("up to 50%" held as a gain above 0 with the
+// interpolation's guess taken for exact).
+func TestMatchedGain(t *testing.T) {
+	two := func(setting string, eps, p, l float64) results.StatRow {
+		ps, ls := []float64{p - 0.001, p, p + 0.001}, []float64{l - 0.001, l, l + 0.001}
+		mp, sdp, cip := results.MeanCI(ps)
+		ml, sdl, cil := results.MeanCI(ls)
+		by := seeds("P", ps...)
+		by["L"] = seeds("L", ls...)["L"]
+		return results.StatRow{Analysis: "a", Setting: setting, Epsilon: eps, Seeds: 3, Names: []string{"P", "L"},
+			Mean: []float64{mp, ml}, SD: []float64{sdp, sdl}, CI: []float64{cip, cil}, BySeed: by, Method: "sampled"}
+	}
+	// At P = 0.7 the reference's loss is 0.3 interpolated, between 0.4 and
+	// 0.2 at its grid points: the gain 2/3, anywhere in [0.5, 0.75].
+	tb := tables{stats: []results.StatRow{two("ref", 1, 0.9, 0.4), two("ref", 2, 0.5, 0.2), two("ref", 3, 0.1, 0.1), two("v", 1, 0.7, 0.1)}}
+	for _, c := range []struct {
+		threshold float64
+		want      string
+	}{{0, Holds}, {0.25, Holds}, {0.6, Unsettled}, {0.8, Fails}} {
+		cl := Claim{Rule: "matched-gain", Stat: "L", By: "P", Threshold: c.threshold, Points: []Point{{Analysis: "a", Setting: "ref"}, {Analysis: "a", Setting: "v"}}}
+		a := decideOn(t, cl, tb)
+		if a.Verdict != c.want {
+			t.Errorf("threshold %v: %s (%s), want %s", c.threshold, a.Verdict, a.Reason, c.want)
+		}
 	}
 }

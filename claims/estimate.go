@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xp-nlp/xp/results"
@@ -42,7 +43,7 @@ const (
 	BasisSample    = "sampled words"   // one seed: order statistics of a seeded sample of words
 	BasisSimulated = "simulated votes" // one seed: the range simulated votes leave open (query attack's N)
 	BasisBracket   = "search bracket"  // a value a bisection stopped at: the bracket it left
-	BasisWorst     = "worst word"      // the extreme over every sampled word of every seed
+	BasisWorst     = "worst word"      // the extreme over every sampled word of every seed, with its draws' interval
 	BasisInterp    = "grid bracket"    // interpolated between the two grid points that bracket the match
 	BasisOneSeed   = "one seed, no interval"
 )
@@ -161,6 +162,39 @@ var worstStats = map[string]struct {
 	max    bool
 }{"N_w max": {"N_w", true}, "S_w min": {"S_w", false}}
 
+// drawsPerWord is the draws each word had in a sampled analysis
+// ("sampled (1000 draws per word)"), or 0.
+func drawsPerWord(method string) int {
+	i := strings.Index(method, " draws per word")
+	if i < 0 {
+		return 0
+	}
+	j := strings.LastIndexAny(method[:i], "( ")
+	n, err := strconv.Atoi(method[j+1 : i])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// countInterval is the 95% interval of the expectation of a count x seen
+// in d draws: for N_w (times the word came back unchanged) Wilson's
+// binomial interval; for S_w (distinct outputs) x ± 1.96·√x, since the
+// occupancy indicators are negatively associated and the count's variance
+// is at most its mean. Both stay within [0, d].
+func countInterval(series string, x float64, d int) (lo, hi float64) {
+	const z = 1.959963984540054
+	if series == "N_w" {
+		n, p := float64(d), x/float64(d)
+		den := 1 + z*z/n
+		centre := (p + z*z/(2*n)) / den
+		half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / den
+		return max(0, centre-half) * n, min(1, centre+half) * n
+	}
+	half := z * math.Sqrt(x)
+	return max(0, x-half), min(float64(d), x+half)
+}
+
 // analysisValue is an analysis row's statistic (see Basis for its
 // interval), or epsilon.
 func analysisValue(r results.StatRow, stat string) Estimate {
@@ -178,6 +212,11 @@ func analysisValue(r results.StatRow, stat string) Estimate {
 			x = slices.Max(xs)
 		}
 		e.Mean, e.Lo, e.Hi, e.Basis, e.Words = x, x, x, BasisWorst, len(xs)
+		if d := drawsPerWord(r.Method); d > 0 {
+			// The worst word's count is itself a count over d draws:
+			// its expectation is known to its draws' interval only.
+			e.Lo, e.Hi = countInterval(w.series, x, d)
+		}
 		return e
 	}
 	i := slices.Index(r.Names, stat)

@@ -123,7 +123,7 @@ var Rules = map[string]Rule{
 			}
 			return points(c.After+1, 0)(c)
 		}},
-	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by), is above 0", decide: matchedGain, derived: true,
+	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it", decide: matchedGain, derived: true,
 		valid: func(c *Claim) error {
 			if c.By == "" {
 				return errors.New("rule matched-gain needs by: the privacy statistic matched")
@@ -513,6 +513,10 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 	}
 	refEps, ref := read(g.points[0])
 	best := map[uint64]float64{}
+	// The gain's range where the reference's loss is anywhere between its
+	// two grid points around the match (linear interpolation is one
+	// guess of a curve the grid does not show).
+	bestLo, bestHi := map[uint64]float64{}, map[uint64]float64{}
 	where := map[uint64]string{}
 	for _, p := range g.points[1:] {
 		eps, cv := read(p)
@@ -535,6 +539,14 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 					if v, ok := best[s]; !ok || gain > v {
 						best[s] = gain
 						where[s] = fmt.Sprintf("%s at ε %s (%s %s)", p, num(eps[i]), c.By, num(b))
+						lo, hi := gain, gain
+						for _, l := range []float64{rl[k-1], rl[k]} {
+							if l > 0 {
+								g := (l - cv.loss[s][i]) / l
+								lo, hi = min(lo, g), max(hi, g)
+							}
+						}
+						bestLo[s], bestHi[s] = lo, hi
 					}
 					break
 				}
@@ -546,22 +558,28 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 	}
 	seeds := slices.Sorted(maps.Keys(best))
 	xs := make([]float64, len(seeds))
+	los, his := make([]float64, len(seeds)), make([]float64, len(seeds))
 	for i, s := range seeds {
-		xs[i] = best[s]
+		xs[i], los[i], his[i] = best[s], bestLo[s], bestHi[s]
 	}
 	m, _, ci := results.MeanCI(xs)
 	e := Estimate{Seeds: len(xs), Found: true, Unchanged: math.NaN(), bySeed: best}.withT(m, ci)
+	if e.known() {
+		mlo, _, _ := results.MeanCI(los)
+		mhi, _, _ := results.MeanCI(his)
+		e.Lo, e.Hi, e.Basis = min(e.Lo, mlo), max(e.Hi, mhi), BasisInterp
+	}
 	e.Note = "on seed " + fmt.Sprint(seeds[0]) + " at " + where[seeds[0]]
-	d := decision{value: &e, detail: fmt.Sprintf("the largest relative reduction of %s at equal %s, per seed", c.Stat, c.By)}
+	d := decision{value: &e, detail: fmt.Sprintf("the largest relative reduction of %s at equal %s, per seed, against %s", c.Stat, c.By, num(c.Threshold))}
 	switch {
 	case !e.known():
 		d.verdict, d.reason = Unsettled, "unsettled: one seed, no interval"
-	case e.Lo > 0:
+	case e.Lo >= c.Threshold && e.Lo > 0:
 		d.verdict = Holds
-	case e.Hi <= 0:
-		d.verdict, d.reason = Fails, "does not hold: no gain"
+	case e.Hi < c.Threshold || e.Hi <= 0:
+		d.verdict, d.reason = Fails, fmt.Sprintf("does not hold: the gain is below %s", num(c.Threshold))
 	default:
-		d.verdict, d.reason = Unsettled, "unsettled: the interval straddles 0"
+		d.verdict, d.reason = Unsettled, fmt.Sprintf("unsettled: the interval straddles %s", num(c.Threshold))
 	}
 	return d
 }
