@@ -71,6 +71,8 @@ func TestRules(t *testing.T) {
 		row("c", 1, "x", 0.999, 0.9991, 0.9989), row("c", 2, "x", 5, 6, 7), row("c", 3, "x", 9, 9.5, 10),
 		// above b at ε 2 and 3, its interval straddling b's value at ε 1
 		row("d", 1, "x", 0.5, 1.5, 0.9), row("d", 2, "x", 5, 6, 7), row("d", 3, "x", 9, 9.5, 10),
+		// a capped search that stopped: ∞ on every seed
+		row("capped", 1, "x", math.Inf(1), math.Inf(1), math.Inf(1)),
 		// a rank chain: steps 10, 3, 0.5, 0.2 (per seed, same on each)
 		row("r1", 1, "x", 0, 0.1, 0.2), row("r2", 1, "x", 10, 10.1, 10.2), row("r3", 1, "x", 13, 13.1, 13.2),
 		row("r4", 1, "x", 13.5, 13.6, 13.7), row("r5", 1, "x", 13.7, 13.8, 13.9),
@@ -103,6 +105,12 @@ func TestRules(t *testing.T) {
 		{"dominates: within the margin a tie", Claim{Rule: "dominates", Stat: "x", Margin: 0.01, Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "b"}, {Analysis: "a", Setting: "c"}}}, Holds},
 		{"range holds at 2 ε", Claim{Rule: "range", Stat: "x", Threshold: 3, Min: 2, Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "a"}}}, Holds},
 		{"range: too few ε can hold", Claim{Rule: "range", Stat: "x", Threshold: 11, Min: 2, Epsilons: []float64{1, 2, 3}, Points: []Point{{Analysis: "a", Setting: "a"}}}, Fails},
+		{"far-greater holds", Claim{Rule: "far-greater", Factor: 5, Stat: "x", Points: []Point{pt("hi", 1), pt("tiny", 1)}}, Holds},
+		{"far-greater straddled", Claim{Rule: "far-greater", Factor: 10, Stat: "x", Points: []Point{pt("hi", 1), pt("tiny", 1)}}, Unsettled},
+		{"far-greater fails", Claim{Rule: "far-greater", Factor: 20, Stat: "x", Points: []Point{pt("hi", 1), pt("tiny", 1)}}, Fails},
+		// ∞ is a capped search's "at least the cap", no more.
+		{"far-greater: ∞ at least the cap", Claim{Rule: "far-greater", Factor: 10, Cap: 100, Stat: "x", Points: []Point{pt("capped", 1), pt("mid", 1)}}, Holds},
+		{"far-greater: ∞ below, a finite value cannot be 10 times it", Claim{Rule: "far-greater", Factor: 10, Cap: 100, Stat: "x", Points: []Point{pt("hi", 1), pt("capped", 1)}}, Fails},
 		{"within-factor holds", Claim{Rule: "within-factor", Factor: 3, Stat: "x", Points: []Point{pt("hi", 1), pt("near-mid", 1)}}, Holds},
 		{"within-factor fails", Claim{Rule: "within-factor", Factor: 2, Stat: "x", Points: []Point{pt("hi", 1), pt("tiny", 1)}}, Fails},
 		{"first step the largest", Claim{Rule: "flattens", After: 2, Fraction: 1, Stat: "x", Points: []Point{pt("r1", 1), pt("r2", 1), pt("r3", 1), pt("r4", 1), pt("r5", 1)}}, Holds},

@@ -103,8 +103,12 @@ type Claim struct {
 	// ties, neither above nor below.
 	Margin float64 `yaml:"margin"`
 	// Factor is within-factor's largest ratio of the largest to the
-	// smallest value.
+	// smallest value, and far-greater's least ratio of the first value to
+	// the second ("far more" stated as a factor).
 	Factor float64 `yaml:"factor"`
+	// Cap is the bound a capped search stopped at: a value recorded as ∞
+	// is known to be at least Cap, no more (far-greater reads it so).
+	Cap float64 `yaml:"cap"`
 	// After and Fraction are flattens': every step of the chain after the
 	// After-th point is at most Fraction of the first step.
 	After    int     `yaml:"after"`

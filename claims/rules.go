@@ -56,6 +56,13 @@ type decision struct {
 var Rules = map[string]Rule{
 	"greater": {Doc: "the first point's value is above the second's", valid: points(2, 2),
 		decide: each(func(c *Claim, g group) []step { return []step{above(g, 0, 1)} })},
+	"far-greater": {Doc: "the first point's value is at least factor times the second's (a value recorded as ∞ read as at least the cap)", decide: each(farGreater),
+		valid: func(c *Claim) error {
+			if c.Factor <= 1 {
+				return errors.New("rule far-greater needs factor > 1")
+			}
+			return points(2, 2)(c)
+		}},
 	"greatest": {Doc: "the first point's value is above every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
@@ -281,6 +288,42 @@ func above(g group, i, j int) step {
 		return step{Unsettled, what + oneSeed(g.values[i], g.values[j])}
 	}
 	return step{Fails, what}
+}
+
+// farGreater is the step "the first value is at least factor times the
+// second": decided on the ratio's interval, a value recorded as ∞ known
+// to be at least the claim's cap (and no more: ∞ there would give ×∞).
+func farGreater(c *Claim, g group) []step {
+	x, y := g.values[0], g.values[1]
+	what := fmt.Sprintf("%s vs %s", g.points[0], g.points[1])
+	inf := func(e Estimate) bool { return math.IsInf(e.Mean, 1) || math.IsInf(e.Lo, 1) }
+	if !x.known() && !inf(x) || !y.known() && !inf(y) {
+		return []step{{Unsettled, what + oneSeed(x, y)}}
+	}
+	capped := func(e Estimate) (lo, hi float64) {
+		if inf(e) {
+			return c.Cap, math.Inf(1)
+		}
+		return e.Lo, e.Hi
+	}
+	xl, xh := capped(x)
+	yl, yh := capped(y)
+	lo, hi := xl/yh, math.Inf(1)
+	if yl > 0 {
+		hi = xh / yl
+	}
+	ratio := "×" + num(lo) + " or more"
+	if !math.IsInf(hi, 1) {
+		ratio = fmt.Sprintf("×%s to ×%s", num(lo), num(hi))
+	}
+	what += " (" + ratio + ")"
+	switch {
+	case lo >= c.Factor:
+		return []step{{Holds, what}}
+	case hi < c.Factor:
+		return []step{{Fails, what}}
+	}
+	return []step{{Unsettled, what}}
 }
 
 func oneSeed(es ...Estimate) string {
