@@ -361,3 +361,32 @@ func TestMatchedGain(t *testing.T) {
 		}
 	}
 }
+
+// TestSettle: an unsettled claim read over seeds says how many seeds
+// would settle it at the spread measured now, and what they cost.
+func TestSettle(t *testing.T) {
+	// Paired by seed, "up" is above "down" by 1, 2, 0 (mean 1, sd 1): 3
+	// seeds leave the interval across 0, 7 would not.
+	tb := tables{stats: []results.StatRow{row("up", 1, "x", 2, 4, 6), row("down", 1, "x", 1, 2, 6)}, seedSeconds: 120}
+	a := decideOn(t, Claim{Rule: "greater", Stat: "x", Points: []Point{pt("up", 1), pt("down", 1)}}, tb)
+	if a.Verdict != Unsettled || a.Settle == nil {
+		t.Fatalf("%s, settle %v: want unsettled with what would settle it", a.Verdict, a.Settle)
+	}
+	if a.Settle.Seeds != 7 || a.Settle.Now != 3 {
+		t.Errorf("settle %+v, want 7 seeds (3 now)", *a.Settle)
+	}
+	if txt := a.Settle.Text(); !strings.Contains(txt, "about 7 seeds") || !strings.Contains(txt, "up ε=1 vs down ε=1") || !strings.Contains(txt, "about 8 min of compute") || !strings.Contains(txt, "4 seeds more × 2 min a seed") {
+		t.Errorf("settle text %q", txt)
+	}
+	// A difference of 0 is settled by no number of seeds.
+	tb = tables{stats: []results.StatRow{row("p", 1, "x", 1, 2, 3), row("q", 1, "x", 2, 1, 3)}}
+	a = decideOn(t, Claim{Rule: "greater", Stat: "x", Points: []Point{pt("p", 1), pt("q", 1)}}, tb)
+	if a.Settle == nil || a.Settle.Seeds <= maxSeeds || !strings.Contains(a.Settle.Text(), "would not settle it") {
+		t.Errorf("a zero difference: %+v", a.Settle)
+	}
+	// A claim that holds says nothing of it.
+	a = decideOn(t, Claim{Rule: "greater", Stat: "x", Points: []Point{pt("up", 1), pt("q", 1)}}, tables{stats: []results.StatRow{row("up", 1, "x", 10, 11, 12), row("q", 1, "x", 2, 1, 3)}})
+	if a.Verdict != Holds || a.Settle != nil {
+		t.Errorf("a settled claim: %s, %+v", a.Verdict, a.Settle)
+	}
+}

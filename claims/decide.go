@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
 )
 
@@ -32,6 +33,9 @@ type Agreement struct {
 	// case's bound).
 	Reason, Detail string
 	Magnitude      Magnitude
+	// Settle is, for an unsettled claim read over seeds, what more seeds
+	// would settle it (nil otherwise).
+	Settle *Settle
 	// Runs are the runs the claim read, Reduced how each is smaller than
 	// its config ("" full size), and Dirs the folders their records were
 	// read from.
@@ -180,7 +184,32 @@ func (f *File) decide(c *Claim, get func(string) (tables, string, error)) (Agree
 		a.Detail = strings.TrimPrefix(a.Detail+"; "+w, "; ")
 	}
 	a.Magnitude = magnitude(c, a.Values, a.Derived)
+	if a.Verdict == Unsettled {
+		if a.Settle = toSettle(c, gs); a.Settle != nil {
+			for _, name := range a.Runs {
+				t, _, _ := get(name)
+				a.Settle.Runs, a.Settle.SeedSeconds = append(a.Settle.Runs, name), append(a.Settle.SeedSeconds, t.seedSeconds)
+			}
+		}
+	}
 	return a, nil
+}
+
+// seedSeconds is the mean over seeds of the wall time a seed's cells
+// took (0 where the records say none).
+func seedSeconds(recs []results.Record) float64 {
+	bySeed := map[uint64]float64{}
+	for _, r := range recs {
+		bySeed[r.Cell.Seed] += r.Provenance.WallSeconds
+	}
+	if len(bySeed) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range bySeed {
+		sum += v
+	}
+	return sum / float64(len(bySeed))
 }
 
 // worstNote says, for a worst case over sampled words that met its
@@ -256,7 +285,11 @@ func (f *File) readRun(r Run) (tables, error) {
 	if err := st.Bound(); err != nil {
 		return tables{}, fmt.Errorf("run %s: the records are not its plan's: %w", r.Name, err)
 	}
-	return tables{rows: rows, stats: stats}, nil
+	recs, err := st.Records()
+	if err != nil {
+		return tables{}, err
+	}
+	return tables{rows: rows, stats: stats, seedSeconds: seedSeconds(recs)}, nil
 }
 
 // CheckPlan reports whether a run's plan (its resolved config) is the

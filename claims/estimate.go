@@ -74,6 +74,10 @@ func (e Estimate) scale(u float64) Estimate {
 type tables struct {
 	rows  []results.Row
 	stats []results.StatRow
+	// seedSeconds is the wall time of one seed of the run where its
+	// records were written: its cells' wall times summed by seed, the
+	// mean over seeds (0 unknown).
+	seedSeconds float64
 }
 
 // lookup reads a point's statistic from a run's tables (see Point).

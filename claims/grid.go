@@ -104,7 +104,11 @@ func Grid(as []Agreement, kind string) results.Grid {
 			}
 			runs = append(runs, r)
 		}
-		why := strings.TrimSpace(strings.Join(nonEmpty(a.Reason, a.Detail), ". "))
+		settle := ""
+		if a.Settle != nil {
+			settle = "To settle: " + a.Settle.Text()
+		}
+		why := strings.TrimSpace(strings.Join(nonEmpty(a.Reason, a.Detail, settle), ". "))
 		g.Rows = append(g.Rows, []string{a.Cite, c.Item, c.Says + " (" + c.Cites + ")", test, valuesText(a), a.Verdict, why,
 			strings.Join(pub, " / "), a.Magnitude.Text, a.Magnitude.Verdict, strings.Join(runs, "; "), c.Differs})
 	}

@@ -344,6 +344,21 @@ func meanSDCI(x []float64) (mean, sd, ci float64) {
 	return mean, sd, t * sd / math.Sqrt(float64(len(x)))
 }
 
+// SeedsToSettle is the fewest seeds n (at least 2, at most max) whose
+// 95% t-interval of a mean, at sample sd, would lie wholly on one side of
+// a bar that the mean is gap away from: t(0.975, n−1)·sd/√n < |gap|. It
+// returns max+1 where max seeds would not do (a gap of 0 never settles).
+func SeedsToSettle(gap, sd float64, max int) int {
+	gap = math.Abs(gap)
+	for n := 2; n <= max; n++ {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
+		if t*sd/math.Sqrt(float64(n)) < gap {
+			return n
+		}
+	}
+	return max + 1
+}
+
 func meanSD(x []float64) (float64, float64) {
 	switch len(x) {
 	case 0:

@@ -604,3 +604,22 @@ func TestTestSetIntervals(t *testing.T) {
 func share(correct string) float64 {
 	return float64(strings.Count(correct, "1")) / float64(len(correct))
 }
+
+// TestSeedsToSettle: the fewest seeds whose 95% t-interval at the given
+// spread excludes a bar the mean is gap away from.
+func TestSeedsToSettle(t *testing.T) {
+	for _, c := range []struct {
+		gap, sd float64
+		want    int
+	}{
+		{1, 1, 7},  // t(0.975, 6)·1/√7 = 0.925 < 1; t(0.975, 5)/√6 = 1.05
+		{-1, 1, 7}, // either side
+		{10, 1, 2}, // t(0.975, 1)/√2 = 8.99 < 10
+		{0, 1, 51}, // never: max+1
+		{1, 0, 2},  // no spread: two seeds
+	} {
+		if got := SeedsToSettle(c.gap, c.sd, 50); got != c.want {
+			t.Errorf("SeedsToSettle(%v, %v) = %d, want %d", c.gap, c.sd, got, c.want)
+		}
+	}
+}

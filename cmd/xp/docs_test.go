@@ -183,8 +183,8 @@ func TestDocumentedCommands(t *testing.T) {
 				cmd = c.args[:2]
 			}
 			if c.args[0] == "paper" {
-				if len(c.args) < 2 || !slices.Contains([]string{"run", "tables"}, c.args[1]) {
-					t.Errorf("%s: xp %s: want paper run or tables", c.where, strings.Join(c.args, " "))
+				if len(c.args) < 2 || !slices.Contains([]string{"run", "plan", "tables"}, c.args[1]) {
+					t.Errorf("%s: xp %s: want paper run, plan or tables", c.where, strings.Join(c.args, " "))
 					continue
 				}
 				cmd = c.args[:2]

@@ -10,7 +10,7 @@
 //	xp results OUTDIR    print a run's table
 //	xp plot OUTDIR       redraw a run's plots
 //	xp report RUN...     one self-contained HTML page of runs
-//	xp paper run|tables  the founding papers' runs (records/paper) and the reproduction documents
+//	xp paper run|plan|tables  the founding papers' runs (records/paper) and the reproduction documents
 //	xp version           version, commit, libtorch and devices
 //	xp help [mechanisms|models|analyses|stages|measures]  usage, or their parameters
 //
@@ -106,6 +106,7 @@ commands:
            xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]
   paper    the founding papers' runs and their documents (docs/reproduction.md):
            xp paper run [--list] [NAME...]   runs each run of configs/published.yaml into records/paper (resumable)
+           xp paper plan [NAME...]           what would settle each unsettled claim: seeds at the measured spread, and their cost
            xp paper tables                   regenerates docs/reproduction.md and .html from the records alone
   version  xp's version and commit, Go, libtorch, and the devices it sees
   help     this text; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges

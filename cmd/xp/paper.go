@@ -17,7 +17,7 @@ import (
 	"github.com/xp-nlp/xp/runner"
 )
 
-const paperUsage = "usage: xp paper run [--claims FILE] [--list] [NAME...], or xp paper tables [--claims FILE] [--md FILE] [--html FILE]"
+const paperUsage = "usage: xp paper run [--claims FILE] [--list] [NAME...], xp paper plan [--claims FILE] [NAME...], or xp paper tables [--claims FILE] [--md FILE] [--html FILE]"
 
 // paperCmd runs the claims file's runs into the records folder it names
 // (resumable: cells with a record are reused) or regenerates the
@@ -44,6 +44,15 @@ func paperCmd(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return paperRun(ctx, f, fs.Args(), *list, *quiet, out)
+	case "plan":
+		if err := parseFlags(fs, args[1:], paperUsage, out); err != nil {
+			return err
+		}
+		f, err := claims.Read(*file)
+		if err != nil {
+			return err
+		}
+		return paperPlan(f, fs.Args(), out)
 	case "tables":
 		md := fs.String("md", "docs/reproduction.md", "the Markdown document whose generated blocks to rewrite (\"\": none)")
 		html := fs.String("html", "docs/reproduction.html", "the page to write (\"\": none)")
@@ -127,6 +136,40 @@ func pruneStale(dir string, out io.Writer) error {
 	}
 	if len(stale) > 0 {
 		fmt.Fprintf(out, "%s: removed %d records of cells the plan no longer has\n", dir, len(stale))
+	}
+	return nil
+}
+
+// paperPlan prints, for each unsettled conclusion that reads one of the
+// named runs (every run when none is named), what would settle it: the
+// seeds its hardest comparison needs at the spread the records measure,
+// and what they cost where the records were written (claims.Settle).
+func paperPlan(f *claims.File, names []string, out io.Writer) error {
+	for _, n := range names {
+		if _, ok := f.Run(n); !ok {
+			return fmt.Errorf("%s has no run %q", f.Path, n)
+		}
+	}
+	as, err := f.Decide()
+	if err != nil {
+		return err
+	}
+	shown := 0
+	for _, a := range as {
+		if a.Verdict != claims.Unsettled || len(names) > 0 && !slices.ContainsFunc(a.Runs, func(r string) bool { return slices.Contains(names, r) }) {
+			continue
+		}
+		shown++
+		fmt.Fprintf(out, "%s, %s (%s; %s): %s\n", a.Cite, a.Claim.Item, a.Claim.Kind, strings.Join(a.Runs, ", "), a.Claim.Says)
+		switch {
+		case a.Settle != nil:
+			fmt.Fprintf(out, "  unsettled: %s\n", a.Settle.Text())
+		default:
+			fmt.Fprintf(out, "  unsettled (%s): not a mean over seeds that more seeds narrow (a worst case over draws, an interpolation between grid ε, a search's bracket or simulated votes): more draws or a finer ε grid might\n", a.Reason)
+		}
+	}
+	if shown == 0 {
+		fmt.Fprintln(out, "no unsettled claim reads these runs")
 	}
 	return nil
 }
