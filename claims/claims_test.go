@@ -3,6 +3,7 @@ package claims
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -388,5 +389,35 @@ func TestSettle(t *testing.T) {
 	a = decideOn(t, Claim{Rule: "greater", Stat: "x", Points: []Point{pt("up", 1), pt("q", 1)}}, tables{stats: []results.StatRow{row("up", 1, "x", 10, 11, 12), row("q", 1, "x", 2, 1, 3)}})
 	if a.Verdict != Holds || a.Settle != nil {
 		t.Errorf("a settled claim: %s, %+v", a.Verdict, a.Settle)
+	}
+}
+
+// TestMatchedFarGreater: at each ε of the first setting, the second's
+// value at the same privacy lies anywhere between its two grid values
+// around the match; ∞ is at least the cap.
+func TestMatchedFarGreater(t *testing.T) {
+	exact := func(setting string, eps, p, n float64) results.StatRow {
+		return results.StatRow{Analysis: "a", Setting: setting, Epsilon: eps, Seeds: 1, Names: []string{"p0", "N"},
+			Mean: []float64{p, n}, SD: []float64{0, 0}, CI: []float64{math.NaN(), math.NaN()}, Method: "exact"}
+	}
+	theirs := []results.StatRow{exact("t", 1, 0.01, 1000), exact("t", 2, 0.05, 100), exact("t", 3, 0.2, 5)}
+	for _, c := range []struct {
+		name string
+		mine []results.StatRow
+		want string
+	}{
+		// p0 0.03 lies between t's 0.01 (N 1000) and 0.05 (N 100): 2,000
+		// is ×2 to ×20: unsettled; 20,000 is ×20 or more: holds.
+		{"straddles", []results.StatRow{exact("m", 1, 0.03, 2000)}, Unsettled},
+		{"holds", []results.StatRow{exact("m", 1, 0.03, 20000)}, Holds},
+		{"fails", []results.StatRow{exact("m", 1, 0.1, 40)}, Fails},
+		{"∞ is at least the cap", []results.StatRow{exact("m", 1, 0.1, math.Inf(1))}, Holds},
+		{"outside the second's range", []results.StatRow{exact("m", 1, 0.5, 10)}, Unsettled},
+	} {
+		tb := tables{stats: append(slices.Clone(theirs), c.mine...)}
+		cl := Claim{Rule: "matched-far-greater", Stat: "N", By: "p0", Factor: 10, Cap: 1000, Points: []Point{{Analysis: "a", Setting: "m"}, {Analysis: "a", Setting: "t"}}}
+		if a := decideOn(t, cl, tb); a.Verdict != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, a.Verdict, a.Reason, c.want)
+		}
 	}
 }

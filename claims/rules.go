@@ -63,6 +63,18 @@ var Rules = map[string]Rule{
 			}
 			return points(2, 2)(c)
 		}},
+	"matched-far-greater": {Doc: "at each ε of the first setting, its value is at least factor times the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", decide: matchedFarGreater, derived: true,
+		valid: func(c *Claim) error {
+			switch {
+			case c.By == "":
+				return errors.New("rule matched-far-greater needs by: the privacy statistic matched")
+			case c.Factor <= 1:
+				return errors.New("rule matched-far-greater needs factor > 1")
+			case len(c.Epsilons) > 0:
+				return errors.New("rule matched-far-greater reads every ε of its settings: give no epsilons")
+			}
+			return points(2, 2)(c)
+		}},
 	"greatest": {Doc: "the first point's value is above every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
@@ -296,18 +308,78 @@ func above(g group, i, j int) step {
 func farGreater(c *Claim, g group) []step {
 	x, y := g.values[0], g.values[1]
 	what := fmt.Sprintf("%s vs %s", g.points[0], g.points[1])
-	inf := func(e Estimate) bool { return math.IsInf(e.Mean, 1) || math.IsInf(e.Lo, 1) }
-	if !x.known() && !inf(x) || !y.known() && !inf(y) {
+	if !x.known() && !infinite(x) || !y.known() && !infinite(y) {
 		return []step{{Unsettled, what + oneSeed(x, y)}}
 	}
-	capped := func(e Estimate) (lo, hi float64) {
-		if inf(e) {
-			return c.Cap, math.Inf(1)
-		}
-		return e.Lo, e.Hi
+	xl, xh := c.capped(x)
+	yl, yh := c.capped(y)
+	return []step{ratioStep(c, what, xl, xh, yl, yh)}
+}
+
+func infinite(e Estimate) bool { return math.IsInf(e.Mean, 1) || math.IsInf(e.Lo, 1) }
+
+// capped is e's interval, a value recorded as ∞ read as at least the
+// claim's cap.
+func (c *Claim) capped(e Estimate) (lo, hi float64) {
+	if infinite(e) {
+		return c.Cap, math.Inf(1)
 	}
-	xl, xh := capped(x)
-	yl, yh := capped(y)
+	return e.Lo, e.Hi
+}
+
+// matchedFarGreater: at each ε of the first setting, its value against
+// the second setting's at the same privacy (by), which lies anywhere
+// between the second's values at its two grid ε whose privacy brackets
+// the first's (the grid does not show the curve between them).
+func matchedFarGreater(c *Claim, gs []group, r reader) decision {
+	p, q := gs[0].points[0], gs[0].points[1]
+	read := func(pt Point) map[float64][2]Estimate {
+		out := map[float64][2]Estimate{}
+		eps, bys := r.curve(pt, c.By)
+		seps, stats := r.curve(pt, c.stat(pt))
+		for i, e := range eps {
+			if j := slices.Index(seps, e); j >= 0 {
+				out[e] = [2]Estimate{bys[i], stats[j]}
+			}
+		}
+		return out
+	}
+	mine, theirs := read(p), read(q)
+	qeps := slices.Sorted(maps.Keys(theirs))
+	var steps []step
+	for _, e := range slices.Sorted(maps.Keys(mine)) {
+		b, x := mine[e][0].Mean, mine[e][1]
+		what := fmt.Sprintf("%s ε=%s (%s %s) vs %s", p.Setting, num(e), c.By, num(b), q.Setting)
+		if !x.known() && !infinite(x) {
+			steps = append(steps, step{Unsettled, what + oneSeed(x)})
+			continue
+		}
+		found := false
+		for k := 1; k < len(qeps); k++ {
+			lo, hi := theirs[qeps[k-1]], theirs[qeps[k]]
+			if (lo[0].Mean-b)*(hi[0].Mean-b) > 0 {
+				continue
+			}
+			found = true
+			l1, h1 := c.capped(lo[1])
+			l2, h2 := c.capped(hi[1])
+			xl, xh := c.capped(x)
+			what += fmt.Sprintf(" between ε=%s and %s", num(qeps[k-1]), num(qeps[k]))
+			steps = append(steps, ratioStep(c, what, xl, xh, min(l1, l2), max(h1, h2)))
+			break
+		}
+		if !found {
+			steps = append(steps, step{Unsettled, what + ": no two grid ε of the second bracket it"})
+		}
+	}
+	if len(steps) == 0 {
+		return decision{verdict: Unsettled, reason: "no ε to compare"}
+	}
+	return combine(steps, fmt.Sprintf("at equal %s, the second read between its two grid ε around the match", c.By))
+}
+
+// ratioStep decides "x at least factor times y" on the ratio's interval.
+func ratioStep(c *Claim, what string, xl, xh, yl, yh float64) step {
 	lo, hi := xl/yh, math.Inf(1)
 	if yl > 0 {
 		hi = xh / yl
@@ -319,11 +391,11 @@ func farGreater(c *Claim, g group) []step {
 	what += " (" + ratio + ")"
 	switch {
 	case lo >= c.Factor:
-		return []step{{Holds, what}}
+		return step{Holds, what}
 	case hi < c.Factor:
-		return []step{{Fails, what}}
+		return step{Fails, what}
 	}
-	return []step{{Unsettled, what}}
+	return step{Unsettled, what}
 }
 
 func oneSeed(es ...Estimate) string {
