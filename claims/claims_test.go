@@ -3,9 +3,9 @@ package claims
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
