@@ -421,3 +421,19 @@ func TestMatchedFarGreater(t *testing.T) {
 		}
 	}
 }
+
+// TestSettlePairs: what would settle a claim reads the pairs its rule
+// compares — for least, the first point against each other, not the
+// others against each other (a tie between two others made "the
+// conservative mapping is the worst" read as needing over 200 seeds).
+func TestSettlePairs(t *testing.T) {
+	tb := tables{stats: []results.StatRow{
+		row("worst", 1, "x", 1, 3, 2), // below b by 1, 1, 2 and c by 1, 1, 2.1, seed by seed
+		row("b", 1, "x", 2, 4, 4),
+		row("c", 1, "x", 2, 4, 4.1),
+	}}
+	a := decideOn(t, Claim{Rule: "least", Stat: "x", Points: []Point{pt("worst", 1), pt("b", 1), pt("c", 1)}}, tb)
+	if a.Settle == nil || a.Settle.Seeds > maxSeeds || strings.Contains(a.Settle.What, "b ε=1 vs c") {
+		t.Errorf("%s: settle %+v, want the pairs of worst with b and with c", a.Verdict, a.Settle)
+	}
+}

@@ -139,9 +139,16 @@ func toSettle(c *Claim, gs []group) *Settle {
 			}
 		}
 	case "greater", "greatest", "least", "increasing", "decreasing", "dominates":
+		// The pairs the rule compares: the first point with each other
+		// (greater, greatest, least), or each point with the one before.
+		first := c.Rule == "greater" || c.Rule == "greatest" || c.Rule == "least"
 		for _, g := range gs {
 			for i := 1; i < len(g.values); i++ {
-				x, y := g.values[i], g.values[i-1]
+				j := i - 1
+				if first {
+					j = 0
+				}
+				x, y := g.values[i], g.values[j]
 				var diffs []float64
 				for _, s := range slices.Sorted(maps.Keys(x.bySeed)) {
 					if w, ok := y.bySeed[s]; ok {
@@ -152,7 +159,7 @@ func toSettle(c *Claim, gs []group) *Settle {
 					// Settled above the margin, or (with one) within it.
 					m, _, _ := results.MeanCI(diffs)
 					gap := math.Abs(math.Abs(m) - c.Margin)
-					consider(diffs, gap, fmt.Sprintf("%s vs %s", g.points[i-1], g.points[i]))
+					consider(diffs, gap, fmt.Sprintf("%s vs %s", g.points[j], g.points[i]))
 				}
 			}
 		}
