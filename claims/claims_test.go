@@ -437,3 +437,27 @@ func TestSettlePairs(t *testing.T) {
 		t.Errorf("%s: settle %+v, want the pairs of worst with b and with c", a.Verdict, a.Settle)
 	}
 }
+
+// TestCappedMagnitude: a value a capped search recorded as ∞ is set
+// beside a published one as "at least the cap", never ×∞, and decides
+// the magnitude only where that bound alone does (∞ read "above the
+// published bound >3e6" with a cap of 10,000).
+func TestCappedMagnitude(t *testing.T) {
+	inf := Estimate{Mean: math.Inf(1), Lo: math.Inf(1), Hi: math.Inf(1), Found: true, Basis: BasisSimulated}
+	for _, c := range []struct {
+		pub      Published
+		verdict  string
+		contains string
+	}{
+		{Published{Value: 4255, Set: true}, Differs, "≥ ×2.35 (the cap)"},
+		{Published{Value: 8000, Set: true}, "", "≥ ×1.25 (the cap): not compared"},
+		{Published{Value: 3e6, Bound: ">", Set: true}, "", "not compared with the published bound"},
+		{Published{Value: 5000, Bound: ">", Set: true}, SameSize, "above the published bound"},
+	} {
+		cl := &Claim{Cap: 10000, Published: []Published{c.pub}, Points: []Point{{Analysis: "a", Setting: "s"}}}
+		m := magnitude(cl, [][]Estimate{{inf}}, nil)
+		if m.Verdict != c.verdict || !strings.Contains(m.Text, c.contains) || strings.Contains(m.Text, "∞") {
+			t.Errorf("published %v: %q %q, want %q containing %q", c.pub, m.Verdict, m.Text, c.verdict, c.contains)
+		}
+	}
+}

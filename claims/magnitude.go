@@ -65,6 +65,19 @@ func magnitude(c *Claim, values [][]Estimate, derived *Estimate) Magnitude {
 			continue
 		}
 		x := xs[i]
+		if infinite(x) && c.Cap > 0 {
+			// A capped search's ∞ is at least the cap, no more: ×∞ would
+			// claim more than the records know.
+			same, known, text := cappedMagnitude(c.Cap, p, band)
+			parts = append(parts, text)
+			switch {
+			case known && !same:
+				m.Verdict = Differs
+			case known && m.Verdict == "":
+				m.Verdict = SameSize
+			}
+			continue
+		}
 		same, text := compareMagnitude(x, p, c.Magnitude == "difference", band)
 		parts = append(parts, text)
 		switch {
@@ -117,4 +130,25 @@ func compareMagnitude(x Estimate, p Published, difference bool, band [2]float64)
 	}
 	same = band[0] <= r && r <= band[1] && !math.IsNaN(r)
 	return same, ratio(r) + iv(lo, hi, ratio)
+}
+
+// cappedMagnitude is a published value against xp's value known only to
+// be at least the cap: decided (known) only where that bound alone
+// decides it.
+func cappedMagnitude(cap float64, p Published, band [2]float64) (same, known bool, text string) {
+	at := "≥ " + num(cap) + " (the cap)"
+	switch {
+	case p.Bound == ">":
+		if cap >= p.Value {
+			return true, true, at + ": above the published bound " + p.String()
+		}
+		return false, false, at + ": not compared with the published bound " + p.String()
+	case p.Bound == "<" || p.Value <= 0:
+		return false, false, at + ": not compared with " + p.String()
+	}
+	r := cap / p.Value
+	if r > band[1] {
+		return false, true, "≥ ×" + num(r) + " (the cap)"
+	}
+	return false, false, "≥ ×" + num(r) + " (the cap): not compared"
 }
