@@ -187,14 +187,11 @@ func drawsPerWord(method string) int {
 // occupancy indicators are negatively associated and the count's variance
 // is at most its mean. Both stay within [0, d].
 func countInterval(series string, x float64, d int) (lo, hi float64) {
-	const z = 1.959963984540054
 	if series == "N_w" {
-		n, p := float64(d), x/float64(d)
-		den := 1 + z*z/n
-		centre := (p + z*z/(2*n)) / den
-		half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / den
-		return max(0, centre-half) * n, min(1, centre+half) * n
+		lo, hi := results.Wilson(x/float64(d), d)
+		return lo * float64(d), hi * float64(d)
 	}
+	const z = 1.959963984540054
 	half := z * math.Sqrt(x)
 	return max(0, x-half), min(float64(d), x+half)
 }

@@ -82,7 +82,7 @@ func WriteLong(w io.Writer, recs []Record) error {
 			}
 			accLo, accHi := nan, nan // the test set's Wilson interval
 			if r.Test.N > 0 {
-				accLo, accHi = wilson(r.Test.Accuracy, r.Test.N)
+				accLo, accHi = Wilson(r.Test.Accuracy, r.Test.N)
 			}
 			for _, s := range []struct {
 				name   string

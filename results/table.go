@@ -214,7 +214,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 		row.Recovery, _ = meanSD(rec)
 		row.Chance, _ = meanSD(chance)
 		if row.Seeds > 0 && row.TestN > 0 {
-			row.TestLo, row.TestHi = wilson(row.Accuracy, row.TestN)
+			row.TestLo, row.TestHi = Wilson(row.Accuracy, row.TestN)
 		}
 		if row.Discordant < 0 {
 			row.Discordant = onlyCell + onlyBase
@@ -236,9 +236,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 	return rows
 }
 
-// wilson is the Wilson score 95% interval of a proportion p observed
+// Wilson is the Wilson score 95% interval of a proportion p observed
 // over n trials: inside [0, 1] whatever p and n.
-func wilson(p float64, n int) (lo, hi float64) {
+func Wilson(p float64, n int) (lo, hi float64) {
 	const z = 1.959963984540054
 	fn := float64(n)
 	den := 1 + z*z/fn

@@ -554,9 +554,9 @@ func TestTestSetIntervals(t *testing.T) {
 		{1, 10, 0.7225, 1},
 		{0.5, 1000, 0.4691, 0.5309},
 	} {
-		lo, hi := wilson(c.p, c.n)
+		lo, hi := Wilson(c.p, c.n)
 		if math.Abs(lo-c.lo) > 5e-5 || math.Abs(hi-c.hi) > 5e-5 {
-			t.Errorf("wilson(%v, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.p, c.n, lo, hi, c.lo, c.hi)
+			t.Errorf("Wilson(%v, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.p, c.n, lo, hi, c.lo, c.hi)
 		}
 	}
 	for _, c := range []struct {
