@@ -8,6 +8,7 @@ package filelimit
 import (
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"syscall"
 	"testing"
@@ -35,24 +36,11 @@ func Child(t *testing.T, max int64) bool {
 		}
 		return true
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^"+regexpQuote(t.Name())+"$", "-test.v", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+regexp.QuoteMeta(t.Name())+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), envChild+"="+t.Name())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("the test's body, run with files limited to %s bytes: %v\n%s", strconv.FormatInt(max, 10), err, out)
 	}
 	return false
-}
-
-// regexpQuote escapes the characters of a test name that -test.run reads
-// as a regular expression ('/' splits subtests and is kept).
-func regexpQuote(s string) string {
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c != '/' && (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && c != '_' {
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }
