@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -39,8 +40,12 @@ func Child(t *testing.T, max int64) bool {
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+regexp.QuoteMeta(t.Name())+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), envChild+"="+t.Name())
 	out, err := cmd.CombinedOutput()
-	if err != nil {
+	switch {
+	case err != nil:
 		t.Errorf("the test's body, run with files limited to %s bytes: %v\n%s", strconv.FormatInt(max, 10), err, out)
+	case !strings.Contains(string(out), "=== RUN   "+t.Name()):
+		// A pattern that matched nothing would pass without running it.
+		t.Errorf("the child process ran no test %s:\n%s", t.Name(), out)
 	}
 	return false
 }
