@@ -367,21 +367,20 @@ func alive(pid int) bool {
 // sees a partial file. The file's mode is 0666 less the umask. A failed
 // write removes only its own temporary: what was at path stays as it was.
 func WriteFileAtomic(path string, data []byte) error {
-	return ReplaceWith(path, func(f *os.File) error {
+	return replaceWith(path, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
 	})
 }
 
-// ReplaceWith writes path through a temporary file in the same folder:
-// write fills the open temporary (a writer that needs the file by name,
-// as libtorch's do, uses f.Name()), which is then synced and renamed onto
+// replaceWith writes path through a temporary file in the same folder:
+// write fills the open temporary, which is then synced and renamed onto
 // path. Where write, the sync or the rename fails, the temporary is
 // removed and path is left as it was. A path that exists and is not a
 // regular file or a symbolic link (a device such as /dev/full, a FIFO,
 // a folder) is refused before anything is created: renaming onto it
 // would replace a node xp did not make.
-func ReplaceWith(path string, write func(f *os.File) error) error {
+func replaceWith(path string, write func(f *os.File) error) error {
 	if err := replaceable(path); err != nil {
 		return err
 	}

@@ -239,16 +239,16 @@ func TestPathWithHash(t *testing.T) {
 	}
 }
 
-// TestReplaceWithKeepsTarget: a write that fails midway leaves what was at
+// TestReplaceKeepsTarget: a write that fails midway leaves what was at
 // the path as it was and no temporary behind.
-func TestReplaceWithKeepsTarget(t *testing.T) {
+func TestReplaceKeepsTarget(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "state.bin")
 	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	boom := fmt.Errorf("boom")
-	err := ReplaceWith(p, func(f *os.File) error {
+	err := replaceWith(p, func(f *os.File) error {
 		f.Write([]byte("partial"))
 		return boom
 	})
