@@ -275,7 +275,7 @@ func (f *File) readRun(r Run) (tables, error) {
 	if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); errors.Is(err, fs.ErrNotExist) {
 		return tables{}, errNotRun
 	}
-	st, rows, stats, err := rundir.ReadTables(dir)
+	st, err := rundir.ReadState(dir)
 	if err != nil {
 		return tables{}, err
 	}
@@ -289,6 +289,7 @@ func (f *File) readRun(r Run) (tables, error) {
 	if err != nil {
 		return tables{}, err
 	}
+	rows, stats := st.Tables(recs)
 	return tables{rows: rows, stats: stats, seedSeconds: seedSeconds(recs)}, nil
 }
 

@@ -221,12 +221,20 @@ func ReadTables(dir string) (st *State, rows []results.Row, stats []results.Stat
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	rows, stats = st.Tables(recs)
+	return st, rows, stats, nil
+}
+
+// Tables are the run's utility table (nil for an analysis run without
+// utility cells) and analysis table from its records (State.Records), in
+// the config's order.
+func (st *State) Tables(recs []results.Record) (rows []results.Row, stats []results.StatRow) {
 	c := st.Plan.Config
 	opt := TableOptions(&c)
 	if c.HasUtilityCells() {
 		rows = results.Table(recs, opt)
 	}
-	return st, rows, results.AnalysisTable(recs, opt.Order), nil
+	return rows, results.AnalysisTable(recs, opt.Order)
 }
 
 // TableOptions are how the config's tables are judged, labelled and
