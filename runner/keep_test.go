@@ -38,14 +38,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return files
 }
 
-// TestKeepComplete: a run whose folder already holds all of it, run again
-// with KeepComplete (as xp paper run does), writes nothing at all; without
-// it the same run rewrites its manifest, config and plan (`make paper`
-// dirtied every committed run folder so). A portable config
-// (experiments.Options.Portable) writes no path of the data root it was
-// given into the folder.
-func TestKeepComplete(t *testing.T) {
-	path, out := analysisConfig(t, `analysis:
+// oneCell is an analysis config body of one cheap cell.
+const oneCell = `analysis:
   kind: plausible-deniability
   words: 5
   draws: 20
@@ -53,7 +47,16 @@ mechanisms:
   - name: laplace
     epsilon: [1]
 seeds: [1]
-`)
+`
+
+// TestKeepComplete: a run whose folder already holds all of it, run again
+// with KeepComplete (as xp paper run does), writes nothing at all; without
+// it the same run rewrites its manifest, config and plan (`make paper`
+// dirtied every committed run folder so). A portable config
+// (experiments.Options.Portable) writes no path of the data root it was
+// given into the folder.
+func TestKeepComplete(t *testing.T) {
+	path, out := analysisConfig(t, oneCell)
 	// The data root comes from the command, as $XP_DATA gives it.
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -136,15 +139,7 @@ seeds: [1]
 // records do) is the same config's folder: every paper run was refused as
 // "a run of another config" once its records named no absolute path.
 func TestPortableSourceOwned(t *testing.T) {
-	path, out := analysisConfig(t, `analysis:
-  kind: plausible-deniability
-  words: 5
-  draws: 20
-mechanisms:
-  - name: laplace
-    epsilon: [1]
-seeds: [1]
-`)
+	path, out := analysisConfig(t, oneCell)
 	runConfig(t, path)
 	wd, err := os.Getwd()
 	if err != nil {
