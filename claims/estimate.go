@@ -332,7 +332,7 @@ func (t tables) matched(p Point, stat string) Estimate {
 	grid = slices.Compact(grid)
 	for i := 1; i < len(grid); i++ {
 		ma, mb := t.at(p, p.Match.Stat, grid[i-1]), t.at(p, p.Match.Stat, grid[i])
-		if !ma.Found || !mb.Found || (ma.Mean-p.Match.Value)*(mb.Mean-p.Match.Value) > 0 || ma.Mean == mb.Mean {
+		if !ma.Found || !mb.Found || !brackets(ma.Mean, mb.Mean, p.Match.Value) || ma.Mean == mb.Mean {
 			continue
 		}
 		a, b := t.at(p, stat, grid[i-1]), t.at(p, stat, grid[i])

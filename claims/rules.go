@@ -357,7 +357,7 @@ func matchedFarGreater(c *Claim, gs []group, r reader) decision {
 		found := false
 		for k := 1; k < len(qeps); k++ {
 			lo, hi := theirs[qeps[k-1]], theirs[qeps[k]]
-			if (lo[0].Mean-b)*(hi[0].Mean-b) > 0 {
+			if !brackets(lo[0].Mean, hi[0].Mean, b) {
 				continue
 			}
 			found = true
@@ -377,6 +377,10 @@ func matchedFarGreater(c *Claim, gs []group, r reader) decision {
 	}
 	return combine(steps, fmt.Sprintf("at equal %s, the second read between its two grid ε around the match", c.By))
 }
+
+// brackets reports whether v lies between a and b (either way round,
+// ends included): the grid points a matched value is read between.
+func brackets(a, b, v float64) bool { return !((a-v)*(b-v) > 0) }
 
 // ratioStep decides "x at least factor times y" on the ratio's interval.
 func ratioStep(c *Claim, what string, xl, xh, yl, yh float64) step {
@@ -642,7 +646,7 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 			}
 			for i, b := range bys {
 				for k := 1; k < len(rb); k++ {
-					if (rb[k-1]-b)*(rb[k]-b) > 0 || rb[k-1] == rb[k] {
+					if !brackets(rb[k-1], rb[k], b) || rb[k-1] == rb[k] {
 						continue
 					}
 					f := (b - rb[k-1]) / (rb[k] - rb[k-1])
