@@ -18,8 +18,12 @@ type Analysis struct {
 	Examples map[string][]string `json:"examples,omitempty"`
 	// Method says how: exact (from the output distribution) or sampled.
 	Method string `json:"method"`
-	// Lookups are the tokens privatized or neighbour searches made.
-	Lookups int64    `json:"lookups"`
+	// Lookups are the tokens privatized or neighbour searches this
+	// execution made: fewer where a memo held draws made before, so it
+	// is a property of the execution, not of the result, and is not
+	// recorded with it (the record's provenance keeps it as work_units,
+	// beside the wall time it prices).
+	Lookups int64    `json:"-"`
 	Notes   []string `json:"notes,omitempty"`
 	// Flags are short warnings that the result did not do what was asked
 	// of it (a search that did not reach its target or stopped at its

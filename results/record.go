@@ -88,7 +88,7 @@ type Provenance struct {
 	TokensPerSec   float64            `json:"privatized_tokens_per_sec,omitempty"`
 	ExamplesPerSec float64            `json:"train_examples_per_sec,omitempty"` // of the model's training
 	// MeasureSeconds is the time the opt-in privacy measures took (their
-	// cost; the draws each made are in Record.Measures' lookups).
+	// cost).
 	MeasureSeconds float64 `json:"measure_seconds,omitempty"`
 	// WorkUnits is an analysis cell's work in the unit estimates price it
 	// by (analysis.Work): draws where its outputs were sampled, rows where

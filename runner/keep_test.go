@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,4 +164,41 @@ func TestPortableSourceOwned(t *testing.T) {
 		t.Fatal(err)
 	}
 	runConfig(t, path)
+}
+
+// TestRecordIndependentOfMemo: a record holds the result, not the state
+// of the cache it ran beside. The same cell run into two folders that
+// share a cache (the second served from the draws the first memoised)
+// writes the same record but for its provenance, which alone says what
+// each execution did (its work units, its wall time).
+func TestRecordIndependentOfMemo(t *testing.T) {
+	path, out := analysisConfig(t, oneCell)
+	cache := filepath.Join(t.TempDir(), "cache")
+	var recs [2]map[string]any
+	var work [2]float64
+	for i := range recs {
+		dir := fmt.Sprintf("%s-%d", out, i)
+		sum := runConfig(t, path, "output="+dir, "cache="+cache)
+		got := runRecords(t, path, sum, "output="+dir, "cache="+cache)
+		if len(got) != 1 {
+			t.Fatalf("run %d: %d records, want 1", i, len(got))
+		}
+		b, err := json.Marshal(got[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &recs[i]); err != nil {
+			t.Fatal(err)
+		}
+		work[i], _ = recs[i]["provenance"].(map[string]any)["work_units"].(float64) // omitted when 0
+		delete(recs[i], "provenance")
+	}
+	if work[0] == 0 || work[1] != 0 {
+		t.Errorf("work units %v: want the first run's draws and none for the second (served by the memo)", work)
+	}
+	a, _ := json.Marshal(recs[0])
+	b, _ := json.Marshal(recs[1])
+	if !bytes.Equal(a, b) {
+		t.Errorf("the record depends on the memo:\n%s\n%s", a, b)
+	}
 }

@@ -169,11 +169,11 @@ var analyses = []Descriptor{
 			{Name: "max_len", Type: Int, Min: Incl(1), Default: 64, Doc: "tokens kept of each text"},
 			{Name: "rare", Type: Int, Min: Incl(0), Default: 5, Doc: "a word is rare when it occurs at most this often in the attacker's training text"},
 		}},
-	{Kind: Analysis, Name: "examples", Doc: "privatizations of chosen words (Feyisetan et al. 2020, Table 1)",
-		Epsilon: true, Params: []Param{
+	{Kind: Analysis, Name: "examples", Doc: "privatizations of chosen words (Feyisetan et al. 2020, Table 1), the share returned unchanged and the outputs' mean cosine with their input",
+		Epsilon: true, Revision: 1, Params: []Param{
 			{Name: "list", Type: Strings, MinLen: 1, Default: []string{"encryption", "hockey", "spacecraft"}, Doc: "the words"},
 			{Name: "draws", Type: Int, Min: Incl(1), Default: 10, Doc: "privatizations shown per word (most frequent first)"},
-		}},
+		}}, // 1: cosine to input recorded
 	{Kind: Analysis, Name: "mapping", Doc: "share of the dataset's input tokens and words whose CusText output set is not shared by all its inputs (not of type N–M; Chen et al. 2023, Table 4), how alike the sets are, and at the cell's ε the token-weighted probability that an input is returned as itself (p0) with the set-mates' normalised score that decides it; custext mechanisms only, ε changes only p0",
 		Epsilon: true, Dataset: true, Revision: 4, Mechanisms: []string{"custext", "custext+"}, MechanismsWhy: "measures CusText's output sets"}, // 1: N–M read as "set shared by another input"; 2: conservative cosine sets keep removed words at cosine 0; 3: removed: drop reaches the mapping (records of revision 2 with it were built as zero); 4: p0 and the set-mates' normalised score recorded
 }
