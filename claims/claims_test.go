@@ -461,3 +461,70 @@ func TestCappedMagnitude(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchedGainAcrossRuns: with by_run and by_analysis, matched-gain
+// reads the privacy of each point's setting from another run's analysis
+// rows at the same ε and pairs it by seed with the point's utility loss
+// (accuracy loss: the baseline's accuracy minus the cell's); an ε only
+// one of the runs has is not read.
+func TestMatchedGainAcrossRuns(t *testing.T) {
+	seedsOf := func(vs ...float64) map[uint64]float64 {
+		m := map[uint64]float64{}
+		for i, v := range vs {
+			m[uint64(i+1)] = v
+		}
+		return m
+	}
+	util := func(setting string, eps float64, diffs ...float64) results.Row {
+		m, _, ci := results.MeanCI(diffs)
+		return results.Row{Setting: setting, Mode: "both", Epsilon: eps, Seeds: len(diffs), Diff: m, DiffCI: ci, DiffSeeds: len(diffs),
+			Accuracy: 0.8 + m, BySeed: results.BySeed{"Δ accuracy": seedsOf(diffs...)}}
+	}
+	priv := func(setting string, eps float64, ps ...float64) results.StatRow {
+		m, sd, ci := results.MeanCI(ps)
+		return results.StatRow{Analysis: "bayes", Setting: setting, Epsilon: eps, Seeds: len(ps), Names: []string{"P"},
+			Mean: []float64{m}, SD: []float64{sd}, CI: []float64{ci}, BySeed: results.BySeed{"P": seedsOf(ps...)}, Method: "sampled"}
+	}
+	// The reference loses 0.4 at P 0.9 and 0.2 at P 0.5: at v's P 0.7 its
+	// loss is 0.3 interpolated (0.2 to 0.4 at the grid), v's 0.1: a gain
+	// of 2/3, anywhere in [0.5, 0.75]. v's ε 3 has no privacy row.
+	utility := tables{rows: []results.Row{
+		util("ref", 1, -0.401, -0.4, -0.399), util("ref", 2, -0.201, -0.2, -0.199),
+		util("v", 1, -0.101, -0.1, -0.099), util("v", 3, -0.5, -0.5, -0.5),
+	}}
+	attack := tables{stats: []results.StatRow{
+		priv("ref", 1, 0.899, 0.9, 0.901), priv("ref", 2, 0.499, 0.5, 0.501), priv("v", 1, 0.699, 0.7, 0.701),
+	}}
+	for _, c := range []struct {
+		threshold float64
+		want      string
+	}{{0.25, Holds}, {0.6, Unsettled}, {0.8, Fails}} {
+		cl := Claim{Rule: "matched-gain", Stat: "accuracy loss", By: "P", ByRun: "attack", ByAnalysis: "bayes", Threshold: c.threshold,
+			Run: "utility", Paper: "p", Item: "i", Cites: "c", Says: "s", Kind: Conclusion,
+			Points: []Point{{Mode: "both", Setting: "ref"}, {Mode: "both", Setting: "v"}}}
+		if err := cl.check(map[string]bool{"p": true}, map[string]bool{"utility": true, "attack": true}); err != nil {
+			t.Fatal(err)
+		}
+		f := &File{Path: "claims.yaml", Records: ".", Papers: []Paper{{ID: "p", Cite: "P"}}}
+		a, err := f.decide(&cl, func(name string) (tables, string, error) {
+			return map[string]tables{"utility": utility, "attack": attack}[name], name, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Verdict != c.want {
+			t.Errorf("threshold %v: %s (%s), want %s", c.threshold, a.Verdict, a.Reason, c.want)
+		}
+	}
+	// by_run alone, or on another rule, is refused.
+	for _, cl := range []Claim{
+		{Rule: "matched-gain", Stat: "accuracy loss", By: "P", ByRun: "attack"},
+		{Rule: "greater", Stat: "accuracy", ByRun: "attack", ByAnalysis: "bayes"},
+	} {
+		cl.Run, cl.Paper, cl.Item, cl.Cites, cl.Says, cl.Kind = "utility", "p", "i", "c", "s", Conclusion
+		cl.Points = []Point{{Mode: "both", Setting: "ref", Epsilon: 1}, {Mode: "both", Setting: "v", Epsilon: 1}}
+		if err := cl.check(map[string]bool{"p": true}, map[string]bool{"utility": true, "attack": true}); err == nil {
+			t.Errorf("%s with by_run %q, by_analysis %q: accepted", cl.Rule, cl.ByRun, cl.ByAnalysis)
+		}
+	}
+}

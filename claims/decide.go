@@ -101,11 +101,9 @@ func (f *File) DecideOn(dirs ...string) ([]Agreement, error) {
 	for i := range f.Claims {
 		c := &f.Claims[i]
 		all := true
-		for _, g := range c.groups() {
-			for _, p := range g {
-				_, ok := held[cmpOr(p.Run, c.Run)]
-				all = all && ok
-			}
+		for _, run := range c.runsRead() {
+			_, ok := held[run]
+			all = all && ok
 		}
 		if !all {
 			continue

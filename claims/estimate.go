@@ -110,7 +110,8 @@ func (t tables) at(p Point, stat string, eps float64) Estimate {
 }
 
 // utility is a utility row's statistic: accuracy, macro-F1, Δ accuracy
-// (paired against the baseline of the same seed), Δ accuracy relative to
+// (paired against the baseline of the same seed), accuracy loss (its
+// negation: Xu et al.'s utility loss L_M), Δ accuracy relative to
 // chance (results.RelativeDiff), unchanged (share of in-vocabulary
 // tokens), or epsilon.
 func utility(r results.Row, stat string) Estimate {
@@ -124,6 +125,13 @@ func utility(r results.Row, stat string) Estimate {
 	case "Δ accuracy":
 		m, ci = r.Diff, r.DiffCI
 		e.Seeds = r.DiffSeeds
+	case "accuracy loss":
+		m, ci = -r.Diff, r.DiffCI
+		e.Seeds = r.DiffSeeds
+		e.bySeed = map[uint64]float64{}
+		for s, v := range r.BySeed["Δ accuracy"] {
+			e.bySeed[s] = -v
+		}
 	case "unchanged":
 		m, ci = r.Unchanged, r.UnchangedCI
 	case "epsilon":

@@ -115,6 +115,12 @@ type Claim struct {
 	Fraction float64 `yaml:"fraction"`
 	// By is matched-gain's privacy statistic, matched between the curves.
 	By string `yaml:"by"`
+	// ByRun and ByAnalysis, given together, read By from another run's
+	// analysis rows of each point's setting at the same ε, paired with
+	// the point's own statistic by seed: a utility run's accuracy matched
+	// by the privacy its attack run measured (matched-gain).
+	ByRun      string `yaml:"by_run"`
+	ByAnalysis string `yaml:"by_analysis"`
 	// Published are the paper's values at the points of the first group
 	// (or at the derived value of a derived rule), in order: a number, a
 	// bound (">3e6", "<0.05") or null. A point of any group may carry its
@@ -319,6 +325,14 @@ func (c *Claim) check(papers, runs map[string]bool) error {
 	if !ok {
 		return fmt.Errorf("rule %q, want one of %s", c.Rule, strings.Join(ruleNames(), ", "))
 	}
+	switch {
+	case (c.ByRun == "") != (c.ByAnalysis == ""):
+		return errors.New("give by_run and by_analysis together")
+	case c.ByRun != "" && c.Rule != "matched-gain":
+		return fmt.Errorf("by_run is matched-gain's, not %s's", c.Rule)
+	case c.ByRun != "" && !runs[c.ByRun]:
+		return fmt.Errorf("by_run %q: runs: does not list it", c.ByRun)
+	}
 	for _, g := range c.groups() {
 		for j, p := range g {
 			if c.stat(p) == "" {
@@ -347,6 +361,20 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// runsRead are the runs the claim reads: its points' and by_run.
+func (c *Claim) runsRead() []string {
+	var rs []string
+	for _, g := range c.groups() {
+		for _, p := range g {
+			rs = append(rs, cmpOr(p.Run, c.Run))
+		}
+	}
+	if c.ByRun != "" {
+		rs = append(rs, c.ByRun)
+	}
+	return rs
 }
 
 // groups are the claim's groups of points, one per ε of Epsilons when it

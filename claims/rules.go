@@ -142,7 +142,7 @@ var Rules = map[string]Rule{
 			}
 			return points(c.After+1, 0)(c)
 		}},
-	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it", decide: matchedGain, derived: true,
+	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it", decide: matchedGain, derived: true,
 		valid: func(c *Claim) error {
 			if c.By == "" {
 				return errors.New("rule matched-gain needs by: the privacy statistic matched")
@@ -615,12 +615,21 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 	g := gs[0]
 	type curve struct{ by, loss map[uint64][]float64 } // per seed, by ε
 	read := func(p Point) (eps []float64, cv curve) {
-		eps, bys := r.curve(p, c.By)
-		_, losses := r.curve(p, c.stat(p))
+		src := p
+		if c.ByRun != "" {
+			src = Point{Run: c.ByRun, Analysis: c.ByAnalysis, Setting: p.Setting}
+		}
+		byEps, bys := r.curve(src, c.By)
+		lossEps, losses := r.curve(p, c.stat(p))
 		cv = curve{map[uint64][]float64{}, map[uint64][]float64{}}
-		for i := range eps {
+		for i, e := range byEps {
+			j := slices.Index(lossEps, e)
+			if j < 0 {
+				continue
+			}
+			eps = append(eps, e)
 			for s, b := range bys[i].bySeed {
-				l, ok := losses[i].bySeed[s]
+				l, ok := losses[j].bySeed[s]
 				if !ok {
 					continue
 				}
