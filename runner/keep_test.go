@@ -202,3 +202,30 @@ func TestRecordIndependentOfMemo(t *testing.T) {
 		t.Errorf("the record depends on the memo:\n%s\n%s", a, b)
 	}
 }
+
+// TestSymlinkedLockRefused: a run folder whose lock is a symbolic link to
+// a file of the user's is refused, and the file is left as it was (the
+// lock was opened following the link and truncated it).
+func TestSymlinkedLockRefused(t *testing.T) {
+	path, out := analysisConfig(t, oneCell)
+	victim := filepath.Join(t.TempDir(), "precious.txt")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(out, LockName)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := experiments.Load(path, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("run with a symlinked lock: %v, want refused", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the lock's target became %q", b)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // LockName is the file in a run folder that processes running it lock:
@@ -27,7 +29,7 @@ var errLocked = errors.New("run folder in use")
 // too when the process ends, however it ends).
 func lockOutput(dir string, shared bool) (release func(), err error) {
 	path := filepath.Join(dir, LockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := xio.OpenLock(path)
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}

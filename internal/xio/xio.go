@@ -492,3 +492,28 @@ func SamePath(a, b string) bool {
 	y, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && x == y
 }
+
+// OpenLock opens (creating it) the lock file at path for reading and
+// writing without following a symbolic link there, and only when it is a
+// regular file: a lock that is a link would let whoever made the link
+// have xp truncate the file it points to; a device or FIFO would block
+// or be written into. The caller locks and writes the returned file.
+func OpenLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("refusing to open the lock %s: it is a symbolic link (xp makes its lock itself; remove the link)", path)
+		}
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if m := info.Mode(); !m.IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("refusing to use the lock %s: it is a %s, not a regular file", path, modeWord(m))
+	}
+	return f, nil
+}

@@ -1,0 +1,49 @@
+package xio
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestOpenLock: a lock is opened only as a regular file xp may have made:
+// a symbolic link there (to a file of the user's) is refused and its
+// target left as it was; a FIFO is refused without blocking; a missing
+// lock is created.
+func TestOpenLock(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "precious.txt")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.lock")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := OpenLock(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("a symlinked lock: %v, want refused as a symbolic link", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target became %q", b)
+	}
+	fifo := filepath.Join(dir, "fifo.lock")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := OpenLock(fifo); err == nil || !strings.Contains(err.Error(), "named pipe") {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("a FIFO lock: %v, want refused as a named pipe", err)
+	}
+	f, err := OpenLock(filepath.Join(dir, "new.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
