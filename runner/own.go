@@ -39,13 +39,20 @@ func ownOutput(c *experiments.Config) error {
 		return c.ErrAt(fmt.Sprintf("output %s: %v", c.Output, err), "output")
 	}
 	home, _ := os.UserHomeDir()
-	for _, s := range systemFolders {
-		if abs == s || strings.HasPrefix(abs, s+"/") {
-			return c.ErrAt(fmt.Sprintf("output %s is a system folder (inside %s): give the run a folder of its own", c.Output, s), "output")
-		}
+	if home != "" {
+		home = resolveExisting(filepath.Clean(home))
 	}
-	if slices.Contains(systemRoots, abs) || (home != "" && abs == filepath.Clean(home)) {
-		return c.ErrAt(fmt.Sprintf("output %s is a system or home folder: give the run a folder of its own (runs/NAME by default)", c.Output), "output")
+	// The folder as named and the folder it is once symbolic links are
+	// followed (a link to /etc is /etc).
+	for _, p := range slices.Compact([]string{abs, resolveExisting(abs)}) {
+		for _, s := range systemFolders {
+			if p == s || strings.HasPrefix(p, s+"/") {
+				return c.ErrAt(fmt.Sprintf("output %s is a system folder (%s, inside %s): give the run a folder of its own", c.Output, p, s), "output")
+			}
+		}
+		if slices.Contains(systemRoots, p) || (home != "" && p == home) {
+			return c.ErrAt(fmt.Sprintf("output %s is a system or home folder (%s): give the run a folder of its own (runs/NAME by default)", c.Output, p), "output")
+		}
 	}
 	entries, err := os.ReadDir(c.Output)
 	switch {
@@ -70,6 +77,21 @@ func ownOutput(c *experiments.Config) error {
 		return c.ErrAt(fmt.Sprintf("output %s holds files that are no xp run (%s): give the run an empty or new folder", c.Output, strings.Join(names, ", ")), "output")
 	}
 	return sameSource(c)
+}
+
+// resolveExisting is abs with the symbolic links of its longest existing
+// part followed (the rest, not yet made, appended as it is).
+func resolveExisting(abs string) string {
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // sameSource refuses an output folder that holds a run of another config

@@ -330,6 +330,28 @@ func TestOutputOwned(t *testing.T) {
 	if _, err := os.Stat("/usr/share/xp-test"); err == nil {
 		t.Error("a run made a folder inside /usr")
 	}
+	// A link to a system folder is that folder: refused as one (checked by
+	// ownOutput alone, which writes nothing, so that a failure here
+	// cannot write into the system).
+	for _, target := range []string{"/usr/local", "/", "/etc"} {
+		link := filepath.Join(dir, "link-"+strings.Trim(strings.ReplaceAll(target, "/", "-"), "-"))
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		outs := []string{link, filepath.Join(link, "new")}
+		if target == "/" {
+			outs = outs[:1] // a new folder inside / is the user's, as /new is
+		}
+		for _, out := range outs {
+			d, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[none]", "mechanisms=[]", "output=" + out}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ownOutput(d); err == nil || !strings.Contains(err.Error(), "system") {
+				t.Errorf("output %s, a link to %s: %v, want it refused as a system folder", out, target, err)
+			}
+		}
+	}
 	// A damaged resolved config: the plan says whose run it is.
 	sum, err := Run(ctx, c, Options{})
 	if err != nil {
