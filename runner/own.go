@@ -38,21 +38,8 @@ func ownOutput(c *experiments.Config) error {
 	if err != nil {
 		return c.ErrAt(fmt.Sprintf("output %s: %v", c.Output, err), "output")
 	}
-	home, _ := os.UserHomeDir()
-	if home != "" {
-		home = resolveExisting(filepath.Clean(home))
-	}
-	// The folder as named and the folder it is once symbolic links are
-	// followed (a link to /etc is /etc).
-	for _, p := range slices.Compact([]string{abs, resolveExisting(abs)}) {
-		for _, s := range systemFolders {
-			if p == s || strings.HasPrefix(p, s+"/") {
-				return c.ErrAt(fmt.Sprintf("output %s is a system folder (%s, inside %s): give the run a folder of its own", c.Output, p, s), "output")
-			}
-		}
-		if slices.Contains(systemRoots, p) || (home != "" && p == home) {
-			return c.ErrAt(fmt.Sprintf("output %s is a system or home folder (%s): give the run a folder of its own (runs/NAME by default)", c.Output, p), "output")
-		}
+	if why := systemFolder(abs); why != "" {
+		return c.ErrAt(fmt.Sprintf("output %s is %s: give the run a folder of its own (runs/NAME by default)", c.Output, why), "output")
 	}
 	entries, err := os.ReadDir(c.Output)
 	switch {
@@ -77,6 +64,62 @@ func ownOutput(c *experiments.Config) error {
 		return c.ErrAt(fmt.Sprintf("output %s holds files that are no xp run (%s): give the run an empty or new folder", c.Output, strings.Join(names, ", ")), "output")
 	}
 	return sameSource(c)
+}
+
+// systemFolder says why abs (an absolute path) is no folder for xp to
+// write into — a system folder, a folder inside one, a system root or the
+// user's home, as named or once its symbolic links are followed (a link
+// to /etc is /etc) — or "" when it may be.
+func systemFolder(abs string) string {
+	home, _ := os.UserHomeDir()
+	if home != "" {
+		home = resolveExisting(filepath.Clean(home))
+	}
+	for _, p := range slices.Compact([]string{abs, resolveExisting(abs)}) {
+		for _, s := range systemFolders {
+			if p == s || strings.HasPrefix(p, s+"/") {
+				return fmt.Sprintf("a system folder (%s, inside %s)", p, s)
+			}
+		}
+		if slices.Contains(systemRoots, p) || (home != "" && p == home) {
+			return fmt.Sprintf("a system or home folder (%s)", p)
+		}
+	}
+	return ""
+}
+
+// cacheNames are what xp keeps in a cache folder.
+var cacheNames = []string{"corpora", "mech", "embeddings", modelsDir, checkpointsDir, drawsDir, "tmp", ratesFile}
+
+// ownCache refuses, before anything is written, a cache folder xp does
+// not own: a system or home folder (as named or through a link), or a
+// folder holding anything but what xp keeps in a cache (a user's
+// rates.json among other files would be replaced).
+func ownCache(c *experiments.Config) error {
+	abs, err := filepath.Abs(c.Cache)
+	if err != nil {
+		return c.ErrAt(fmt.Sprintf("cache %s: %v", c.Cache, err), "cache")
+	}
+	if why := systemFolder(abs); why != "" {
+		return c.ErrAt(fmt.Sprintf("cache %s is %s: give xp a cache folder of its own (runs/cache by default)", c.Cache, why), "cache")
+	}
+	entries, err := os.ReadDir(c.Cache)
+	if err != nil {
+		return nil // missing (made by the writable check) or unreadable (which says why)
+	}
+	var foreign []string
+	for _, e := range entries {
+		if !slices.Contains(cacheNames, e.Name()) && !xio.IsTemp(e.Name()) {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) > 0 {
+		if len(foreign) > 3 {
+			foreign = append(foreign[:3], "…")
+		}
+		return c.ErrAt(fmt.Sprintf("cache %s holds files that are not xp's cache (%s): give xp an empty or new folder", c.Cache, strings.Join(foreign, ", ")), "cache")
+	}
+	return nil
 }
 
 // resolveExisting is abs with the symbolic links of its longest existing

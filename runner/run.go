@@ -99,6 +99,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if err := ownOutput(c); err != nil {
 		return sum, err
 	}
+	if err := ownCache(c); err != nil {
+		return sum, err
+	}
 	_, statErr := os.Stat(c.Output)
 	created := errors.Is(statErr, fs.ErrNotExist) && !opt.DryRun // by the writable check below
 	if !opt.DryRun {

@@ -667,3 +667,51 @@ func TestFirstDryRunEstimates(t *testing.T) {
 		t.Errorf("dry run after a run: %v, %+v; want the recorded rates, nothing measured", err, sum.Estimate)
 	}
 }
+
+// TestCacheOwned: a cache folder xp does not own is refused before
+// anything is written: a system folder (as named or through a link), or
+// a folder of the user's files (a rates.json of theirs among them would
+// be replaced). xp's own cache is used again. ownCache writes nothing, so
+// a failure here cannot write into the system.
+func TestCacheOwned(t *testing.T) {
+	c, dir := fixtureConfig(t, fixture.Options{Train: 5, Test: 5, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}}, "apply=[none]", "mechanisms=[]")
+	mine := filepath.Join(dir, "mine")
+	os.MkdirAll(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "rates.json"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(mine, "thesis.tex"), []byte("%"), 0o644)
+	link := filepath.Join(dir, "etc-link")
+	if err := os.Symlink("/etc", link); err != nil {
+		t.Fatal(err)
+	}
+	load := func(cache string) *experiments.Config {
+		d, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[none]", "mechanisms=[]", "cache=" + cache}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, cache := range []string{"/etc", "/usr/share/xp-cache", link, filepath.Join(link, "xp"), mine} {
+		if err := ownCache(load(cache)); err == nil || !strings.Contains(err.Error(), "cache "+cache) {
+			t.Errorf("cache %s: %v, want it refused", cache, err)
+		}
+	}
+	// Through Run: refused before the run writes its output.
+	d := load(mine)
+	if _, err := Run(context.Background(), d, Options{}); err == nil || !strings.Contains(err.Error(), "thesis.tex") {
+		t.Errorf("a run with the user's folder as cache: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "rates.json")); string(b) != "{}" {
+		t.Errorf("the user's rates.json became %q", b)
+	}
+	if _, err := os.Stat(d.Output); err == nil {
+		t.Error("the refused run made its output folder")
+	}
+	// xp's own cache, made by a run, is used again.
+	own := load(filepath.Join(dir, "cache"))
+	if _, err := Run(context.Background(), own, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownCache(own); err != nil {
+		t.Errorf("xp's own cache after a run: %v", err)
+	}
+}

@@ -59,6 +59,9 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 		return nil, c.ErrAt(err.Error(), "device")
 	}
 	if !opt.ReadOnly {
+		if err := ownCache(c); err != nil {
+			return nil, err
+		}
 		if err := xio.CheckWritable("cache", c.Cache); err != nil {
 			return nil, c.ErrAt(err.Error(), "cache")
 		}
