@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/yamldoc"
 )
 
 // File is a claims file: where its runs' records are kept, the papers,
@@ -231,6 +232,9 @@ func Read(path string) (*File, error) {
 // that do not fit the rule are errors at their line.
 func Parse(path string, b []byte) (*File, error) {
 	f := &File{Path: path}
+	if _, err := yamldoc.Parse(path, b); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(f); err != nil {

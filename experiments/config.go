@@ -13,6 +13,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/yamldoc"
 	"github.com/xp-nlp/xp/metrics"
 )
 
@@ -223,9 +224,15 @@ func Load(path string, opt Options) (*Config, error) {
 // Parse is Load on the config's bytes; path names it in errors and
 // relative output and cache folders stay relative to the working folder.
 func Parse(path string, data []byte, opt Options) (*Config, error) {
+	if len(data) > yamldoc.MaxBytes {
+		return nil, srcerr.At(path, 0, "%d bytes: a config is at most %d", len(data), yamldoc.MaxBytes)
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlErr(path, err)
+	}
+	if err := yamldoc.Bounded(path, &doc); err != nil {
+		return nil, err
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, srcerr.At(path, 1, "empty config")

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -229,5 +230,43 @@ func TestDevices(t *testing.T) {
 		if _, err := Parse("x.yaml", []byte(good), Options{Set: []string{"device=" + d}}); (err == nil) != ok {
 			t.Errorf("device %q: %v", d, err)
 		}
+	}
+}
+
+// aliasBomb is a config of 700 bytes whose mechanism parameters, once
+// their aliases are expanded, hold 10^10 numbers.
+var aliasBomb = func() []byte {
+	var b strings.Builder
+	b.WriteString("name: bomb\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n    params:\n      a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n")
+	for i := 1; i < 10; i++ {
+		fmt.Fprintf(&b, "      a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	return []byte(b.String())
+}()
+
+// TestAliasBomb: a config whose aliases expand past the node budget is
+// refused at the line of the alias, not walked (xp walked it for half an
+// hour, deaf to SIGINT); a config using aliases within the budget is read
+// as written.
+func TestAliasBomb(t *testing.T) {
+	_, err := Parse("bomb.yaml", aliasBomb, Options{})
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml:") || !strings.Contains(err.Error(), "expand") {
+		t.Fatalf("alias bomb: %v, want refused with file and line", err)
+	}
+	// The same through --set, in flow style.
+	flow := []string{"a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"}
+	for i := 1; i < 10; i++ {
+		flow = append(flow, fmt.Sprintf("a%d: &a%d [%s]", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", ")))
+	}
+	_, err = Parse("ok.yaml", []byte("name: ok\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n"), Options{Set: []string{"mechanisms.0.params={" + strings.Join(flow, ", ") + "}"}})
+	if err == nil || !strings.Contains(err.Error(), "--set") || !strings.Contains(err.Error(), "expand") {
+		t.Fatalf("alias bomb through --set: %v, want refused naming the --set", err)
+	}
+	c, err := Parse("fine.yaml", []byte("name: fine\ndataset: {name: sst2}\nembedding: {path: v.vec}\nmechanisms:\n  - name: laplace\n    epsilon: &grid [1, 5]\n  - name: vickrey\n    epsilon: *grid\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Mechanisms[1].Epsilon; len(got) != 2 || got[1] != 5 {
+		t.Errorf("an aliased grid: %v", got)
 	}
 }

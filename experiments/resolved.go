@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/xp-nlp/xp/internal/yamldoc"
 )
 
 // Resolved returns the config as it runs — every default filled in, the
@@ -105,7 +107,11 @@ func ReadSource(path string) (name, file string, err error) {
 		Name   string  `yaml:"name"`
 		Origin *Origin `yaml:"origin"`
 	}
-	if err := yaml.Unmarshal(b, &head); err != nil {
+	doc, err := yamldoc.Parse(path, b)
+	if err != nil {
+		return "", "", err
+	}
+	if err := doc.Decode(&head); err != nil {
 		return "", "", yamlErr(path, err)
 	}
 	if head.Origin == nil {

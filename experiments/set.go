@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/xp-nlp/xp/internal/yamldoc"
 )
 
 // set applies one "a.b.c=value" override to the document, creating
@@ -22,6 +24,9 @@ func (c *Config) set(s string) error {
 	var v yaml.Node
 	if err := yaml.Unmarshal([]byte(value), &v); err != nil {
 		return fmt.Errorf("value: %w", err)
+	}
+	if err := yamldoc.Bounded("value", &v); err != nil {
+		return err
 	}
 	var val *yaml.Node
 	if v.Kind == 0 {

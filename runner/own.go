@@ -39,7 +39,7 @@ func ownOutput(c *experiments.Config) error {
 		return c.ErrAt(fmt.Sprintf("output %s: %v", c.Output, err), "output")
 	}
 	if why := systemFolder(abs); why != "" {
-		return c.ErrAt(fmt.Sprintf("output %s is %s: give the run a folder of its own (runs/NAME by default)", c.Output, why), "output")
+		return c.ErrAt(fmt.Sprintf("output %s is %s: give the run a folder of its own", c.Output, why), "output")
 	}
 	entries, err := os.ReadDir(c.Output)
 	switch {
@@ -76,13 +76,20 @@ func systemFolder(abs string) string {
 		home = resolveExisting(filepath.Clean(home))
 	}
 	for _, p := range slices.Compact([]string{abs, resolveExisting(abs)}) {
+		link := ""
+		if p != abs {
+			link = ", through a link: " + p
+		}
 		for _, s := range systemFolders {
 			if p == s || strings.HasPrefix(p, s+"/") {
-				return fmt.Sprintf("a system folder (%s, inside %s)", p, s)
+				return fmt.Sprintf("a system folder (inside %s%s)", s, link)
 			}
 		}
 		if slices.Contains(systemRoots, p) || (home != "" && p == home) {
-			return fmt.Sprintf("a system or home folder (%s)", p)
+			if link != "" {
+				return "a system or home folder (" + link[2:] + ")"
+			}
+			return "a system or home folder"
 		}
 	}
 	return ""

@@ -46,6 +46,16 @@ func edit(old, new string) map[string]string {
 	return map[string]string{"x.yaml": strings.Replace(goodConfig, old, new, 1)}
 }
 
+// bombLines are the lines of a YAML alias bomb after its first anchor a0
+// (nine lines of ten aliases each to the anchor before).
+func bombLines() string {
+	var b strings.Builder
+	for i := 1; i < 10; i++ {
+		fmt.Fprintf(&b, "      a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	return b.String()
+}
+
 var glove3 = "the 0.1 0.2 0.3\nfilm 0.2 0.1 0.0\ngood 0.9 0.1 0.1\nbad -0.9 0.1 0.1\n"
 
 var errorCases = []errorCase{
@@ -99,6 +109,12 @@ var errorCases = []errorCase{
 		"x.yaml: --set output=mine: output mine holds files that are no xp run (notes.txt): give the run an empty or new folder"},
 	{"a system folder as the output", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "output=/etc", "x.yaml"},
 		"x.yaml: --set output=/etc: output /etc is a system folder (inside /etc): give the run a folder of its own"},
+	{"a system folder as the cache", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "cache=/etc", "x.yaml"},
+		"x.yaml: --set cache=/etc: cache /etc is a system folder (inside /etc): give xp a cache folder of its own (runs/cache by default)"},
+	{"a cache folder that holds the user's files", map[string]string{"x.yaml": goodConfig, "mine/rates.json": "{}", "mine/notes.txt": "mine"}, []string{"run", "--set", "cache=mine", "x.yaml"},
+		"x.yaml: --set cache=mine: cache mine holds files that are not xp's cache (notes.txt): give xp an empty or new folder"},
+	{"a YAML alias bomb", map[string]string{"x.yaml": "name: bomb\nmechanisms:\n  - name: laplace\n    epsilon: [1]\n    params:\n      a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + bombLines()}, []string{"run", "x.yaml"},
+		"x.yaml:11: document too large: its aliases (the alias here) expand it past 200000 nodes"},
 	{"a run named ..", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "name=..", "x.yaml"},
 		`x.yaml: --set name=..: name "..": a folder's name, not . or .. (it names the output folder)`},
 	{"vectors whose first row lost a value", map[string]string{"x.yaml": goodConfig, "data/vectors.txt": "the 0.1 0.2\n" + strings.Repeat("film 0.2 0.1 0.0\n", 1) + "good 0.9 0.1 0.1\nbad -0.9 0.1 0.1\n"}, []string{"run", "x.yaml"},

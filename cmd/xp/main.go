@@ -47,6 +47,10 @@ func main() {
 	mainStarted = time.Now()
 	passiveOpenMP()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C or SIGTERM ends xp at once, whatever it is doing
+	}()
 	runner.WatchParent(stop) // a worker process stops with its parent
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
