@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/show"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/slurm"
@@ -244,6 +245,7 @@ func Diff(out io.Writer, p runner.Privatized, labels []string, limit int, colour
 	}
 	w := bufio.NewWriter(out)
 	mark := func(a, b string) string {
+		a, b = show.Terminal(a), show.Terminal(b) // a word's own ESC is no colour of ours
 		if colour {
 			return "\x1b[9;31m" + a + "\x1b[0m \x1b[1;32m" + b + "\x1b[0m"
 		}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"github.com/xp-nlp/xp/internal/show"
 	"strings"
 )
 
@@ -69,16 +70,17 @@ func (g Grid) Markdown() string {
 		b.WriteString("\n")
 	}
 	for _, n := range g.Notes {
-		b.WriteString("\n" + htmlEscaper.Replace(n) + "\n")
+		b.WriteString("\n" + htmlEscaper.Replace(show.Terminal(n)) + "\n")
 	}
 	return b.String()
 }
 
-// mdCell escapes a cell for a Markdown table: its pipes, its line breaks,
-// and the characters that would make it HTML (Markdown passes HTML
-// through: a word list's "<script>" reached tables/analysis.md raw).
+// mdCell escapes a cell for a Markdown table (show.Markdown): its pipes,
+// line breaks, control characters, the characters that would make it
+// HTML (Markdown passes HTML through: a word list's "<script>" reached
+// tables/analysis.md raw) and link forms.
 func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(htmlEscaper.Replace(s))
+	return show.Markdown(s)
 }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")

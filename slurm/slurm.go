@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xp-nlp/xp/internal/show"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/runner"
 )
@@ -136,8 +137,8 @@ func (l Launcher) Launch(ctx context.Context, sw *runner.Sweep) error {
 		array += "%" + strconv.Itoa(l.ArrayParallel)
 	}
 	if !l.Submit {
-		logf("wrote %s; submit with:\n  p=$(sbatch --parsable %s)\n  a=$(sbatch --parsable --dependency=afterany:$p %s %s)\n  sbatch --dependency=afterany:$a %s\n(or xp slurm --submit)",
-			dir, scripts[0], array, scripts[1], scripts[2])
+		logf("wrote %s; submit with:\n  p=$(sbatch --parsable %s)\n  a=$(sbatch --parsable --dependency=afterany:$p %s)\n  sbatch --dependency=afterany:$a %s\n(or xp slurm --submit)",
+			dir, show.Shell(scripts[0]), show.ShellLine(array, scripts[1]), show.Shell(scripts[2]))
 		return nil
 	}
 	sub := Submission{Time: time.Now().UTC().Format(time.RFC3339), Tasks: n, Shards: shards}
@@ -171,11 +172,11 @@ func (l Launcher) write(sw *runner.Sweep, n int) ([]string, error) {
 	type script struct{ name, output, doc, cmd string }
 	scripts := []script{
 		{"prepare.sbatch", "prepare-%j.out", "builds what the shards share (caches) once",
-			fmt.Sprintf("run -q --prepare --threads \"${SLURM_CPUS_PER_TASK:-1}\" %s", quote(sw.Config))},
+			fmt.Sprintf("run -q --prepare --threads \"${SLURM_CPUS_PER_TASK:-1}\" %s", show.Shell(sw.Config))},
 		{"array.sbatch", "shard-%a-job%A.out", fmt.Sprintf("task i runs shard i of %d; submit a subset with --array=3,7 (N stays %d)", n, n),
-			fmt.Sprintf("run -q --shard \"${SLURM_ARRAY_TASK_ID}/%d\" --threads \"${SLURM_CPUS_PER_TASK:-1}\" %s", n, quote(sw.Config))},
+			fmt.Sprintf("run -q --shard \"${SLURM_ARRAY_TASK_ID}/%d\" --threads \"${SLURM_CPUS_PER_TASK:-1}\" %s", n, show.Shell(sw.Config))},
 		{"merge.sbatch", "merge-%j.out", "runs the stages and writes tables and plots once the array has ended",
-			fmt.Sprintf("run -q --merge --threads \"${SLURM_CPUS_PER_TASK:-1}\" %s", quote(sw.Config))},
+			fmt.Sprintf("run -q --merge --threads \"${SLURM_CPUS_PER_TASK:-1}\" %s", show.Shell(sw.Config))},
 	}
 	var paths []string
 	for _, s := range scripts {
@@ -189,14 +190,22 @@ func (l Launcher) write(sw *runner.Sweep, n int) ([]string, error) {
 		}
 		opts = append(opts, l.resources()...)
 		for _, o := range opts {
+			// An #SBATCH line is one line: a line break in a value would
+			// make the rest of it a line of the script.
+			if strings.ContainsFunc(o, func(r rune) bool { return show.Unsafe(r) || r == '\n' || r == '\t' }) {
+				return nil, fmt.Errorf("slurm: sbatch option %s holds a control character or line break", show.Shell(o))
+			}
 			fmt.Fprintf(&b, "#SBATCH %s\n", o)
 		}
 		b.WriteString("set -eu\n")
 		for _, e := range l.Env {
 			k, v, _ := strings.Cut(e, "=")
-			fmt.Fprintf(&b, "export %s=%s\n", k, quote(v))
+			if !envName(k) {
+				return nil, fmt.Errorf("slurm: environment variable name %s: want letters, digits and _", show.Shell(k))
+			}
+			fmt.Fprintf(&b, "export %s=%s\n", k, show.Shell(v))
 		}
-		fmt.Fprintf(&b, "exec %s %s\n", quote(l.Exe), s.cmd)
+		fmt.Fprintf(&b, "exec %s %s\n", show.Shell(l.Exe), s.cmd)
 		path := filepath.Join(dir, s.name)
 		if err := xio.WriteFileAtomic(path, b.Bytes()); err != nil {
 			return nil, fmt.Errorf("slurm: %w", err)
@@ -232,9 +241,14 @@ func jobName(out string) string {
 	}, filepath.Base(out))
 }
 
-// quote quotes s for bash.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+// envName reports whether k is a shell variable name.
+func envName(k string) bool {
+	for i, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return k != ""
 }
 
 // Ranges writes sorted indices as Slurm's array list: "0-3,7,9-10".

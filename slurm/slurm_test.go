@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestScripts(t *testing.T) {
 	for _, want := range []string{
 		`--shard "${SLURM_ARRAY_TASK_ID}/7"`, `--threads "${SLURM_CPUS_PER_TASK:-1}"`, "#SBATCH --requeue", "#SBATCH --open-mode=append", "#SBATCH --partition=gpu",
 		"#SBATCH --gres=gpu:1", "#SBATCH --cpus-per-task=4", "#SBATCH --mem=16G", "#SBATCH --time=2:00:00", "#SBATCH --qos=low",
-		"#SBATCH --output=" + filepath.Join(Dir(out), "logs", "shard-%a-job%A.out"), "export XP_DATA='/shared/data'",
+		"#SBATCH --output=" + filepath.Join(Dir(out), "logs", "shard-%a-job%A.out"), "export XP_DATA=/shared/data",
 		`exec '/opt/xp it'\''s/xp' run -q --shard`,
 	} {
 		if !strings.Contains(string(array), want) {
@@ -92,5 +93,63 @@ func TestTasksFixed(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(Dir(out), "array.sbatch")); !strings.Contains(string(b), `"${SLURM_ARRAY_TASK_ID}/4"`) {
 		t.Errorf("array.sbatch:\n%s", b)
+	}
+}
+
+// TestHostileNames: the submission xp prints is safe to paste whatever the
+// run folder is called — run through sh (with sbatch a function that
+// prints its arguments), each line passes the script paths as they are and
+// runs nothing of the name — and an sbatch option with a line break (the
+// rest of it would become a line of the script) is refused.
+func TestHostileNames(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	base := t.TempDir()
+	pwned := filepath.Join(base, "PWNED")
+	out := filepath.Join(base, "run $(touch "+pwned+") `touch "+pwned+"` it's")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sw := &runner.Sweep{Config: filepath.Join(out, "config.yaml"), Out: out, Groups: 2,
+		Cells: []runner.CellStatus{{Group: 0, Status: "todo"}, {Group: 1, Status: "todo"}}}
+	var log bytes.Buffer
+	l := Launcher{Options{Exe: "/bin/xp", Log: &log}}
+	if err := l.Launch(context.Background(), sw); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.HasPrefix(l, "  ") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	if len(lines) != 3 {
+		t.Fatalf("printed:\n%s", log.String())
+	}
+	// sbatch prints its arguments one a line on standard error and a job id.
+	script := "sbatch() { for a in \"$@\"; do printf '%s\\n' \"$a\" >&2; done; echo 42; }\n" + strings.Join(lines, "\n") + "\n"
+	if err := exec.Command("sh", "-n", "-c", script).Run(); err != nil {
+		t.Fatalf("sh -n: %v\n%s", err, script)
+	}
+	var got bytes.Buffer
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Stderr = &got
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sh: %v\n%s", err, script)
+	}
+	for _, name := range []string{"prepare.sbatch", "array.sbatch", "merge.sbatch"} {
+		if !strings.Contains(got.String(), "\n"+filepath.Join(Dir(out), name)+"\n") {
+			t.Errorf("the pasted lines did not pass %s as it is:\n%s", name, got.String())
+		}
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("pasting the printed lines ran a command from the folder's name")
+	}
+	for _, o := range []Options{{Partition: "gpu\nrm -rf /tmp/x"}, {SbatchArgs: []string{"--qos=low\r\nid"}}, {Env: []string{"A;id=1"}}} {
+		o.Exe, o.Log = "/bin/xp", &log
+		if err := (Launcher{o}).Launch(context.Background(), sw); err == nil {
+			t.Errorf("%+v: accepted", o)
+		}
 	}
 }

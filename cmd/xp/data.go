@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -56,10 +55,10 @@ func data(ctx context.Context, args []string, out io.Writer) error {
 		for _, name := range fs.Args() {
 			a, err := catalog.Find(name)
 			if err == nil {
-				err = catalog.Fetch(ctx, a, *root, catalog.FetchOptions{Mirror: *mirror, Progress: os.Stderr, Log: out, Retries: *retries})
+				err = catalog.Fetch(ctx, a, *root, catalog.FetchOptions{Mirror: *mirror, Progress: stderr, Log: out, Retries: *retries})
 			}
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "xp:", err)
+				fmt.Fprintln(stderr, "xp:", err)
 				failed = append(failed, name)
 			}
 		}

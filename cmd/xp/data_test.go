@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -125,6 +126,53 @@ func TestDataShowConfig(t *testing.T) {
 	for _, want := range []string{"| split | examples | tokens | without a vector | labels |", "| test | 12 |", "neg 6 (50.0%), pos 6 (50.0%)", "2 labels: neg, pos"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+}
+
+// TestHostileLabelShown: a label holding terminal escapes (a window-title
+// sequence, a screen clear) and a right-to-left override reaches neither
+// standard output nor standard error raw, through the command line as a
+// user runs it: both go through show.Writer, which escapes them.
+func TestHostileLabelShown(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 6, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := "pos\x1b]0;pwned\x07\x1b[2J\u202eevil"
+	var csv strings.Builder
+	csv.WriteString("text,label\n")
+	for i := range 20 {
+		fmt.Fprintf(&csv, "good film %d,%s\nbad film %d,neg\n", i, bad, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?m)^dataset:\n(  .*\n)*`).ReplaceAllString(string(b), "dataset:\n  name: table\n  path: ./mine.csv\n  test_fraction: 0.25\n")
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A path holding them, in an error message (no table escapes it).
+	missing := "--set=dataset.path=./gone\x1b]0;pwned\x07\u202e.csv"
+	for _, args := range [][]string{{"data", "show", cfg}, {"run", "--dry-run", cfg}, {"run", "--dry-run", missing, cfg}} {
+		var stdout, stderr bytes.Buffer
+		cmd := xpCommand(args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Run()
+		all := stdout.String() + stderr.String()
+		if strings.ContainsAny(all, "\x1b\x07\u202e") {
+			t.Errorf("xp %s printed a raw escape or override:\n%q", strings.Join(args, " "), all)
+		}
+		if args[1] == "show" && !strings.Contains(all, `pos\x1b]0;pwned\x07\x1b[2J\u202eevil`) {
+			t.Errorf("xp data show does not show the label escaped:\n%s", all)
+		}
+		if args[2] == missing && !strings.Contains(all, `gone\x1b]0;pwned\x07\u202e.csv`) {
+			t.Errorf("the error does not show the path escaped:\n%s", all)
 		}
 	}
 }

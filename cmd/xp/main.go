@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xp-nlp/xp/internal/show"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/models"
@@ -43,6 +44,12 @@ import (
 // once, first thing in main.
 var mainStarted time.Time
 
+// stderr is standard error as every command writes its log, progress and
+// errors: through show.Writer, so that no byte of a user's file (a word,
+// a label, a path in a message) reaches the terminal raw. Standard output
+// goes through it too (main).
+var stderr = show.Writer(os.Stderr)
+
 func main() {
 	mainStarted = time.Now()
 	passiveOpenMP()
@@ -52,13 +59,13 @@ func main() {
 		stop() // a second Ctrl-C or SIGTERM ends xp at once, whatever it is doing
 	}()
 	runner.WatchParent(stop) // a worker process stops with its parent
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, os.Args[1:], show.Writer(os.Stdout))
 	stop()
 	if err != nil {
 		if errors.Is(err, errHelp) {
 			return // the usage was asked for, and printed
 		}
-		fmt.Fprintln(os.Stderr, "xp:", err)
+		fmt.Fprintln(stderr, "xp:", err)
 		if errors.As(err, new(runner.Interrupted)) {
 			os.Exit(130) // the shell's code for a process stopped by Ctrl-C
 		}

@@ -90,7 +90,7 @@ func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet b
 		fmt.Fprintf(out, "== %s\n", r.Name)
 		c, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: sets, DataRoot: datasets.RootFromEnv(), Portable: true})
 		if err == nil {
-			opt := runner.Options{Log: os.Stderr, Progress: os.Stderr, KeepComplete: true}
+			opt := runner.Options{Log: stderr, Progress: stderr, KeepComplete: true}
 			if quiet {
 				opt.Progress = nil
 			}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/xp-nlp/xp/console"
@@ -65,12 +64,12 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 	if err := torchrt.SetThreads(cmp.Or(*threads, c.Threads)); err != nil {
 		return err
 	}
-	s, err := runner.Open(ctx, c, runner.SessionOptions{Log: os.Stderr, Progress: os.Stderr})
+	s, err := runner.Open(ctx, c, runner.SessionOptions{Log: stderr, Progress: stderr})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	p, err := s.Split(ctx, cell, *split, os.Stderr)
+	p, err := s.Split(ctx, cell, *split, stderr)
 	if err != nil {
 		return err
 	}
@@ -89,7 +88,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	r := p.Report
-	fmt.Fprintf(os.Stderr, "%s, split %s: %s ε=%g (%s): %d tokens, %d without a vector (kept), %d stopwords kept, %.1f%% of in-vocabulary tokens unchanged; %d exact rescans\ncandidates: %s\n",
+	fmt.Fprintf(stderr, "%s, split %s: %s ε=%g (%s): %d tokens, %d without a vector (kept), %d stopwords kept, %.1f%% of in-vocabulary tokens unchanged; %d exact rescans\ncandidates: %s\n",
 		cell, *split, r.Mechanism, r.Epsilon, r.Notion, r.Tokens, r.OOV, r.Stopwords, 100*r.UnchangedShare(), r.Fallbacks, r.Candidates)
 	return nil
 }

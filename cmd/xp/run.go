@@ -76,7 +76,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	opt := runner.Options{Threads: *threads, DryRun: *dry, Prepare: *prep, Merge: *merge,
-		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: os.Stderr, Progress: os.Stderr}
+		Worker: os.Getenv(runner.WorkerEnv) == "1", Log: stderr, Progress: stderr}
 	if *quiet {
 		opt.Progress = nil
 	}
@@ -93,7 +93,7 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 		*workers = c.Workers
 	}
 	if exe, err := os.Executable(); err == nil && *workers > 1 && opt.Shards == 0 {
-		opt.Launcher = runner.Local{Workers: *workers, Command: shardCommand(exe), Progress: opt.Progress, Log: os.Stderr}
+		opt.Launcher = runner.Local{Workers: *workers, Command: shardCommand(exe), Progress: opt.Progress, Log: stderr}
 	}
 	if *dry {
 		opt.Startup = startup() // read from /proc only where it is used
@@ -161,7 +161,7 @@ func resultsCmd(args []string, out io.Writer) error {
 			if err != nil {
 				return err
 			}
-			report.Incomplete(os.Stderr, st)
+			report.Incomplete(stderr, st)
 			if rows == nil {
 				return fmt.Errorf("%s: no utility table to compare (an analysis run)", dir)
 			}
@@ -174,7 +174,7 @@ func resultsCmd(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	report.Incomplete(os.Stderr, st)
+	report.Incomplete(stderr, st)
 	if *csv {
 		if rows == nil {
 			return errors.New("xp results --csv: an analysis run's CSV is tables/analysis.csv in its folder")
@@ -203,7 +203,7 @@ func intoFile(path string, out io.Writer) error {
 			if err != nil {
 				return "", err
 			}
-			report.Incomplete(os.Stderr, st)
+			report.Incomplete(stderr, st)
 			return report.Tables(rows, stats), nil
 		},
 		"agreement": func(path string) (string, error) {
@@ -219,7 +219,7 @@ func intoFile(path string, out io.Writer) error {
 		},
 	})
 	for _, p := range problems {
-		fmt.Fprintf(os.Stderr, "xp: %s: %v (block left as it was)\n", path, p)
+		fmt.Fprintf(stderr, "xp: %s: %v (block left as it was)\n", path, p)
 	}
 	if err := xio.WriteFileAtomic(path, updated); err != nil {
 		return err
@@ -251,7 +251,7 @@ func plotCmd(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	report.Incomplete(os.Stderr, st)
+	report.Incomplete(stderr, st)
 	name := st.Plan.Config.Name
 	var paths []string
 	if *metric == "" && *x == "epsilon" {

@@ -54,12 +54,12 @@ func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
 	case d == "auto":
 		// Every task must compute the same keys, whatever node it lands on.
 		c.Device = map[bool]string{true: "cuda", false: "cpu"}[gpu]
-		fmt.Fprintf(os.Stderr, "device auto: the jobs run on %s (--gres %q)\n", c.Device, o.Gres)
+		fmt.Fprintf(stderr, "device auto: the jobs run on %s (--gres %q)\n", c.Device, o.Gres)
 	case strings.HasPrefix(d, "cuda:") && gpu:
 		// Slurm shows each task only its own GPUs (CUDA_VISIBLE_DEVICES):
 		// the first visible one is the task's.
 		c.Device = "cuda"
-		fmt.Fprintf(os.Stderr, "device %s: each task runs on the first GPU Slurm assigns it (cuda)\n", d)
+		fmt.Fprintf(stderr, "device %s: each task runs on the first GPU Slurm assigns it (cuda)\n", d)
 	case strings.HasPrefix(d, "cuda") && !gpu:
 		return fmt.Errorf("device %s but no GPU asked of Slurm: add --gres gpu:1 (or --set device=cpu)", d)
 	}
@@ -69,8 +69,8 @@ func slurmCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *data != "" {
 		o.Env = append(o.Env, datasets.EnvRoot+"="+*data)
 	}
-	o.Log = os.Stderr
-	sum, err := runner.Run(ctx, c, runner.Options{Launcher: slurm.Launcher{Options: o}, Queue: true, Log: os.Stderr, Progress: os.Stderr})
+	o.Log = stderr
+	sum, err := runner.Run(ctx, c, runner.Options{Launcher: slurm.Launcher{Options: o}, Queue: true, Log: stderr, Progress: stderr})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ package progress
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -23,8 +22,8 @@ type Bar struct {
 
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or show.Writer over one
+	return ok && f.Fd() != ^uintptr(0) && term.IsTerminal(int(f.Fd()))
 }
 
 // New returns a bar counting to total (-1: unknown) on w, or nil when w is
