@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -268,5 +269,39 @@ func TestAliasBomb(t *testing.T) {
 	}
 	if got := c.Mechanisms[1].Epsilon; len(got) != 2 || got[1] != 5 {
 		t.Errorf("an aliased grid: %v", got)
+	}
+}
+
+// TestBounds: what a config may ask for is bounded — threads and workers
+// by the machine's cores, seeds and ε grids by a stated size (a list of
+// ten million seeds hung validation, which compared every seed with every
+// other), names by length and by what a terminal shows safely — and
+// refused naming the key.
+func TestBounds(t *testing.T) {
+	many := func(n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = strconv.Itoa(i + 1)
+		}
+		return "[" + strings.Join(s, ",") + "]"
+	}
+	for _, c := range []struct{ set, want string }{
+		{"threads=1000000", "threads = 1000000, at most 4 per core"},
+		{"workers=1000000", "workers = 1000000, at most 4 per core"},
+		{"seeds=" + many(MaxSeeds+1), fmt.Sprintf("%d seeds, at most %d", MaxSeeds+1, MaxSeeds)},
+		{"mechanisms.0.epsilon=" + many(MaxEpsilons+1), fmt.Sprintf("%d ε, at most %d", MaxEpsilons+1, MaxEpsilons)},
+		{"name=" + strings.Repeat("n", MaxName+1), fmt.Sprintf("name: %d characters, at most %d", MaxName+1, MaxName)},
+		{"name=evil\u202etxt", "no control characters or bidirectional overrides"},
+		{`name="c1\x85end"`, "no control characters or bidirectional overrides"}, // YAML's escape: U+0085
+	} {
+		_, err := Parse("x.yaml", []byte(good), Options{Set: []string{c.set}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--set %.40s: %v, want %q", c.set, err, c.want)
+		}
+	}
+	// At the bounds: accepted, and a long list of distinct seeds is
+	// checked in one pass.
+	if _, err := Parse("x.yaml", []byte(good), Options{Set: []string{"seeds=" + many(MaxSeeds), "threads=" + strconv.Itoa(MaxThreads()), "name=" + strings.Repeat("n", MaxName)}}); err != nil {
+		t.Error(err)
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/internal/show"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -306,13 +309,18 @@ func (c *Config) validateMechanism(i int, m MechConfig) error {
 	if !d.Epsilon && len(m.Epsilon) > 0 {
 		return c.errAt(fmt.Sprintf("%s takes no ε", m.Name), "mechanisms", i, "epsilon")
 	}
+	if len(m.Epsilon) > MaxEpsilons {
+		return c.errAt(fmt.Sprintf("mechanism %s: %d ε, at most %d", m.Name, len(m.Epsilon), MaxEpsilons), "mechanisms", i, "epsilon")
+	}
+	seen := make(map[float64]bool, len(m.Epsilon))
 	for j, e := range m.Epsilon {
 		if err := spec.CheckEpsilon(m.Name, e); err != nil {
 			return c.errAt(err.Error(), "mechanisms", i, "epsilon", j)
 		}
-		if slices.Index(m.Epsilon, e) != j {
+		if seen[e] {
 			return c.errAt(fmt.Sprintf("%s: ε = %v repeats", m.Name, e), "mechanisms", i, "epsilon", j)
 		}
+		seen[e] = true
 	}
 	if _, err := d.Resolve(m.Params); err != nil {
 		return c.paramErr(err, "mechanisms", i, "params")
@@ -399,22 +407,45 @@ func validDevice(d string) bool {
 	return ok && err == nil
 }
 
+// Bounds of a config, so that a typo or a hostile file cannot make xp
+// start a million threads or plan for minutes: MaxSeeds seeds, MaxEpsilons
+// ε per mechanism, a name of MaxName characters, and threads and workers
+// up to threadsPerCore per core of the machine.
+const (
+	MaxSeeds       = 10_000
+	MaxEpsilons    = 10_000
+	MaxName        = 200
+	threadsPerCore = 4
+)
+
+// MaxThreads is the most threads (or workers) a config may ask for here.
+func MaxThreads() int { return threadsPerCore * runtime.NumCPU() }
+
 func (c *Config) validateRun() error {
 	if len(c.Seeds) == 0 {
 		return c.errAt("seeds is empty: give at least one seed", "seeds")
 	}
+	if len(c.Seeds) > MaxSeeds {
+		return c.errAt(fmt.Sprintf("%d seeds, at most %d", len(c.Seeds), MaxSeeds), "seeds")
+	}
+	seen := make(map[uint64]bool, len(c.Seeds))
 	for i, s := range c.Seeds {
-		if slices.Index(c.Seeds, s) != i {
+		if seen[s] {
 			return c.errAt(fmt.Sprintf("seed %d repeats", s), "seeds", i)
 		}
+		seen[s] = true
 	}
 	switch {
 	case !validDevice(c.Device):
 		return c.errAt(fmt.Sprintf("device %q: want cpu, cuda, cuda:N or auto", c.Device), "device")
 	case c.Threads < 0:
 		return c.errAt(fmt.Sprintf("threads = %d, want ≥ 0 (0: one per core)", c.Threads), "threads")
+	case c.Threads > MaxThreads():
+		return c.errAt(fmt.Sprintf("threads = %d, at most %d per core (%d on this machine)", c.Threads, threadsPerCore, MaxThreads()), "threads")
 	case c.Workers < 1:
 		return c.errAt(fmt.Sprintf("workers = %d, want ≥ 1", c.Workers), "workers")
+	case c.Workers > MaxThreads():
+		return c.errAt(fmt.Sprintf("workers = %d, at most %d per core (%d on this machine)", c.Workers, threadsPerCore, MaxThreads()), "workers")
 	case c.Output == "":
 		return c.errAt("output is empty", "output")
 	case c.Cache == "":
@@ -423,12 +454,14 @@ func (c *Config) validateRun() error {
 		return c.errAt(fmt.Sprintf("checks.max_oov = %v, want a share in [0, 1]", c.Checks.MaxOOV), "checks", "max_oov")
 	}
 	switch {
+	case utf8.RuneCountInString(c.Name) > MaxName:
+		return c.errAt(fmt.Sprintf("name: %d characters, at most %d (it names the output folder and every record)", utf8.RuneCountInString(c.Name), MaxName), "name")
 	case strings.ContainsAny(c.Name, "/\\"):
 		return c.errAt(fmt.Sprintf("name %q: no slashes (it names the output folder)", c.Name), "name")
 	case c.Name == "." || c.Name == "..":
 		return c.errAt(fmt.Sprintf("name %q: a folder's name, not . or .. (it names the output folder)", c.Name), "name")
-	case strings.IndexFunc(c.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
-		return c.errAt(fmt.Sprintf("name %q: no control characters (it names the output folder)", c.Name), "name")
+	case !utf8.ValidString(c.Name) || strings.IndexFunc(c.Name, show.Unsafe) >= 0:
+		return c.errAt(fmt.Sprintf("name %q: no control characters or bidirectional overrides (it names the output folder)", c.Name), "name")
 	}
 	return nil
 }
