@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/internal/yamldoc"
 	"github.com/xp-nlp/xp/metrics"
 )
@@ -214,7 +214,7 @@ func (c *Config) SHA256() string { return c.sum }
 // error names the file and the line of the offending key, or the --set
 // that introduced it.
 func Load(path string, opt Options) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := xio.ReadFileMax(path, xio.MaxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/internal/yamldoc"
 )
 
@@ -99,7 +100,7 @@ func (c *Config) Source() (file, sha256 string) {
 // run wrote at path (a run folder's config.yaml), without validating the
 // rest: a run folder written by an older xp still names its source.
 func ReadSource(path string) (name, file string, err error) {
-	b, err := os.ReadFile(path)
+	b, err := xio.ReadFileMax(path, xio.MaxConfig)
 	if err != nil {
 		return "", "", err
 	}

@@ -222,7 +222,7 @@ func (s *Store) Put(r Record) error {
 // the file is not a whole record of that key (noted in Problems, and
 // replaced when the cell runs again). err is for I/O failures only.
 func (s *Store) Get(key string) (r Record, ok bool, err error) {
-	b, err := os.ReadFile(s.path(key))
+	b, err := xio.ReadFileMax(s.path(key), xio.MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, false, nil
 	}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 )
 
@@ -54,7 +54,7 @@ type State struct {
 // it existed, the manifest's cell list) and the records of the cells.
 func ReadState(dir string) (*State, error) {
 	st := &State{Dir: dir}
-	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+	if b, err := xio.ReadFileMax(filepath.Join(dir, "manifest.json"), xio.MaxRecord); err == nil {
 		var m Manifest
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "manifest.json"), err)
@@ -63,7 +63,7 @@ func ReadState(dir string) (*State, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	switch b, err := os.ReadFile(filepath.Join(dir, PlanName)); {
+	switch b, err := xio.ReadFileMax(filepath.Join(dir, PlanName), xio.MaxRecord); {
 	case err == nil:
 		if err := json.Unmarshal(b, &st.Plan); err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanName), err)

@@ -77,7 +77,7 @@ func (s *Session) classifier(ctx context.Context, cell experiments.Cell, splits 
 // readTrained reads a cached model's record and checks it is the model
 // named key.
 func readTrained(dir, key string) (*trained, error) {
-	b, err := os.ReadFile(filepath.Join(dir, modelMetaFile))
+	b, err := xio.ReadFileMax(filepath.Join(dir, modelMetaFile), xio.MaxRecord)
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func sameSource(c *experiments.Config) error {
 // planName is the config name of the run in dir as its plan records it
 // (the plan does not record the source file).
 func planName(dir string) (string, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, PlanName))
+	b, err := xio.ReadFileMax(filepath.Join(dir, PlanName), xio.MaxRecord)
 	if err != nil {
 		return "", false
 	}

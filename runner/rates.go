@@ -129,7 +129,7 @@ func (s *Session) otherSearchShapes() []string {
 
 func readRates(cache string) map[string]map[string]rate {
 	all := map[string]map[string]rate{}
-	if b, err := os.ReadFile(filepath.Join(cache, ratesFile)); err == nil {
+	if b, err := xio.ReadFileMax(filepath.Join(cache, ratesFile), xio.MaxRecord); err == nil {
 		json.Unmarshal(b, &all) // a damaged file only loses estimates
 	}
 	return all

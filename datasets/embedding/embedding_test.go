@@ -289,7 +289,7 @@ func TestLyingHeader(t *testing.T) {
 	for _, f := range []struct {
 		name string
 		b    []byte
-	}{{"lying.vec", text.Bytes()}, {"lying.vec.gz", gz.Bytes()}, {"lying.bin", bin.Bytes()}} {
+	}{{"lying.vec", text.Bytes()}, {"lying.vec.gz", gz.Bytes()}, {"lying.bin", bin.Bytes()}, {"bomb.vec.gz", gzipped(append([]byte("2000000000 65536\n"), make([]byte, 1<<20)...))}} {
 		p := filepath.Join(dir, f.name)
 		if err := os.WriteFile(p, f.b, 0o644); err != nil {
 			t.Fatal(err)
@@ -299,11 +299,41 @@ func TestLyingHeader(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		_, err := Load(context.Background(), p, Options{})
 		runtime.ReadMemStats(&after)
-		if err == nil || !strings.Contains(err.Error(), "80000000") {
+		if f.name == "bomb.vec.gz" {
+			// An 1 KB gzip whose header announces 2·10^9 × 65,536 (64 GiB
+			// were allocated for it) and whose one row has no end.
+			if err == nil || !strings.Contains(err.Error(), "bomb.vec.gz:2:") {
+				t.Errorf("%s: %v, want its row refused at line 2", f.name, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), "80000000") {
 			t.Errorf("%s: %v, want the header refused", f.name, err)
 		}
 		if mb := (after.TotalAlloc - before.TotalAlloc) >> 20; mb > 400 {
 			t.Errorf("%s: %d MB allocated for a %d kB file", f.name, mb, len(f.b)>>10)
 		}
+	}
+}
+
+// TestNotRegularOrNotFinite: a device as vectors (/dev/zero was read for
+// ever) is refused naming what it is, without reading; a word2vec binary
+// vector holding NaN or ∞ is refused naming the word (it loaded, and the
+// word privatized to one fixed word); a binary file whose "word" never
+// ends is refused at the reader's buffer.
+func TestNotRegularOrNotFinite(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := Load(context.Background(), "/dev/zero", Options{}); err == nil || !strings.Contains(err.Error(), "character device, not a regular file") {
+			t.Errorf("/dev/zero: %v", err)
+		}
+	}
+	dir := t.TempDir()
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		p := writeFile(t, dir, "nan.bin", word2vecBinary([]string{"ok", "evil"}, [][]float32{{1, 2}, {3, bad}}))
+		if _, err := Load(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), `("evil"): component 2`) {
+			t.Errorf("%v in a binary vector: %v", bad, err)
+		}
+	}
+	p := writeFile(t, dir, "noword.bin", append([]byte("1 2\n"), bytes.Repeat([]byte("x"), 3<<20)...))
+	if _, err := Load(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "a word of more than") {
+		t.Errorf("a word without end: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ type Options struct {
 // its sha256), and writes the cache after a first load.
 func Load(ctx context.Context, path string, opt Options) (*Embedding, error) {
 	file, _ := xio.SplitMember(path)
-	st, err := os.Stat(file)
+	st, err := xio.Regular(file) // /dev/zero would be read for ever
 	if err != nil {
 		return nil, fmt.Errorf("embedding: %w", err)
 	}
@@ -116,7 +116,11 @@ func parse(ctx context.Context, path string, size int64, opt Options) (*Embeddin
 		if format == "word2vec-binary" {
 			e, err = parseBinary(ctx, rc, name, hint)
 		} else {
-			e, err = parseText(ctx, rc, name, format, opt.Workers, hint)
+			e, err = parseText(ctx, xio.CapLines(rc, MaxRow), name, format, opt.Workers, hint)
+			var long *xio.LineTooLong
+			if errors.As(err, &long) {
+				err = srcerr.At(name, long.Line, "a row longer than %d bytes (a vector of 65,536 numbers is a few MB; no line breaks?)", MaxRow)
+			}
 		}
 	default:
 		return nil, fmt.Errorf("embedding %s: unknown format %q (glove, vec, word2vec-binary)", name, format)
@@ -200,26 +204,34 @@ type chunk struct {
 
 const chunkSize = 1 << 20
 
+// MaxRow is the longest row of a text vector file read: a row of the
+// largest dimension accepted (65,536) at 60 characters a number is under
+// 4 MiB. A file without line breaks (/dev/zero, a wrong file) stops there.
+const MaxRow = 16 << 20
+
 // SniffRows is how many rows of a file without a header decide its
 // dimension: D is one less than the field count most of them have.
 const SniffRows = 1000
 
-// maxPrealloc is the most rows allocated ahead of the data where a file's
-// size cannot bound a header's count (compressed files): beyond it the
-// matrix grows as rows arrive.
-const maxPrealloc = 1 << 18
+// maxPrealloc is the most numbers (float32s) allocated ahead of the data
+// where a file's size cannot bound a header's count (compressed files):
+// beyond it the matrix grows as rows arrive, as far as the stream holds
+// them.
+const maxPrealloc = 1 << 24
 
-// preallocRows is how many rows to allocate for a header announcing want
-// (−1: none): never more than a file of size bytes (0: unknown) can hold
-// at minRow bytes a row, nor, where the size is unknown, more than
-// maxPrealloc. A header is a claim, not a measurement: one announcing two
-// billion vectors in a 2 MB file allocated them.
-func preallocRows(want int, size int64, minRow int) int {
+// preallocRows is how many rows of dim numbers to allocate for a header
+// announcing want (−1: none): never more than a file of size bytes (0:
+// unknown) can hold at minRow bytes a row, nor, where the size is
+// unknown, more rows than maxPrealloc numbers fill. A header is a claim,
+// not a measurement: one announcing two billion vectors in a 2 MB file
+// allocated them, and an 851-byte .vec.gz announcing 2·10^9 × 65,536
+// allocated 64 GiB (a cap in rows does not see the dimension).
+func preallocRows(want int, size int64, minRow, dim int) int {
 	if want <= 0 {
 		return want
 	}
 	if size <= 0 {
-		return min(want, maxPrealloc)
+		return min(want, max(1, maxPrealloc/max(dim, 1)))
 	}
 	return int(min(int64(want), size/int64(max(minRow, 1))+1))
 }
@@ -240,7 +252,7 @@ func parseText(ctx context.Context, r io.Reader, name, format string, workers in
 		return nil, err
 	}
 	e := &Embedding{Format: lay.format, Dim: lay.dim}
-	capHint := preallocRows(lay.want, size, 2*lay.dim+2) // a row is at least a word and dim numbers of one digit and a space
+	capHint := preallocRows(lay.want, size, 2*lay.dim+2, lay.dim) // a row is at least a word and dim numbers of one digit and a space
 	if lay.want < 0 && size > 0 && len(pending) > 0 {
 		// No header: estimate the rows from those sniffed so the matrix is
 		// allocated once instead of regrown (and copied) ~20 times.
@@ -551,7 +563,7 @@ func parseBinary(ctx context.Context, r io.Reader, name string, size int64) (*Em
 	if n < 0 {
 		return nil, srcerr.At(name, 1, "header announces %d vectors", n)
 	}
-	rows := preallocRows(n, size, 4*dim+2) // a word of one byte, a space and dim float32s
+	rows := preallocRows(n, size, 4*dim+2, dim) // a word of one byte, a space and dim float32s
 	e := &Embedding{Format: "word2vec-binary", Dim: dim, Words: make([]string, 0, rows), Data: make([]float32, 0, rows*dim)}
 	seen := make(map[string]bool, rows)
 	raw := make([]byte, 4*dim)
@@ -562,16 +574,22 @@ func parseBinary(ctx context.Context, r io.Reader, name string, size int64) (*Em
 				return nil, err
 			}
 		}
-		w, err := br.ReadString(' ')
+		word, err := br.ReadSlice(' ') // at most the reader's buffer (1 MiB): /dev/zero is no word
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, srcerr.At(name, 0, "vector %d of %d: a word of more than %d bytes (not a word2vec binary file?)", i+1, n, br.Size())
+		}
 		if err != nil {
 			return nil, srcerr.At(name, 0, "vector %d of %d: word: %w (truncated file?)", i+1, n, eofIsUnexpected(err))
 		}
-		w = strings.TrimLeft(strings.TrimSuffix(w, " "), "\n")
+		w := strings.TrimLeft(strings.TrimSuffix(string(word), " "), "\n")
 		if _, err := io.ReadFull(br, raw); err != nil {
 			return nil, srcerr.At(name, 0, "vector %d of %d (%q): %w (truncated file?)", i+1, n, w, eofIsUnexpected(err))
 		}
 		for k := range vec {
 			vec[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
+			if f := float64(vec[k]); math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, srcerr.At(name, 0, "vector %d of %d (%q): component %d is %v, not a finite number", i+1, n, w, k+1, f)
+			}
 		}
 		e.add(seen, w, vec)
 	}

@@ -41,13 +41,15 @@ func SplitMember(path string) (file, member string) {
 // Open opens path for reading, decompressing .gz files and opening the
 // only regular member of a .zip archive (or, for "archive.zip#member.txt",
 // the named member: SplitMember). Name is the path to show in messages.
+// Only a regular file (or a link to one) is opened: a device or a FIFO is
+// refused (*NotRegularInput).
 func Open(path string) (rc io.ReadCloser, name string, err error) {
 	file, member := SplitMember(path)
 	switch {
 	case strings.HasSuffix(file, ".zip"):
 		return openZip(file, member)
 	case strings.HasSuffix(file, ".gz"):
-		f, err := os.Open(file)
+		f, err := openRegular(file)
 		if err != nil {
 			return nil, file, err
 		}
@@ -58,7 +60,7 @@ func Open(path string) (rc io.ReadCloser, name string, err error) {
 		}
 		return &stacked{Reader: zr, closers: []io.Closer{zr, f}}, file, nil
 	default:
-		f, err := os.Open(file)
+		f, err := openRegular(file)
 		if err != nil {
 			return nil, file, err
 		}
@@ -67,6 +69,9 @@ func Open(path string) (rc io.ReadCloser, name string, err error) {
 }
 
 func openZip(file, member string) (io.ReadCloser, string, error) {
+	if _, err := Regular(file); err != nil {
+		return nil, file, err
+	}
 	zr, err := zip.OpenReader(file)
 	if err != nil {
 		return nil, file, srcerr.At(file, 0, "not a zip archive: %w", err)
@@ -517,3 +522,76 @@ func OpenLock(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// openRegular opens path for reading only where it is (or links to) a
+// regular file: a device (/dev/zero) would be read for ever, a FIFO would
+// block the open itself (it is opened without blocking, then refused).
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if m := info.Mode(); !m.IsRegular() {
+		f.Close()
+		return nil, &NotRegularInput{Path: path, Mode: m}
+	}
+	return f, nil
+}
+
+// NotRegularInput is the error of a read of something that is not a
+// regular file (a device, a FIFO, a folder).
+type NotRegularInput struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularInput) Error() string {
+	return fmt.Sprintf("%s is a %s, not a regular file", e.Path, modeWord(e.Mode))
+}
+
+// Regular is os.Stat of path where it is (or links to) a regular file,
+// and a *NotRegularInput otherwise.
+func Regular(path string) (fs.FileInfo, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &NotRegularInput{Path: path, Mode: info.Mode()}
+	}
+	return info, nil
+}
+
+// ReadFileMax reads path, which must be a regular file of at most max
+// bytes: the one door through which xp reads the files it keeps itself
+// (records, plans, manifests, configs), so that one that was replaced by
+// a link to /dev/zero, a FIFO or a giant file is refused in one line.
+func ReadFileMax(path string, max int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, at most %d expected here", path, info.Size(), max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: more than %d bytes, at most %d expected here", path, max, max)
+	}
+	return b, nil
+}
+
+// Sizes ReadFileMax is given: a record or state file of a run, a config.
+const (
+	MaxRecord = 256 << 20
+	MaxConfig = 4 << 20
+)
