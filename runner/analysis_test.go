@@ -417,11 +417,16 @@ func TestSplitMeasures(t *testing.T) {
 			}
 		}
 	}
-	// Cells run in order: the train cell drew the training split's words,
-	// the both cell found them in the cache.
+	// Cells run in order: the train cell drew the training split's words
+	// into the draws cache, the both cell read them there: the same
+	// numbers. (How many draws each execution made is no part of a
+	// record: TestRecordIndependentOfMemo.)
 	first, second := train.Measures["train"], both.Measures["train"]
-	if first.Lookups == 0 || second.Lookups != 0 || !reflect.DeepEqual(first.Stats, second.Stats) {
-		t.Errorf("training split's measures: %d then %d lookups; %+v vs %+v", first.Lookups, second.Lookups, first.Stats, second.Stats)
+	if !reflect.DeepEqual(first.Stats, second.Stats) {
+		t.Errorf("training split's measures: %+v vs %+v", first.Stats, second.Stats)
+	}
+	if memo, _ := os.ReadDir(filepath.Join(c.Cache, drawsDir)); len(memo) == 0 {
+		t.Error("no draws memoised in the cache")
 	}
 	// Drawn afresh (no draws cache, no records): the same numbers.
 	fresh := c.Clone()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // systemFolders are the folders of the system that no run is written
@@ -23,14 +24,11 @@ var (
 	systemRoots   = []string{"/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp", "/var"}
 )
 
-// runFiles are what marks a folder as an xp run: its plan, resolved
-// config, manifest, records or lock.
-var runFiles = []string{PlanName, ResolvedName, "manifest.json", "cells", LockName}
-
 // ownOutput refuses, before anything is written, an output folder xp does
 // not own: a folder of the system, the user's home, a folder that holds
 // files and is no xp run (its report.html, tables/ and plots/ would be
-// replaced), or a run of another config. A run whose resolved config is
+// replaced: a run folder is one xp marked, rundir.IsRun), or a run of
+// another config. A run whose resolved config is
 // damaged is identified by its plan instead; when neither can be read the
 // message says how to keep its records.
 func ownOutput(c *experiments.Config) error {
@@ -53,7 +51,10 @@ func ownOutput(c *experiments.Config) error {
 	case len(entries) == 0:
 		return nil
 	}
-	if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return slices.Contains(runFiles, e.Name()) }) {
+	// A run folder is one xp marked as its own (rundir.IsRun), not one
+	// that merely holds a name a run holds too (a user's manifest.json or
+	// cells folder); a folder with nothing but xp's lock is one xp made.
+	if !rundir.IsRun(c.Output) && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() != LockName && !xio.IsTemp(e.Name()) }) {
 		var names []string
 		for _, e := range entries[:min(3, len(entries))] {
 			names = append(names, e.Name())

@@ -120,6 +120,9 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 				return sum, fmt.Errorf("output: %w", err)
 			}
 		}
+		if err := rundir.WriteMarker(c.Output); err != nil {
+			return sum, fmt.Errorf("output: %w", err)
+		}
 	}
 	threads := runThreads(c, opt)
 	if err := torchrt.SetThreads(threads); err != nil {
@@ -136,6 +139,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 			if opt.Shards == 0 { // held alone: no shard beside it reads the lock
 				os.Remove(filepath.Join(c.Output, LockName))
 			}
+			os.Remove(filepath.Join(c.Output, rundir.MarkerName))
 			os.Remove(c.Output)
 		}
 		return sum, err

@@ -311,8 +311,14 @@ func TestOutputOwned(t *testing.T) {
 	mine := filepath.Join(dir, "mine")
 	os.MkdirAll(mine, 0o755)
 	os.WriteFile(filepath.Join(mine, "report.html"), []byte("my page"), 0o644)
+	// A user's folder holding names a run holds too is still theirs (it
+	// counted as a run, and its report.html was replaced).
+	theirs := filepath.Join(dir, "theirs")
+	os.MkdirAll(filepath.Join(theirs, "cells"), 0o755)
+	os.WriteFile(filepath.Join(theirs, "manifest.json"), []byte(`{"mine": true}`), 0o644)
+	os.WriteFile(filepath.Join(theirs, "report.html"), []byte("my page"), 0o644)
 	home, _ := os.UserHomeDir()
-	for _, out := range []string{mine, "/etc", "/usr/share/xp-test", "/", home} {
+	for _, out := range []string{mine, theirs, "/etc", "/usr/share/xp-test", "/", home} {
 		d, err := experiments.Load(c.File(), experiments.Options{Set: []string{"apply=[none]", "mechanisms=[]", "output=" + out}})
 		if err != nil {
 			t.Fatal(err)
@@ -321,8 +327,10 @@ func TestOutputOwned(t *testing.T) {
 			t.Errorf("output %s: %v, want it refused", out, err)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(mine, "report.html")); string(b) != "my page" {
-		t.Errorf("the user's report.html became %q", b)
+	for _, d := range []string{mine, theirs} {
+		if b, _ := os.ReadFile(filepath.Join(d, "report.html")); string(b) != "my page" {
+			t.Errorf("the user's report.html in %s became %q", d, b)
+		}
 	}
 	if entries, _ := os.ReadDir(mine); len(entries) != 1 {
 		t.Errorf("the refused run wrote into the user's folder: %d entries", len(entries))

@@ -19,6 +19,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 func fixtureConfig(t *testing.T, o fixture.Options, sets ...string) (*experiments.Config, string) {
@@ -164,6 +165,13 @@ func TestStaleTemporariesRemoved(t *testing.T) {
 	host, _ := os.Hostname()
 	host = strings.ReplaceAll(host, ".", "_")
 	var stale, kept []string
+	// The run killed mid-write had marked its folder.
+	if err := os.MkdirAll(c.Output, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.WriteMarker(c.Output); err != nil {
+		t.Fatal(err)
+	}
 	for _, dir := range []string{filepath.Join(c.Cache, "corpora"), filepath.Join(c.Cache, "tmp"), filepath.Join(c.Output, "cells"), c.Output, filepath.Join(c.Output, "tables")} {
 		os.MkdirAll(dir, 0o777)
 		s := filepath.Join(dir, fmt.Sprintf(".x.%s.%d.aa.tmp", host, dead.Process.Pid))

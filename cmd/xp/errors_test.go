@@ -109,6 +109,8 @@ var errorCases = []errorCase{
 		"x.yaml: --set output=mine: output mine holds files that are no xp run (notes.txt): give the run an empty or new folder"},
 	{"a system folder as the output", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "output=/etc", "x.yaml"},
 		"x.yaml: --set output=/etc: output /etc is a system folder (inside /etc): give the run a folder of its own"},
+	{"a folder that is no run, for xp report", map[string]string{"mine/manifest.json": "{}", "mine/report.html": "my page"}, []string{"report", "mine"},
+		"xp report: mine is no xp run folder (xp marks its own): name the page with --out FILE.html"},
 	{"a system folder as the cache", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "cache=/etc", "x.yaml"},
 		"x.yaml: --set cache=/etc: cache /etc is a system folder (inside /etc): give xp a cache folder of its own (runs/cache by default)"},
 	{"a cache folder that holds the user's files", map[string]string{"x.yaml": goodConfig, "mine/rates.json": "{}", "mine/notes.txt": "mine"}, []string{"run", "--set", "cache=mine", "x.yaml"},

@@ -11,6 +11,7 @@ import (
 	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/report"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 const reportUsage = "usage: xp report [--out FILE.html] [--claims FILE] [--paper] [--title T] RUN [RUN...]"
@@ -31,6 +32,11 @@ func reportCmd(args []string, out io.Writer) error {
 	if *dest == "" {
 		if fs.NArg() > 1 {
 			return errors.New("xp report: several runs make one page: name it with --out FILE.html")
+		}
+		if !rundir.IsRun(fs.Arg(0)) {
+			// Its report.html would be replaced: a folder holding a JSON
+			// manifest.json is not thereby xp's.
+			return fmt.Errorf("xp report: %s is no xp run folder (xp marks its own): name the page with --out FILE.html", fs.Arg(0))
 		}
 		*dest = filepath.Join(fs.Arg(0), "report.html")
 	}
