@@ -361,6 +361,12 @@ func TestMatchedGain(t *testing.T) {
 			t.Errorf("threshold %v: %s (%s), want %s", c.threshold, a.Verdict, a.Reason, c.want)
 		}
 	}
+	// A reference loss within the margin of 0 is not read: a share of a
+	// loss that small is noise (here 0.3 at the match, margin 0.35).
+	cl := Claim{Rule: "matched-gain", Stat: "L", By: "P", Margin: 0.35, Points: []Point{{Analysis: "a", Setting: "ref"}, {Analysis: "a", Setting: "v"}}}
+	if a := decideOn(t, cl, tb); a.Verdict != Unsettled || !strings.Contains(a.Reason, "no ε") {
+		t.Errorf("a reference loss within the margin: %s (%s), want unsettled, nothing read", a.Verdict, a.Reason)
+	}
 }
 
 // TestSettle: an unsettled claim read over seeds says how many seeds

@@ -99,9 +99,10 @@ type Claim struct {
 	// the share of in-vocabulary tokens it leaves unchanged is at least
 	// this — as uninformative (range: not counted either way).
 	Identity float64 `yaml:"identity"`
-	// Margin is a difference too small to matter, stated by the claim
-	// (dominates): values whose difference lies within ±Margin count as
-	// ties, neither above nor below.
+	// Margin is a difference too small to matter, stated by the claim:
+	// values whose difference lies within ±Margin count as ties, neither
+	// above nor below (dominates); a reference loss within Margin of 0 is
+	// too small to reduce by a share (matched-gain).
 	Margin float64 `yaml:"margin"`
 	// Factor is within-factor's largest ratio of the largest to the
 	// smallest value, and far-greater's least ratio of the first value to

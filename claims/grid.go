@@ -79,7 +79,10 @@ func Grid(as []Agreement, kind string) results.Grid {
 		case "matched-gain":
 			test += " (by " + c.By + ")"
 		}
-		if c.Margin > 0 {
+		switch {
+		case c.Margin > 0 && c.Rule == "matched-gain":
+			test += "; a reference loss under " + num(c.Margin) + " not read"
+		case c.Margin > 0:
 			test += "; differences within ±" + num(c.Margin) + " count as ties"
 		}
 		if c.Identity > 0 {

@@ -142,7 +142,7 @@ var Rules = map[string]Rule{
 			}
 			return points(c.After+1, 0)(c)
 		}},
-	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it", decide: matchedGain, derived: true,
+	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it, and is not read where it is within the margin of 0", decide: matchedGain, derived: true,
 		valid: func(c *Claim) error {
 			if c.By == "" {
 				return errors.New("rule matched-gain needs by: the privacy statistic matched")
@@ -660,8 +660,8 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 					}
 					f := (b - rb[k-1]) / (rb[k] - rb[k-1])
 					refLoss := rl[k-1] + f*(rl[k]-rl[k-1])
-					if refLoss <= 0 {
-						break
+					if refLoss <= c.Margin {
+						break // a relative reduction of a loss within the margin of 0 measures noise
 					}
 					gain := (refLoss - cv.loss[s][i]) / refLoss
 					if v, ok := best[s]; !ok || gain > v {
@@ -669,7 +669,7 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 						where[s] = fmt.Sprintf("%s at ε %s (%s %s)", p, num(eps[i]), c.By, num(b))
 						lo, hi := gain, gain
 						for _, l := range []float64{rl[k-1], rl[k]} {
-							if l > 0 {
+							if l > c.Margin {
 								g := (l - cv.loss[s][i]) / l
 								lo, hi = min(lo, g), max(hi, g)
 							}
@@ -682,7 +682,7 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 		}
 	}
 	if len(best) == 0 {
-		return decision{verdict: Unsettled, reason: "no ε of a later setting has a privacy value within the reference's range"}
+		return decision{verdict: Unsettled, reason: "no ε of a later setting has a privacy value within the reference's range where the reference's loss is above the margin"}
 	}
 	seeds := slices.Sorted(maps.Keys(best))
 	xs := make([]float64, len(seeds))
