@@ -12,6 +12,7 @@ import (
 
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/internal/show"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -186,6 +187,8 @@ func (c *Config) validateSource() error {
 		return c.errAt(fmt.Sprintf("test_fraction carves a test split from table or folder data; %s has its own test split (dataset.test)", d.Name), "dataset", "test_fraction")
 	case d.TestFraction != 0 && d.TestPath != "":
 		return c.errAt("test_fraction and test_path both give a test split: keep one", "dataset", "test_fraction")
+	case d.TestPath != "" && xio.SameFile(c.Path(d.TestPath), c.Path(d.Path)):
+		return c.errAt(fmt.Sprintf("dataset.test_path is the training file %s: a model evaluated on its own training data measures nothing", d.Path), "dataset", "test_path")
 	}
 	return nil
 }

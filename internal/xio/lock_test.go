@@ -47,3 +47,29 @@ func TestOpenLock(t *testing.T) {
 	}
 	f.Close()
 }
+
+// TestSameFile: two spellings, a symbolic link and a hard link to one file
+// are the same file; two files of equal content are not.
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.csv")
+	b := filepath.Join(dir, "b.csv")
+	os.WriteFile(a, []byte("x"), 0o644)
+	os.WriteFile(b, []byte("x"), 0o644)
+	os.Symlink(a, filepath.Join(dir, "link.csv"))
+	os.Link(a, filepath.Join(dir, "hard.csv"))
+	for _, c := range []struct {
+		x, y string
+		same bool
+	}{
+		{a, filepath.Join(dir, ".", "a.csv"), true},
+		{a, filepath.Join(dir, "link.csv"), true},
+		{a, filepath.Join(dir, "hard.csv"), true},
+		{a, b, false},
+		{a, filepath.Join(dir, "missing.csv"), false},
+	} {
+		if got := SameFile(c.x, c.y); got != c.same {
+			t.Errorf("SameFile(%s, %s) = %v", c.x, c.y, got)
+		}
+	}
+}

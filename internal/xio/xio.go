@@ -498,6 +498,17 @@ func SamePath(a, b string) bool {
 	return err1 == nil && err2 == nil && x == y
 }
 
+// SameFile reports whether a and b name one file: the same path, or two
+// paths (links, another spelling) to one existing file.
+func SameFile(a, b string) bool {
+	if SamePath(a, b) {
+		return true
+	}
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
+}
+
 // OpenLock opens (creating it) the lock file at path for reading and
 // writing without following a symbolic link there, and only when it is a
 // regular file: a lock that is a link would let whoever made the link
