@@ -38,6 +38,10 @@ const (
 // trained is what a cached model's cells record of its training.
 type trained struct {
 	Key            string                 `json:"key"`
+	// Weights is the sha256 of the cached weights file: a model is used
+	// only when its weights are the ones cached under its key (foreign
+	// weights of the right shape were loaded and changed the tables).
+	Weights string `json:"weights_sha256"`
 	Vocab          []string               `json:"vocab"` // token id i is Vocab[i]
 	BestEpoch      int                    `json:"best_epoch"`
 	Valid          metrics.Classification `json:"valid"`
@@ -58,8 +62,10 @@ func (s *Session) classifier(ctx context.Context, cell experiments.Cell, splits 
 	t, err = readTrained(dir, key)
 	switch {
 	case err == nil:
-		if m, err = s.openModel(cell, t, filepath.Join(dir, modelFile)); err == nil {
-			return m, t, true, nil
+		if err = checkWeights(dir, t); err == nil {
+			if m, err = s.openModel(cell, t, filepath.Join(dir, modelFile)); err == nil {
+				return m, t, true, nil
+			}
 		}
 		fallthrough
 	case !errors.Is(err, fs.ErrNotExist):
@@ -89,6 +95,22 @@ func readTrained(dir, key string) (*trained, error) {
 		return nil, fmt.Errorf("%s: not the model %s", modelMetaFile, short(key))
 	}
 	return &t, nil
+}
+
+// checkWeights checks that the weights in a cached model's folder are
+// those its record names.
+func checkWeights(dir string, t *trained) error {
+	if t.Weights == "" {
+		return fmt.Errorf("%s names no weights hash (cached before models carried one)", modelMetaFile)
+	}
+	sum, err := xio.SHA256File(filepath.Join(dir, modelFile))
+	if err != nil {
+		return err
+	}
+	if sum != t.Weights {
+		return fmt.Errorf("%s is not the model cached under this key (sha256 %.12s, its record names %.12s)", modelFile, sum, t.Weights)
+	}
+	return nil
 }
 
 // openModel builds the config's model over t's vocabulary and loads the
@@ -194,6 +216,11 @@ func (s *Session) cacheModel(m models.Model, t *trained, tmp string) error {
 	if err := torchrt.Do(func() error { return m.Save(filepath.Join(tmp, modelFile)) }); err != nil {
 		return fmt.Errorf("cache model: %w", err)
 	}
+	sum, err := xio.SHA256File(filepath.Join(tmp, modelFile))
+	if err != nil {
+		return fmt.Errorf("cache model: %w", err)
+	}
+	t.Weights = sum
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err

@@ -264,6 +264,32 @@ func TestModelsShared(t *testing.T) {
 	if n := rerun("laplace ε=50 test seed=1").Trained; n != 0 {
 		t.Errorf("rerun after the repair: %d trained, want 0 (the damaged model was not replaced)", n)
 	}
+	// Another model's weights of the same shape (seed 2's baseline, the
+	// same vocabulary) under the baseline's key — as a shared cache of
+	// another version could hold them — are not used: the model is
+	// trained again and the cell scores as before.
+	c3 := c.Clone()
+	c3.Output, c3.Seeds, c3.Apply = filepath.Join(t.TempDir(), "out"), []uint64{2}, []string{"none"}
+	if _, err := Run(ctx, c3, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s3, _ := results.OpenStore(c3.Output)
+	r3, _ := s3.All()
+	if len(r3) != 1 || r3[0].Model == base.Model {
+		t.Fatalf("seed 2's baseline: %d records", len(r3))
+	}
+	foreign, err := os.ReadFile(filepath.Join(c.Cache, "models", r3[0].Model, "model.ot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(c.Cache, "models", base.Model, "model.ot"), foreign, 0o666)
+	if n := rerun("laplace ε=1 test seed=1").Trained; n != 1 {
+		t.Errorf("rerun over foreign weights: %d trained, want 1", n)
+	}
+	again, _ := results.OpenStore(c.Output)
+	if r, ok, _ := again.Get(byCell["laplace ε=1 test seed=1"].Key); !ok || !reflect.DeepEqual(r.Test, byCell["laplace ε=1 test seed=1"].Test) {
+		t.Errorf("with foreign weights in the cache the cell scored %+v, want %+v", r.Test, byCell["laplace ε=1 test seed=1"].Test)
+	}
 }
 
 // TestOutputOfAnotherConfig: a run refuses an output folder holding a run
