@@ -419,3 +419,36 @@ func TestRealMirrorLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestUnpackBounded: an archive unpacks to at most MaxUnpacked bytes and
+// MaxMembers files (a 10 KB zip of 10 MB of zeros against a 1 MB bound;
+// SST-2's three files against two); a member that would pass for xp's
+// mark of a finished extraction is refused. A refused extraction leaves
+// no temporary file and no mark, so the next Fetch unpacks again.
+func TestUnpackBounded(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body []byte
+		opt  FetchOptions
+		want string
+	}{
+		{"bytes", sst2Zip(t, "SST-2/zeros.tsv", strings.Repeat("\x00", 10<<20)), FetchOptions{MaxUnpacked: 1 << 20}, "more than 1048576 bytes unpacked"},
+		{"members", sst2Zip(t), FetchOptions{MaxMembers: 2}, "more than 2 files"},
+		{"mark", sst2Zip(t, "SST-2/.xp-unpacked-SST-2.zip", "x"), FetchOptions{}, "would pass for xp's mark"},
+	} {
+		ts := httptest.NewServer(&server{body: c.body})
+		root := t.TempDir()
+		err := Fetch(context.Background(), artifact(ts.URL+"/x.zip", ""), root, c.opt)
+		ts.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+			continue
+		}
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && (strings.HasSuffix(p, ".tmp") || strings.HasSuffix(p, ".part") || strings.HasPrefix(d.Name(), ".xp-unpacked-")) {
+				t.Errorf("%s: %s left after the refused extraction", c.name, p)
+			}
+			return nil
+		})
+	}
+}

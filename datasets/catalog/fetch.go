@@ -3,6 +3,7 @@ package catalog
 import (
 	"archive/tar"
 	"archive/zip"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -38,7 +39,20 @@ type FetchOptions struct {
 	// Retries is how many times an interrupted download is resumed
 	// before Fetch gives up (the .part file stays for a later run).
 	Retries int
+	// MaxUnpacked and MaxMembers bound what an archive may unpack to: its
+	// bytes and its files (0: DefaultMaxUnpacked, DefaultMaxMembers). An
+	// archive that passes either is refused, its unpacked files left
+	// where they are and the extraction not marked finished.
+	MaxUnpacked int64
+	MaxMembers  int
 }
+
+// Bounds of an unpacked archive: the largest the catalog holds (GloVe
+// 840B, 5.6 GB; IMDb's 100,000 reviews) fit well within them.
+const (
+	DefaultMaxUnpacked = 64 << 30
+	DefaultMaxMembers  = 1 << 20
+)
 
 func (o FetchOptions) logf(format string, args ...any) {
 	if o.Log != nil {
@@ -469,6 +483,9 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 		return nil
 	}
 	opt.logf("%s: unpacking into %s", archive, dir)
+	maxBytes, maxMembers := cmp.Or(opt.MaxUnpacked, DefaultMaxUnpacked), cmp.Or(opt.MaxMembers, DefaultMaxMembers)
+	var unpacked int64
+	members := 0
 	write := func(name string, mode fs.FileMode, r io.Reader) error {
 		name = strings.TrimPrefix(filepath.ToSlash(name), a.StripPrefix)
 		if name == "" || strings.HasSuffix(name, "/") {
@@ -478,6 +495,12 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 			return fmt.Errorf("member %q escapes the target folder", name)
 		}
+		if strings.HasPrefix(filepath.Base(clean), ".xp-unpacked-") {
+			return fmt.Errorf("member %q would pass for xp's mark of a finished extraction", name)
+		}
+		if members++; members > maxMembers {
+			return fmt.Errorf("more than %d files: not unpacked further", maxMembers)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -485,19 +508,26 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 		if err := os.MkdirAll(filepath.Dir(target), 0o777); err != nil {
 			return err
 		}
-		tmp := target + ".part"
-		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm()|0o666)
+		tmp, err := xio.CreateTemp(filepath.Dir(target), filepath.Base(target))
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, r); err != nil {
-			out.Close()
+		defer os.Remove(tmp.Name()) // a no-op once renamed
+		n, err := io.Copy(tmp, io.LimitReader(r, maxBytes-unpacked+1))
+		unpacked += n
+		if err == nil && unpacked > maxBytes {
+			err = fmt.Errorf("more than %d bytes unpacked: not unpacked further", maxBytes)
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp.Name(), mode.Perm()|0o644)
+		}
+		if err != nil {
 			return err
 		}
-		if err := out.Close(); err != nil {
-			return err
-		}
-		return os.Rename(tmp, target)
+		return os.Rename(tmp.Name(), target)
 	}
 	var err error
 	switch {
@@ -511,7 +541,7 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(marker, []byte(a.Files[0].Sum+"\n"), 0o666)
+	return xio.WriteFileAtomic(marker, []byte(a.Files[0].Sum+"\n"))
 }
 
 func unzip(path string, write func(string, fs.FileMode, io.Reader) error) error {
@@ -521,8 +551,8 @@ func unzip(path string, write func(string, fs.FileMode, io.Reader) error) error 
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
-		if f.FileInfo().IsDir() || strings.HasPrefix(f.Name, "__MACOSX/") {
-			continue
+		if !f.Mode().IsRegular() || strings.HasPrefix(f.Name, "__MACOSX/") {
+			continue // folders, and links (written, they would be files holding a path)
 		}
 		r, err := f.Open()
 		if err != nil {
