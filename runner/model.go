@@ -38,11 +38,8 @@ const (
 // trained is what a cached model's cells record of its training.
 type trained struct {
 	Key            string                 `json:"key"`
-	// Weights is the sha256 of the cached weights file: a model is used
-	// only when its weights are the ones cached under its key (foreign
-	// weights of the right shape were loaded and changed the tables).
-	Weights string `json:"weights_sha256"`
-	Vocab          []string               `json:"vocab"` // token id i is Vocab[i]
+	Weights        string                 `json:"weights_sha256"` // of the weights file: used only when they match (checkWeights)
+	Vocab          []string               `json:"vocab"`          // token id i is Vocab[i]
 	BestEpoch      int                    `json:"best_epoch"`
 	Valid          metrics.Classification `json:"valid"`
 	Epochs         []metrics.Epoch        `json:"epochs"`

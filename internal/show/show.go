@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -70,9 +71,9 @@ func Markdown(s string) string {
 var mdEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", `\|`, "](", `]\(`, "\n", " ", "\t", " ")
 
 // Shell is s quoted for a POSIX shell: as it is where it holds only
-// characters no shell treats specially, otherwise in single quotes (a
-// single quote inside written '\”). Pasting the result gives the
-// program s, whatever s holds.
+// characters no shell treats specially, otherwise in single quotes, each
+// single quote inside closed, escaped and reopened. Pasting the result
+// gives the program s, whatever s holds.
 func Shell(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool { return !shellSafe(r) }) < 0 {
 		return s
@@ -99,7 +100,7 @@ func ShellLine(words ...string) string {
 // line) — what its progress bars and coloured diffs are drawn with, and
 // nothing that moves the cursor, titles the window or speaks to the
 // terminal. A rune split between two writes is held back until it is
-// whole.
+// whole. It is safe for use by several goroutines.
 func Writer(w io.Writer) io.Writer { return &writer{w: w} }
 
 // Fd is the descriptor of the file the writer writes to (so that a
@@ -112,11 +113,14 @@ func (t *writer) Fd() uintptr {
 }
 
 type writer struct {
+	mu   sync.Mutex // writes from several goroutines (a progress bar, a log) come whole, in turn
 	w    io.Writer
 	tail []byte // an incomplete rune or escape sequence from the last write
 }
 
 func (t *writer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	buf := append(t.tail, p...)
 	t.tail = nil
 	var out bytes.Buffer

@@ -100,3 +100,31 @@ func FuzzWriter(f *testing.F) {
 		}
 	})
 }
+
+// TestWriterConcurrent: writes from several goroutines (a progress bar
+// and a log share standard error) arrive whole, each line intact.
+func TestWriterConcurrent(t *testing.T) {
+	var out bytes.Buffer
+	w := Writer(&out)
+	done := make(chan bool)
+	for g := range 8 {
+		go func() {
+			for range 200 {
+				w.Write([]byte(strings.Repeat(string(rune('a'+g)), 40) + "\n"))
+			}
+			done <- true
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 1600 {
+		t.Fatalf("%d lines, want 1600", len(lines))
+	}
+	for _, l := range lines {
+		if len(l) != 40 || strings.Count(l, l[:1]) != 40 {
+			t.Fatalf("a line written in pieces: %q", l)
+		}
+	}
+}
