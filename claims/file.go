@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/internal/yamldoc"
 )
 
@@ -221,7 +221,7 @@ const (
 
 // Read reads and checks a claims file.
 func Read(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := xio.ReadFileMax(path, xio.MaxConfig)
 	if err != nil {
 		return nil, err
 	}

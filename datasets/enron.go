@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // sentFolders are the CMU release's sent-mail folder names (at any depth
@@ -141,7 +142,7 @@ func enronUser(ctx context.Context, root, user string) ([]Example, error) {
 
 // readMessage parses one RFC 822 file (CRLF or LF line endings).
 func readMessage(path string) (message, error) {
-	b, err := os.ReadFile(path)
+	b, err := xio.ReadFileMax(path, xio.MaxText)
 	if err != nil {
 		return message{}, err
 	}

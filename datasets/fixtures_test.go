@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
@@ -324,5 +325,19 @@ func TestByteOrderMark(t *testing.T) {
 	d, err = Load(context.Background(), root, "twitter", Options{Carve: []Carving{}})
 	if err != nil || len(d.Splits["train"]) != 2 || d.Splits["train"][0].ID != "train.csv:1" {
 		t.Errorf("twitter with a BOM: %v %+v", err, d)
+	}
+}
+
+// TestFolderNotRegular: a text of a folder dataset that is a FIFO (opened,
+// it blocked the load) or a link to a device is refused naming it.
+func TestFolderNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"train/spam/a.txt": "buy now", "train/ham/b.txt": "hello", "test/spam/c.txt": "cheap", "test/ham/d.txt": "hi"})
+	if err := syscall.Mkfifo(filepath.Join(dir, "train", "ham", "fifo.txt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(context.Background(), "", "folder", Options{Path: dir})
+	if err == nil || !strings.Contains(err.Error(), "fifo.txt is a named pipe, not a regular file") {
+		t.Errorf("a FIFO among the texts: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // loadFolder reads the generic layout: one folder per class, one text per
@@ -62,7 +64,7 @@ func loadFolder(ctx context.Context, dir string, _ Options) (*Dataset, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				b, err := os.ReadFile(filepath.Join(cdir, e.Name()))
+				b, err := xio.ReadFileMax(filepath.Join(cdir, e.Name()), xio.MaxText)
 				if err != nil {
 					return nil, err
 				}

@@ -47,7 +47,7 @@ func loadIMDb(ctx context.Context, path string, _ Options) (*Dataset, error) {
 			if !isReview(filepath.ToSlash(rel)) {
 				return nil
 			}
-			b, err := os.ReadFile(p)
+			b, err := xio.ReadFileMax(p, xio.MaxText)
 			if err != nil {
 				return err
 			}

@@ -1,10 +1,10 @@
 package report
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/xp-nlp/xp/claims"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
 )
@@ -38,7 +38,7 @@ func Read(dir string) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Dir: dir, State: st, Rows: rows, Stats: stats}
-	if b, err := os.ReadFile(filepath.Join(dir, rundir.ResolvedName)); err == nil {
+	if b, err := xio.ReadFileMax(filepath.Join(dir, rundir.ResolvedName), xio.MaxConfig); err == nil {
 		r.Config = b
 	}
 	if m := st.Manifest; m != nil {

@@ -601,8 +601,11 @@ func ReadFileMax(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// Sizes ReadFileMax is given: a record or state file of a run, a config.
+// Sizes ReadFileMax is given: a record or state file of a run, a config,
+// one text of a corpus kept a file a text (an IMDb review, an Enron
+// message, a file of a folder dataset).
 const (
 	MaxRecord = 256 << 20
 	MaxConfig = 4 << 20
+	MaxText   = 64 << 20
 )
