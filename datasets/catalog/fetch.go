@@ -227,7 +227,7 @@ func download(ctx context.Context, client *http.Client, url, part string, checks
 		return err
 	}
 	defer resp.Body.Close()
-	flags := os.O_WRONLY | os.O_CREATE
+	flags := 0
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && off > 0 && strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes "+strconv.FormatInt(off, 10)+"-"):
 		flags |= os.O_APPEND
@@ -249,7 +249,7 @@ func download(ctx context.Context, client *http.Client, url, part string, checks
 	default:
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	out, err := os.OpenFile(part, flags, 0o666)
+	out, err := xio.OpenWrite(part, flags)
 	if err != nil {
 		return err
 	}
@@ -405,7 +405,7 @@ func copyFile(ctx context.Context, src, dst string, progressW io.Writer) error {
 	}
 	defer in.Close()
 	st, _ := in.Stat()
-	out, err := os.Create(dst)
+	out, err := xio.OpenWrite(dst, os.O_TRUNC)
 	if err != nil {
 		return err
 	}

@@ -73,3 +73,33 @@ func TestSameFile(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenWrite: a file written in place (a download's .part) is never a
+// symbolic link followed (its target is left as it was) nor a FIFO.
+func TestOpenWrite(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "precious.txt")
+	os.WriteFile(victim, []byte("keep me\n"), 0o644)
+	link := filepath.Join(dir, "x.part")
+	os.Symlink(victim, link)
+	if f, err := OpenWrite(link, os.O_TRUNC); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("a symlinked .part: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target became %q", b)
+	}
+	fifo := filepath.Join(dir, "y.part")
+	syscall.Mkfifo(fifo, 0o644)
+	if f, err := OpenWrite(fifo, os.O_APPEND); err == nil {
+		f.Close()
+		t.Error("a FIFO .part opened for writing")
+	}
+	f, err := OpenWrite(filepath.Join(dir, "z.part"), os.O_TRUNC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}

@@ -609,3 +609,28 @@ const (
 	MaxConfig = 4 << 20
 	MaxText   = 64 << 20
 )
+
+// OpenWrite opens path for writing (os.O_WRONLY|os.O_CREATE and flags:
+// os.O_APPEND to resume a download, os.O_TRUNC to start it again) for
+// the files xp writes in place rather than by rename (a download's .part
+// file, which a later run resumes): without following a symbolic link
+// there, and only a regular file, as OpenLock.
+func OpenWrite(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flags|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o666)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("refusing to write %s: it is a symbolic link", path)
+		}
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if m := info.Mode(); !m.IsRegular() {
+		f.Close()
+		return nil, &NotRegular{Path: path, Mode: m}
+	}
+	return f, nil
+}
