@@ -397,6 +397,14 @@ func (c *Config) validateModel() error {
 	case t.Patience < 0:
 		return c.errAt(fmt.Sprintf("train.patience = %d, want ≥ 0 (0: never stop early)", t.Patience), "train", "patience")
 	}
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{"epochs", t.Epochs}, {"batch", t.Batch}, {"max_len", t.MaxLen}, {"patience", t.Patience}} {
+		if k.v > spec.MaxInt {
+			return c.errAt(fmt.Sprintf("train.%s = %d, at most %d", k.key, k.v, spec.MaxInt), "train", k.key)
+		}
+	}
 	return nil
 }
 

@@ -298,6 +298,9 @@ func (p Param) Normalize(v any) (any, error) {
 		return x, nil
 	case Int:
 		x, ok := toInt(v)
+		if ok && (x > MaxInt || x < -MaxInt) {
+			return nil, fmt.Errorf("an integer of at most %d in size", MaxInt)
+		}
 		if !ok || !p.inRange(float64(x)) {
 			return nil, fmt.Errorf("%s", p.Want())
 		}
@@ -317,7 +320,7 @@ func (p Param) Normalize(v any) (any, error) {
 	case Floats:
 		return listOf(p, v, toFloat, p.inRange)
 	case Ints:
-		return listOf(p, v, toInt, func(x int) bool { return p.inRange(float64(x)) })
+		return listOf(p, v, toInt, func(x int) bool { return x <= MaxInt && x >= -MaxInt && p.inRange(float64(x)) })
 	case Strings:
 		str := func(e any) (string, bool) { x, ok := e.(string); return x, ok }
 		return listOf(p, v, str, func(x string) bool { return x != "" && (len(p.Enum) == 0 || slices.Contains(p.Enum, x)) })
@@ -408,6 +411,11 @@ func (p Param) Range() string {
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// MaxInt is the largest integer any parameter takes, whatever its own
+// range: counts (draws, samples, words) beyond it would overflow the
+// products xp plans with, and no study needs them.
+const MaxInt = 1<<31 - 1
 
 func (p Param) inRange(x float64) bool {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
