@@ -251,6 +251,9 @@ func splitsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets
 			return nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty or unlabelled", s.name, d.Name), "dataset", s.key)
 		}
 	}
+	if shared, n := overlap(d, dc.Train, dc.Test); n > 0 && float64(shared) >= maxOverlap*float64(n) {
+		return nil, c.ErrAt(fmt.Sprintf("split %s of %s: %d of its %d examples are examples of %s, text for text (the training file given twice?): a model evaluated on its own training data measures nothing", dc.Test, d.Name, shared, n, dc.Train), "dataset", "test")
+	}
 	if err := d.Carve(dc.Train, "valid", dc.ValidFraction, dc.SplitSeed); err != nil {
 		return nil, err
 	}
@@ -266,6 +269,35 @@ func splitsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets
 		ex["valid"] = datasets.Sample(valid, max(1, dc.TrainLimit/9), dc.SplitSeed, "valid")
 	}
 	return ex, nil
+}
+
+// maxOverlap is the share of a test split's examples found, text for
+// text, in the training split at which the run is refused: no published
+// corpus comes near it (duplicates across splits are a few percent at
+// most); a copy of the training file as the test file reaches 1.
+const maxOverlap = 0.9
+
+// overlap counts the examples of split b whose text (and second text) is
+// that of an example of split a, of n examples in b.
+func overlap(d *datasets.Dataset, a, b string) (shared, n int) {
+	ea, err := d.Split(a)
+	if err != nil {
+		return 0, 0
+	}
+	eb, err := d.Split(b)
+	if err != nil {
+		return 0, 0
+	}
+	seen := make(map[[2]string]bool, len(ea))
+	for _, e := range ea {
+		seen[[2]string{e.Text, e.Text2}] = true
+	}
+	for _, e := range eb {
+		if seen[[2]string{e.Text, e.Text2}] {
+			shared++
+		}
+	}
+	return shared, len(eb)
 }
 
 // wordsOf is what an analysis reads of the loaded dataset: the examples

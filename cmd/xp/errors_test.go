@@ -111,6 +111,8 @@ var errorCases = []errorCase{
 		"x.yaml: --set output=/etc: output /etc is a system folder (inside /etc): give the run a folder of its own"},
 	{"a table whose test file is its training file", map[string]string{"x.yaml": strings.Replace(goodConfig, "  name: sst2", "  name: table\n  path: ./mine.csv\n  test_path: mine.csv", 1), "mine.csv": "text,label\nfine,pos\n", "data/mine.csv": "text,label\nfine,pos\n"}, []string{"run", "--set", "dataset.test_path=./mine.csv", "x.yaml"},
 		"x.yaml: --set dataset.test_path=./mine.csv: dataset.test_path is the training file ./mine.csv: a model evaluated on its own training data measures nothing"},
+	{"a table whose test file is a copy of its training file", map[string]string{"x.yaml": strings.Replace(goodConfig, "  name: sst2", "  name: table\n  path: ./mine.csv\n  test_path: ./copy.csv", 1), "mine.csv": "text,label\ngood film,pos\nbad film,neg\nfine film,pos\ndull film,neg\n", "copy.csv": "text,label\ngood film,pos\nbad film,neg\nfine film,pos\ndull film,neg\n"}, []string{"run", "x.yaml"},
+		"x.yaml:3: split test of table: 4 of its 4 examples are examples of train, text for text (the training file given twice?): a model evaluated on its own training data measures nothing"},
 	{"a folder that is no run, for xp report", map[string]string{"mine/manifest.json": "{}", "mine/report.html": "my page"}, []string{"report", "mine"},
 		"xp report: mine is no xp run folder (xp marks its own): name the page with --out FILE.html"},
 	{"a system folder as the cache", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "cache=/etc", "x.yaml"},
