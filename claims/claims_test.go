@@ -534,3 +534,30 @@ func TestMatchedGainAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchedGreater: at each ε of the first setting, its value is above
+// the second's read at equal privacy, anywhere between the second's two
+// grid values around the match.
+func TestMatchedGreater(t *testing.T) {
+	exact := func(setting string, eps, p, a float64) results.StatRow {
+		return results.StatRow{Analysis: "a", Setting: setting, Epsilon: eps, Seeds: 1, Names: []string{"p0", "acc"},
+			Mean: []float64{p, a}, SD: []float64{0, 0}, CI: []float64{math.NaN(), math.NaN()}, Method: "exact"}
+	}
+	theirs := []results.StatRow{exact("t", 1, 0.01, 0.50), exact("t", 2, 0.05, 0.60), exact("t", 3, 0.2, 0.80)}
+	for _, c := range []struct {
+		name string
+		mine []results.StatRow
+		want string
+	}{
+		{"above both grid values", []results.StatRow{exact("m", 1, 0.03, 0.65)}, Holds},
+		{"between them", []results.StatRow{exact("m", 1, 0.03, 0.55)}, Unsettled},
+		{"below both", []results.StatRow{exact("m", 1, 0.03, 0.45)}, Fails},
+		{"outside the second's range", []results.StatRow{exact("m", 1, 0.5, 0.9)}, Unsettled},
+	} {
+		tb := tables{stats: append(slices.Clone(theirs), c.mine...)}
+		cl := Claim{Rule: "matched-greater", Stat: "acc", By: "p0", Points: []Point{{Analysis: "a", Setting: "m"}, {Analysis: "a", Setting: "t"}}}
+		if a := decideOn(t, cl, tb); a.Verdict != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.name, a.Verdict, a.Reason, c.want)
+		}
+	}
+}

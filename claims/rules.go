@@ -75,6 +75,23 @@ var Rules = map[string]Rule{
 			}
 			return points(2, 2)(c)
 		}},
+	"matched-greater": {Doc: "at each ε of the first setting, its value is above the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", derived: true,
+		decide: func(c *Claim, gs []group, r reader) decision {
+			above := *c
+			above.Factor = 1 // matched-far-greater by a factor of 1: the first's interval above the second's
+			return matchedFarGreater(&above, gs, r)
+		},
+		valid: func(c *Claim) error {
+			switch {
+			case c.By == "":
+				return errors.New("rule matched-greater needs by: the privacy statistic matched")
+			case c.Factor != 0:
+				return errors.New("rule matched-greater takes no factor (matched-far-greater does)")
+			case len(c.Epsilons) > 0:
+				return errors.New("rule matched-greater reads every ε of its settings: give no epsilons")
+			}
+			return points(2, 2)(c)
+		}},
 	"greatest": {Doc: "the first point's value is above every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
