@@ -294,6 +294,7 @@ func TestBounds(t *testing.T) {
 		{"name=evil\u202etxt", "no control characters or bidirectional overrides"},
 		{`name="c1\x85end"`, "no control characters or bidirectional overrides"}, // YAML's escape: U+0085
 		{"train.batch=9000000000000", "train.batch = 9000000000000, at most 2147483647"},
+		{"mechanisms.0.grid={t: " + many(MaxEpsilons+1) + "}", fmt.Sprintf("grid t: %d values, at most %d", MaxEpsilons+1, MaxEpsilons)},
 		{"mechanisms.0.params={rank: 9000000000000}", "at most 2147483647 in size"},
 	} {
 		_, err := Parse("x.yaml", []byte(good), Options{Set: []string{c.set}})

@@ -333,6 +333,9 @@ func (c *Config) validateMechanism(i int, m MechConfig) error {
 		if !ok || len(list) == 0 {
 			return c.errAt(fmt.Sprintf("grid %s: want a non-empty list of values", k), "mechanisms", i, "grid", k)
 		}
+		if len(list) > MaxEpsilons {
+			return c.errAt(fmt.Sprintf("grid %s: %d values, at most %d", k, len(list), MaxEpsilons), "mechanisms", i, "grid", k)
+		}
 		p, known := d.Param(k)
 		switch {
 		case !known:
@@ -420,7 +423,8 @@ func validDevice(d string) bool {
 
 // Bounds of a config, so that a typo or a hostile file cannot make xp
 // start a million threads or plan for minutes: MaxSeeds seeds, MaxEpsilons
-// ε per mechanism, a name of MaxName characters, and threads and workers
+// ε (and values of each grid parameter) per mechanism, a name of MaxName
+// characters, and threads and workers
 // up to threadsPerCore per core of the machine.
 const (
 	MaxSeeds       = 10_000
