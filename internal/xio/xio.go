@@ -515,43 +515,48 @@ func SameFile(a, b string) bool {
 // have xp truncate the file it points to; a device or FIFO would block
 // or be written into. The caller locks and writes the returned file.
 func OpenLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("refusing to open the lock %s: it is a symbolic link (xp makes its lock itself; remove the link)", path)
-		}
+	f, odd, err := openKind(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return nil, fmt.Errorf("refusing to open the lock %s: it is a symbolic link (xp makes its lock itself; remove the link)", path)
+	case err != nil:
 		return nil, err
+	case f == nil:
+		return nil, fmt.Errorf("refusing to use the lock %s: it is a %s, not a regular file", path, modeWord(odd))
+	}
+	return f, nil
+}
+
+// openKind opens path with flag and perm, without blocking on a FIFO,
+// and keeps the file only when it is a regular one: otherwise f is nil
+// and odd is the mode found there. The doors below say what that means
+// for each use.
+func openKind(path string, flag int, perm fs.FileMode) (f *os.File, odd fs.FileMode, err error) {
+	f, err = os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, 0, err
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	if m := info.Mode(); !m.IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("refusing to use the lock %s: it is a %s, not a regular file", path, modeWord(m))
+		return nil, m, nil
 	}
-	return f, nil
+	return f, 0, nil
 }
 
 // openRegular opens path for reading only where it is (or links to) a
 // regular file: a device (/dev/zero) would be read for ever, a FIFO would
 // block the open itself (it is opened without blocking, then refused).
 func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+	f, odd, err := openKind(path, os.O_RDONLY, 0)
+	if err == nil && f == nil {
+		err = &NotRegularInput{Path: path, Mode: odd}
 	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if m := info.Mode(); !m.IsRegular() {
-		f.Close()
-		return nil, &NotRegularInput{Path: path, Mode: m}
-	}
-	return f, nil
+	return f, err
 }
 
 // NotRegularInput is the error of a read of something that is not a
@@ -616,21 +621,14 @@ const (
 // file, which a later run resumes): without following a symbolic link
 // there, and only a regular file, as OpenLock.
 func OpenWrite(path string, flags int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flags|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o666)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("refusing to write %s: it is a symbolic link", path)
-		}
+	f, odd, err := openKind(path, os.O_WRONLY|os.O_CREATE|flags|syscall.O_NOFOLLOW, 0o666)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return nil, fmt.Errorf("refusing to write %s: it is a symbolic link", path)
+	case err != nil:
 		return nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if m := info.Mode(); !m.IsRegular() {
-		f.Close()
-		return nil, &NotRegular{Path: path, Mode: m}
+	case f == nil:
+		return nil, &NotRegular{Path: path, Mode: odd}
 	}
 	return f, nil
 }
