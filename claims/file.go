@@ -233,7 +233,8 @@ func Read(path string) (*File, error) {
 // that do not fit the rule are errors at their line.
 func Parse(path string, b []byte) (*File, error) {
 	f := &File{Path: path}
-	if _, err := yamldoc.Parse(path, b); err != nil {
+	doc, err := yamldoc.Parse(path, b) // bounded first; its lines name runs and claims below
+	if err != nil {
 		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -243,10 +244,6 @@ func Parse(path string, b []byte) (*File, error) {
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			return nil, fmt.Errorf("%s: %s", path, te.Errors[0])
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
