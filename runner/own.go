@@ -56,13 +56,10 @@ func ownOutput(c *experiments.Config) error {
 	// cells folder); a folder with nothing but xp's lock is one xp made.
 	if !rundir.IsRun(c.Output) && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() != LockName && !xio.IsTemp(e.Name()) }) {
 		var names []string
-		for _, e := range entries[:min(3, len(entries))] {
+		for _, e := range entries {
 			names = append(names, e.Name())
 		}
-		if len(entries) > 3 {
-			names = append(names, "…")
-		}
-		return c.ErrAt(fmt.Sprintf("output %s holds files that are no xp run (%s): give the run an empty or new folder", c.Output, strings.Join(names, ", ")), "output")
+		return c.ErrAt(fmt.Sprintf("output %s holds files that are no xp run (%s): give the run an empty or new folder", c.Output, someNames(names)), "output")
 	}
 	return sameSource(c)
 }
@@ -122,12 +119,18 @@ func ownCache(c *experiments.Config) error {
 		}
 	}
 	if len(foreign) > 0 {
-		if len(foreign) > 3 {
-			foreign = append(foreign[:3], "…")
-		}
-		return c.ErrAt(fmt.Sprintf("cache %s holds files that are not xp's cache (%s): give xp an empty or new folder", c.Cache, strings.Join(foreign, ", ")), "cache")
+		return c.ErrAt(fmt.Sprintf("cache %s holds files that are not xp's cache (%s): give xp an empty or new folder", c.Cache, someNames(foreign)), "cache")
 	}
 	return nil
+}
+
+// someNames lists the first three names of a folder a message refuses,
+// "…" for the rest.
+func someNames(names []string) string {
+	if len(names) > 3 {
+		names = append(names[:3:3], "…")
+	}
+	return strings.Join(names, ", ")
 }
 
 // resolveExisting is abs with the symbolic links of its longest existing
