@@ -265,9 +265,10 @@ func (r runReader) curve(p Point, stat string) (eps []float64, values []Estimate
 }
 
 // readRun reads a run's records after checking that its plan was made
-// from the config and overrides the file names and that its records are
-// its plan's and nothing else (rundir.State.Bound; errNotRun when its
-// folder holds no run).
+// from the config and overrides the file names, that its records are its
+// plan's and nothing else (rundir.State.Bound) and that each was written
+// by the code the file declares (checkCode); errNotRun when its folder
+// holds no run.
 func (f *File) readRun(r Run) (tables, error) {
 	dir := f.Dir(r.Name)
 	if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); errors.Is(err, fs.ErrNotExist) {
@@ -285,6 +286,9 @@ func (f *File) readRun(r Run) (tables, error) {
 	}
 	recs, err := st.Records()
 	if err != nil {
+		return tables{}, err
+	}
+	if err := f.checkCode(r.Name, dir, recs); err != nil {
 		return tables{}, err
 	}
 	rows, stats := st.Tables(recs)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,14 @@ type File struct {
 	Papers  []Paper `yaml:"papers"`
 	Runs    []Run   `yaml:"runs"`
 	Claims  []Claim `yaml:"claims"`
+	// Code is the code the records may come from (checked by Decide).
+	Code Code `yaml:"code"`
+	// Lineage places the records' commits (nil: git, in the checkout
+	// holding the file).
+	Lineage Lineage `yaml:"-"`
+
+	between   map[string]error // Lineage's answers, by commit
+	unchecked []string
 }
 
 // Paper is one paper whose conclusions are claimed.
@@ -269,11 +278,16 @@ func Parse(path string, b []byte) (*File, error) {
 	return f, nil
 }
 
+var commitHash = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
 // check validates the file as a whole: names unique and known, every
 // claim's rule fed what it reads.
 func (f *File) check() error {
 	if f.Records == "" {
 		return srcerr.At(f.Path, 1, "records: name the folder of the runs' records")
+	}
+	if f.Code.Since != "" && !commitHash.MatchString(f.Code.Since) {
+		return srcerr.At(f.Path, 1, "code.since %q: a commit's full hash (40 hexadecimal digits)", f.Code.Since)
 	}
 	papers := map[string]bool{}
 	for _, p := range f.Papers {

@@ -6,15 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/vcs"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/report"
@@ -34,35 +32,9 @@ func newProvenance(s *Session, resolved []byte) results.Provenance {
 		Inputs: s.in.sums, DataRoot: rec.Data, GoVersion: runtime.Version(), Device: s.c.Device, RNG: mech.RNG}
 	info := torchrt.Collect()
 	p.Gotch, p.Libtorch, p.Threads = info.GotchVersion, info.TorchVersion, torchrt.Threads()
-	p.Git, p.GitDirty = GitState()
+	p.Git, p.GitDirty = vcs.Stamp()
 	p.Host, _ = os.Hostname()
 	return p
-}
-
-// GitState is the commit xp was built from (stamped by go build) or, for
-// test binaries, of the working directory's repository.
-func GitState() (string, bool) {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev string
-		var dirty bool
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" {
-			return rev, dirty
-		}
-	}
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
-	if err != nil {
-		return "", false
-	}
-	st, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
-	return strings.TrimSpace(string(out)), len(strings.TrimSpace(string(st))) > 0
 }
 
 // Manifest is one run's summary in the output folder.

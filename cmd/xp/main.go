@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/xp-nlp/xp/internal/show"
+	"github.com/xp-nlp/xp/internal/vcs"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech/knn"
 	"github.com/xp-nlp/xp/models"
@@ -210,7 +211,7 @@ func moduleVersion() string {
 // commitText is the commit xp was built from, and whether it had
 // uncommitted changes.
 func commitText() string {
-	commit, dirty := runner.GitState()
+	commit, dirty := vcs.Stamp()
 	if commit == "" {
 		commit = "unknown"
 	}
