@@ -37,7 +37,7 @@ func (s *Space) cached(key string, v any, build func() error) error {
 		return build()
 	}
 	path := filepath.Join(s.CacheDir, key)
-	b, err := os.ReadFile(path)
+	b, err := xio.ReadFileMax(path, xio.MaxCache)
 	if err == nil && gob.NewDecoder(bytes.NewReader(b)).Decode(v) == nil {
 		return nil
 	}

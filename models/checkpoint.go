@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -59,7 +60,7 @@ func saveCheckpoint(dir string, m Classifier, dev gotch.Device, ck checkpoint, b
 	if err := saveRNG(filepath.Join(sub, "rng.bin"), dev); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(best)
+	b, err := xio.ReadFileMax(best, xio.MaxCache)
 	if err != nil {
 		return err
 	}
@@ -85,19 +86,31 @@ func saveCheckpoint(dir string, m Classifier, dev gotch.Device, ck checkpoint, b
 	return nil
 }
 
+// epochName is a checkpoint's folder name (epoch-N).
+var epochName = regexp.MustCompile(`^epoch-[0-9]{1,9}$`)
+
 // loadCheckpoint restores the last whole checkpoint of dir into m and
 // libtorch's generator, writes the best weights to best, and returns the
 // state; ok is false when dir holds none.
 func loadCheckpoint(dir string, m Classifier, dev gotch.Device, best string) (ck checkpoint, ok bool, err error) {
-	name, err := os.ReadFile(filepath.Join(dir, latestName))
+	name, err := xio.ReadFileMax(filepath.Join(dir, latestName), 256)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ck, false, nil
 	}
 	if err != nil {
 		return ck, false, err
 	}
-	sub := filepath.Join(dir, strings.TrimSpace(string(name)))
-	js, err := os.ReadFile(filepath.Join(sub, "state.json"))
+	epoch := strings.TrimSpace(string(name))
+	if !epochName.MatchString(epoch) {
+		return ck, false, fmt.Errorf("%s: names %q, not a checkpoint of this folder (epoch-N)", filepath.Join(dir, latestName), epoch)
+	}
+	sub := filepath.Join(dir, epoch)
+	for _, f := range []string{"model.ot", "optimizer.pt"} {
+		if _, err := xio.Regular(filepath.Join(sub, f)); err != nil {
+			return ck, false, err
+		}
+	}
+	js, err := xio.ReadFileMax(filepath.Join(sub, "state.json"), xio.MaxRecord)
 	if err != nil {
 		return ck, false, err
 	}
@@ -113,7 +126,7 @@ func loadCheckpoint(dir string, m Classifier, dev gotch.Device, best string) (ck
 	if err := loadRNG(filepath.Join(sub, "rng.bin"), dev); err != nil {
 		return ck, false, err
 	}
-	b, err := os.ReadFile(filepath.Join(sub, "best.ot"))
+	b, err := xio.ReadFileMax(filepath.Join(sub, "best.ot"), xio.MaxCache)
 	if err != nil {
 		return ck, false, err
 	}
@@ -139,7 +152,7 @@ func saveRNG(path string, dev gotch.Device) error {
 }
 
 func loadRNG(path string, dev gotch.Device) error {
-	b, err := os.ReadFile(path)
+	b, err := xio.ReadFileMax(path, 1<<20)
 	if err != nil {
 		return err
 	}

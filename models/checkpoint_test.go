@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -74,5 +75,20 @@ func TestTrainResumesExactly(t *testing.T) {
 	}
 	if whole.BestEpoch != resumed.BestEpoch || !reflect.DeepEqual(wholeAfter, resumedAfter) {
 		t.Errorf("best epoch %d → %+v uninterrupted, %d → %+v resumed", whole.BestEpoch, wholeAfter, resumed.BestEpoch, resumedAfter)
+	}
+}
+
+// TestCheckpointNameConfined: the checkpoint folder's pointer to its last
+// checkpoint names a folder of its own (epoch-N) or it is refused: one
+// that names a path elsewhere is not followed.
+func TestCheckpointNameConfined(t *testing.T) {
+	for _, name := range []string{"../../etc", "/etc", "epoch-1/../../x", "", "epoch-"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, latestName), []byte(name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := loadCheckpoint(dir, nil, gotch.CPU, filepath.Join(t.TempDir(), "best.ot")); ok || err == nil || !strings.Contains(err.Error(), "not a checkpoint of this folder") {
+			t.Errorf("latest naming %q: ok %v, %v", name, ok, err)
+		}
 	}
 }

@@ -4,29 +4,26 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/gob"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/xp-nlp/xp/internal/xio"
 )
 
-// readGobGz decodes v from a gob-in-gzip cache file, reading the gzip
-// stream to its trailer so that its CRC-32 catches damaged bytes and
-// truncation. A file that does not decode is reported as damaged; a
-// missing file returns the open error (fs.ErrNotExist).
+// readGobGz decodes v from a gob-in-gzip cache file, read to its trailer
+// so that its CRC-32 catches damaged bytes and truncation, and through
+// xio.ReadGzipMax, so that what is there instead (a link to a device, a
+// FIFO, a file that inflates without end) is refused, not read. A file
+// that does not decode is reported as damaged; a missing file returns
+// the open error (fs.ErrNotExist).
 func readGobGz(path string, v any) error {
-	f, err := os.Open(path)
-	if err != nil {
+	raw, err := xio.ReadGzipMax(path, xio.MaxCache)
+	if errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return fmt.Errorf("damaged: %w", err)
-	}
-	raw, err := io.ReadAll(zr)
 	if err != nil {
 		return fmt.Errorf("damaged: %w", err)
 	}

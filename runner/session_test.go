@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sugarme/gotch/ts"
@@ -92,6 +93,25 @@ func TestCorpusCacheVerified(t *testing.T) {
 		if b, _ := os.ReadFile(path); !bytes.Equal(b, good) {
 			t.Errorf("%s: the rewritten entry differs from the first", name)
 		}
+	}
+	// An entry replaced by a FIFO is neither opened (opening one blocks
+	// until a writer comes) nor replaced (xp replaces only regular
+	// files): the split fails in one line naming it.
+	log.Reset()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Split(context.Background(), cell, "test", nil); err == nil || !strings.Contains(err.Error(), path+": it is a named pipe, not a regular file") {
+		t.Errorf("a FIFO in the cache: %v", err)
+	}
+	if !strings.Contains(log.String(), "not a regular file") {
+		t.Errorf("a FIFO in the cache: its reading not reported: %q", log.String())
+	}
+	if info, err := os.Lstat(path); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("a FIFO in the cache was replaced: %v", err)
 	}
 }
 

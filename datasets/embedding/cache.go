@@ -61,7 +61,7 @@ func cachePath(dir, source string) string {
 // cache should be written again with the new mtime.
 func readCache(dir, source string, st fs.FileInfo) (e *Embedding, refresh bool, err error) {
 	path := cachePath(dir, source)
-	raw, err := os.ReadFile(path)
+	raw, err := xio.ReadFileMax(path, xio.MaxCache)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, errNoCache
 	}

@@ -158,6 +158,8 @@ func TestBadInput(t *testing.T) {
 		// would parse as a vector one shorter whose word is glued to a
 		// number, and every token of a run would be out of vocabulary.
 		{"short first row", "g.txt", []byte(shortFirstRow), 1, "row has 300 fields, want at least 301: a word and 300 numbers (dimension 300: 40 of the first 41 rows have 301 fields)"},
+		{"too many numbers", "a.txt", []byte("a 0.1 0.2 0.3\nb 0.1 0.2 0.3 0.4\nc 0.1 0.2 0.3\n"), 2, `row has more than 3 numbers: what is left for the word, "b 0.1", ends in one`},
+		{"too many numbers vec", "a.vec", []byte("2 2\na 0.5 1e-3\nb -0.25 0.5 0.75\n"), 3, "row has more than 2 numbers"},
 		{"no word", "a.txt", []byte("a 1 2 3\n4 5 6\nc 1 2 3\n"), 2, "row has 3 fields, want at least 4"},
 		{"not a number", "a.txt", []byte("a 1 2 3\nb 1 x 3\n"), 2, `"x" is not a finite number`},
 		{"NaN", "a.txt", []byte("a 1 NaN 3\n"), 1, "not a finite number"},

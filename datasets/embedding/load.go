@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -161,7 +160,7 @@ func openTee(path string, w io.Writer) (io.ReadCloser, string, error) {
 	if strings.HasSuffix(file, ".zip") {
 		return xio.Open(path)
 	}
-	f, err := os.Open(file)
+	f, err := xio.OpenRegular(file)
 	if err != nil {
 		return nil, file, err
 	}
@@ -508,6 +507,10 @@ func parseChunk(c *chunk, name string, lay layout) {
 		if c.err == nil && len(row) == 0 {
 			c.err = rowError(name, line, whole, nil, lay)
 		}
+		if c.err == nil && extraNumber(row) {
+			c.err = srcerr.At(name, line, "row has more than %d numbers: what is left for the word, %q, ends in one (dimension %d: %s); every row must have a word and exactly %d numbers",
+				dim, clip(row), dim, lay.why, dim)
+		}
 		if c.err != nil {
 			return
 		}
@@ -515,6 +518,24 @@ func parseChunk(c *chunk, name string, lay layout) {
 		c.vecs = append(c.vecs, vec...)
 	}
 	c.data = nil
+}
+
+// extraNumber reports whether what a row leaves for its word after its
+// last dim numbers has several fields, the last a decimal number
+// ("0.1234", "-1e-05"): a row with more numbers than the others, whose
+// first would otherwise be taken into the word. Words with spaces (GloVe
+// 840B has a few) do not end in a decimal number.
+func extraNumber(word []byte) bool {
+	i := bytes.LastIndexAny(word, " \t")
+	if i < 0 {
+		return false
+	}
+	last := word[i+1:]
+	if !bytes.ContainsAny(last, ".eE") {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(last), 64)
+	return err == nil
 }
 
 // rowError says what is wrong with a row that did not parse: too few

@@ -49,7 +49,7 @@ func Open(path string) (rc io.ReadCloser, name string, err error) {
 	case strings.HasSuffix(file, ".zip"):
 		return openZip(file, member)
 	case strings.HasSuffix(file, ".gz"):
-		f, err := openRegular(file)
+		f, err := OpenRegular(file)
 		if err != nil {
 			return nil, file, err
 		}
@@ -60,7 +60,7 @@ func Open(path string) (rc io.ReadCloser, name string, err error) {
 		}
 		return &stacked{Reader: zr, closers: []io.Closer{zr, f}}, file, nil
 	default:
-		f, err := openRegular(file)
+		f, err := OpenRegular(file)
 		if err != nil {
 			return nil, file, err
 		}
@@ -548,10 +548,10 @@ func openKind(path string, flag int, perm fs.FileMode) (f *os.File, odd fs.FileM
 	return f, 0, nil
 }
 
-// openRegular opens path for reading only where it is (or links to) a
+// OpenRegular opens path for reading only where it is (or links to) a
 // regular file: a device (/dev/zero) would be read for ever, a FIFO would
 // block the open itself (it is opened without blocking, then refused).
-func openRegular(path string) (*os.File, error) {
+func OpenRegular(path string) (*os.File, error) {
 	f, odd, err := openKind(path, os.O_RDONLY, 0)
 	if err == nil && f == nil {
 		err = &NotRegularInput{Path: path, Mode: odd}
@@ -588,7 +588,7 @@ func Regular(path string) (fs.FileInfo, error) {
 // (records, plans, manifests, configs), so that one that was replaced by
 // a link to /dev/zero, a FIFO or a giant file is refused in one line.
 func ReadFileMax(path string, max int64) ([]byte, error) {
-	f, err := openRegular(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -613,7 +613,47 @@ const (
 	MaxRecord = 256 << 20
 	MaxConfig = 4 << 20
 	MaxText   = 64 << 20
+	// MaxCache bounds an entry of xp's cache (a structure derived from
+	// an embedding, a model's weights, a privatized corpus).
+	MaxCache = 64 << 30
 )
+
+// ReadGzipMax reads the gzip file path, which must be a regular file, to
+// its trailer (so that its CRC-32 catches damage and truncation) and
+// returns what it inflates to: at most max bytes, and at most
+// MaxInflation times the file's size (plus 64 MiB) whatever max says, so
+// that a small file that inflates without end (a gzip bomb) is refused
+// after reading that much, not after exhausting memory. Data xp writes
+// compresses far less than that; a bomb compresses about a thousandfold.
+func ReadGzipMax(path string, max int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if b := MaxInflation*info.Size() + 64<<20; b < max {
+		max = b
+	}
+	zr, err := gzip.NewReader(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a gzip file: %w", path, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(zr, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: inflates to more than %d bytes (from %d): not a file xp wrote", path, max, info.Size())
+	}
+	return b, nil
+}
+
+// MaxInflation is the most that ReadGzipMax lets a file inflate by.
+const MaxInflation = 64
 
 // OpenWrite opens path for writing (os.O_WRONLY|os.O_CREATE and flags:
 // os.O_APPEND to resume a download, os.O_TRUNC to start it again) for

@@ -336,3 +336,72 @@ func assertOnly(t *testing.T, dir, name, want string) {
 		t.Errorf("%s holds %q (%v), want %q", name, b, err, want)
 	}
 }
+
+// gz compresses b.
+func gz(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestReadGzipMax(t *testing.T) {
+	dir := t.TempDir()
+	put := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	text := bytes.Repeat([]byte("a privatized corpus of words "), 1000)
+	whole := gz(t, text)
+	if b, err := ReadGzipMax(put("ok.gz", whole), MaxCache); err != nil || !bytes.Equal(b, text) {
+		t.Errorf("a whole file: %d bytes, %v", len(b), err)
+	}
+	// 200 MiB of zeros compress to about 200 KiB: past 64 × that + 64 MiB.
+	bomb := put("bomb.gz", gz(t, make([]byte, 200<<20)))
+	if _, err := ReadGzipMax(bomb, MaxCache); err == nil || !strings.Contains(err.Error(), "inflates to more than") {
+		t.Errorf("a gzip bomb: %v, want a refusal", err)
+	}
+	if _, err := ReadGzipMax(put("small.gz", whole), 100); err == nil || !strings.Contains(err.Error(), "more than 100 bytes") {
+		t.Errorf("past max: %v", err)
+	}
+	if _, err := ReadGzipMax(put("cut.gz", whole[:len(whole)-6]), MaxCache); err == nil {
+		t.Error("a truncated file read without error")
+	}
+	if _, err := ReadGzipMax(put("plain.gz", text), MaxCache); err == nil || !strings.Contains(err.Error(), "not a gzip file") {
+		t.Errorf("not gzip: %v", err)
+	}
+	if _, err := ReadGzipMax(filepath.Join(dir, "none.gz"), MaxCache); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestReadersRefuseOddFiles: a cache or record that was replaced by a
+// link to a device or by a FIFO is refused in one line, not read for
+// ever (the device is only linked to and opened for reading).
+func TestReadersRefuseOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.gz")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.gz")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{zero, fifo} {
+		var odd *NotRegularInput
+		if _, err := ReadGzipMax(p, MaxCache); !errors.As(err, &odd) {
+			t.Errorf("ReadGzipMax(%s): %v, want *NotRegularInput", p, err)
+		}
+		if _, err := ReadFileMax(p, MaxCache); !errors.As(err, &odd) {
+			t.Errorf("ReadFileMax(%s): %v, want *NotRegularInput", p, err)
+		}
+	}
+}
