@@ -103,6 +103,9 @@ type Provenance struct {
 	ModelReused  bool   `json:"model_reused,omitempty"`
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`
 	Host         string `json:"host"`
+	// Machine is the class of CPU the cell ran on (torchrt.Machine): its
+	// model and widest vector extension, which decide libtorch's kernels.
+	Machine string `json:"machine,omitempty"`
 }
 
 // Store is the folder of a run's records, one JSON file per cell named by

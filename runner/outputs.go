@@ -34,6 +34,7 @@ func newProvenance(s *Session, resolved []byte) results.Provenance {
 	p.Gotch, p.Libtorch, p.Threads = info.GotchVersion, info.TorchVersion, torchrt.Threads()
 	p.Git, p.GitDirty = vcs.Stamp()
 	p.Host, _ = os.Hostname()
+	p.Machine = torchrt.Machine()
 	return p
 }
 
