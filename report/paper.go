@@ -44,7 +44,7 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 	}
 	var outMD []byte
 	if md != "" {
-		doc, err := os.ReadFile(md)
+		doc, err := xio.ReadFileMax(md, xio.MaxText)
 		if err != nil {
 			return err
 		}

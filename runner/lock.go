@@ -40,7 +40,7 @@ func lockOutput(dir string, shared bool) (release func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			holder, _ := os.ReadFile(path)
+			holder, _ := xio.ReadFileMax(path, 4096)
 			who := strings.TrimSpace(string(holder))
 			if who == "" || shared {
 				who = "another xp process"

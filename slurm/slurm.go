@@ -73,7 +73,7 @@ type Jobs struct {
 // ReadJobs reads the run folder's jobs.json (empty when none).
 func ReadJobs(out string) (Jobs, error) {
 	var j Jobs
-	b, err := os.ReadFile(filepath.Join(Dir(out), "jobs.json"))
+	b, err := xio.ReadFileMax(filepath.Join(Dir(out), "jobs.json"), xio.MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return j, nil
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	lib "github.com/sugarme/gotch/libtch"
+
+	"github.com/xp-nlp/xp/internal/xio"
 )
 
 // Info describes this process's libtorch installation, for provenance
@@ -134,7 +136,7 @@ func mappedLibrary(files []string, prefix string) string {
 // manifestStubs is the number of stubbed bindings in the manifest.json
 // torchbuild wrote beside the library lib, or -1.
 func manifestStubs(lib string) int {
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(lib), "manifest.json"))
+	b, err := xio.ReadFileMax(filepath.Join(filepath.Dir(lib), "manifest.json"), xio.MaxRecord)
 	if err != nil {
 		return -1
 	}

@@ -125,6 +125,8 @@ var errorCases = []errorCase{
 		`x.yaml: --set name=..: name "..": a folder's name, not . or .. (it names the output folder)`},
 	{"vectors whose first row lost a value", map[string]string{"x.yaml": goodConfig, "data/vectors.txt": "the 0.1 0.2\n" + strings.Repeat("film 0.2 0.1 0.0\n", 1) + "good 0.9 0.1 0.1\nbad -0.9 0.1 0.1\n"}, []string{"run", "x.yaml"},
 		"x.yaml:6: data/vectors.txt:1: row has 3 fields, want at least 4: a word and 3 numbers (dimension 3: 3 of the first 4 rows have 4 fields)"},
+	{"a vector row with a number too many", map[string]string{"x.yaml": goodConfig, "data/vectors.txt": glove3 + "ugly 0.1 0.2 0.3 0.4\n"}, []string{"run", "x.yaml"},
+		`x.yaml:6: data/vectors.txt:5: row has more than 3 numbers: what is left for the word, "ugly 0.1", ends in one (dimension 3: 4 of the first 5 rows have 4 fields); every row must have a word and exactly 3 numbers`},
 	{"a vector with a non-number", map[string]string{"x.yaml": goodConfig, "data/vectors.txt": glove3 + "ugly 0.1 x 0.3\n"}, []string{"run", "x.yaml"},
 		`x.yaml:6: data/vectors.txt:5: field "x" is not a finite number (want a word then 3 numbers)`},
 	{"a truncated .vec file", map[string]string{"x.yaml": edit("vectors.txt", "v.vec")["x.yaml"], "data/v.vec": "9 3\n" + glove3}, []string{"run", "x.yaml"},

@@ -193,7 +193,7 @@ func resultsCmd(args []string, out io.Writer) error {
 // documents whose numbers and verdicts are regenerated, never typed. A block
 // whose run is missing or unreadable is left as it was, and reported.
 func intoFile(path string, out io.Writer) error {
-	doc, err := os.ReadFile(path)
+	doc, err := xio.ReadFileMax(path, xio.MaxText)
 	if err != nil {
 		return err
 	}

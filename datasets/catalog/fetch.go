@@ -190,7 +190,7 @@ func (m partMeta) validator() string {
 
 func readMeta(path string) partMeta {
 	m := partMeta{Total: -1}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := xio.ReadFileMax(path, 1<<20); err == nil {
 		json.Unmarshal(b, &m)
 	}
 	return m
@@ -287,7 +287,7 @@ func Verify(path, sum string) error {
 	if algo == "md5" {
 		h = md5.New()
 	}
-	f, err := os.Open(path)
+	f, err := xio.OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -399,7 +399,7 @@ func layoutVerdict(n int) string {
 }
 
 func copyFile(ctx context.Context, src, dst string, progressW io.Writer) error {
-	in, err := os.Open(src)
+	in, err := xio.OpenRegular(src)
 	if err != nil {
 		return err
 	}
