@@ -34,6 +34,10 @@ type Options struct {
 	// Table names the columns and test file of a user's table (dataset
 	// "table").
 	Table TableOptions
+	// Labels pins the label set of a user's dataset (table, folder), in
+	// index order: labels outside it are refused, and labels that differ
+	// only by case, or that a split lacks, are accepted (labelUse.labels).
+	Labels []string
 }
 
 // Carving moves a seeded fraction of one split into a new one (see

@@ -47,8 +47,9 @@ type row struct {
 // loadTable reads a user's table: path (split train) and, when given,
 // opt.Table.TestPath (split test), each a CSV (.csv), TSV (.tsv) or
 // JSONL (.jsonl) file, plain or .gz. Labels are the label column's
-// distinct values in sorted order, the same for both files; an example's
-// ID is file:line. A missing column or an empty text or label is an
+// distinct values in sorted order, the same for both files (checked:
+// labelUse.labels), or opt.Labels where given; an example's ID is
+// file:line. A missing column or an empty text or label is an
 // error at its file and line.
 func loadTable(ctx context.Context, path string, opt Options) (*Dataset, error) {
 	files := map[string]string{"train": path}
@@ -56,20 +57,27 @@ func loadTable(ctx context.Context, path string, opt Options) (*Dataset, error) 
 		files["test"] = opt.Table.TestPath
 	}
 	rows := map[string][]row{}
-	seen := map[string]bool{}
-	for split, f := range files {
-		rs, err := readTable(ctx, f, opt.Table)
+	use := newLabelUse("train")
+	if opt.Table.TestPath != "" {
+		use = newLabelUse("train", "test")
+	}
+	for _, split := range use.splits {
+		rs, err := readTable(ctx, files[split], opt.Table)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rs {
-			seen[r.label] = true
+			use.add(split, r.label, r.id)
 		}
 		rows[split] = rs
 	}
-	labels := sortedKeys(seen)
-	if len(labels) < 2 {
-		return nil, fmt.Errorf("%s: %d distinct labels %q; a classification task needs at least 2", path, len(labels), labels)
+	source := path
+	if opt.Table.TestPath != "" {
+		source += " and " + opt.Table.TestPath
+	}
+	labels, err := use.labels(source, opt.Labels)
+	if err != nil {
+		return nil, err
 	}
 	d := &Dataset{Labels: labels, Splits: map[string][]Example{}, Pair: opt.Table.Text2 != ""}
 	for split, rs := range rows {

@@ -88,6 +88,10 @@ type DatasetConfig struct {
 	Text     string `yaml:"text" json:"text,omitempty"`
 	Text2    string `yaml:"text2" json:"text2,omitempty"`
 	Label    string `yaml:"label" json:"label,omitempty"`
+	// Labels pins a user's dataset's (table, folder) label set, in index
+	// order: a label outside it is refused; labels differing only by case,
+	// or absent from a split, are then accepted on purpose.
+	Labels []string `yaml:"labels" json:"labels,omitempty"`
 }
 
 // EmbeddingConfig is the word vectors: the model's input embeddings and

@@ -181,6 +181,24 @@ func (c *Config) validateSource() error {
 				return c.errAt(fmt.Sprintf("dataset.%s belongs to dataset table (a CSV, TSV or JSONL file), not %s", k.key, d.Name), "dataset", k.key)
 			}
 		}
+	case len(d.Labels) > 0 && d.Name != "table" && d.Name != "folder":
+		return c.errAt(fmt.Sprintf("dataset.labels pins the labels of your own data (table, folder); %s's labels are its own", d.Name), "dataset", "labels")
+	case len(d.Labels) == 1 || len(d.Labels) > MaxLabels:
+		return c.errAt(fmt.Sprintf("dataset.labels: %d labels, want 2 to %d", len(d.Labels), MaxLabels), "dataset", "labels")
+	}
+	seen := map[string]bool{}
+	for i, l := range d.Labels {
+		switch {
+		case l == "" || strings.TrimSpace(l) != l:
+			return c.errAt(fmt.Sprintf("dataset.labels: %q: a label is not empty and has no spaces around it (xp trims them from the data)", l), "dataset", "labels", i)
+		case utf8.RuneCountInString(l) > MaxName || !utf8.ValidString(l) || strings.IndexFunc(l, show.Unsafe) >= 0:
+			return c.errAt(fmt.Sprintf("dataset.labels: %q: at most %d characters, no control characters or bidirectional overrides", l, MaxName), "dataset", "labels", i)
+		case seen[l]:
+			return c.errAt(fmt.Sprintf("dataset.labels: %q repeats", l), "dataset", "labels", i)
+		}
+		seen[l] = true
+	}
+	switch {
 	case d.TestFraction != 0 && !(d.TestFraction > 0 && d.TestFraction < 1):
 		return c.errAt(fmt.Sprintf("test_fraction %v outside (0, 1)", d.TestFraction), "dataset", "test_fraction")
 	case d.TestFraction != 0 && d.Name != "table" && d.Name != "folder":
@@ -430,6 +448,7 @@ const (
 	MaxSeeds       = 10_000
 	MaxEpsilons    = 10_000
 	MaxName        = 200
+	MaxLabels      = 10_000
 	threadsPerCore = 4
 )
 

@@ -319,7 +319,8 @@ func wordsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets.
 func loadDataset(ctx context.Context, c *experiments.Config) (*datasets.Dataset, error) {
 	dc := c.Dataset
 	opt := datasets.Options{Seed: dc.SplitSeed, Path: c.Path(dc.Path),
-		Table: datasets.TableOptions{Text: dc.Text, Text2: dc.Text2, Label: dc.Label, TestPath: c.Path(dc.TestPath)}}
+		Table:  datasets.TableOptions{Text: dc.Text, Text2: dc.Text2, Label: dc.Label, TestPath: c.Path(dc.TestPath)},
+		Labels: dc.Labels}
 	if dc.TestFraction > 0 {
 		opt.Carve = []datasets.Carving{{From: dc.Train, To: dc.Test, Fraction: dc.TestFraction}}
 	}
