@@ -47,6 +47,9 @@ func (s *Space) cached(key string, v any, build func() error) error {
 	if err := build(); err != nil {
 		return err
 	}
+	if s.KeepCache {
+		return nil
+	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
 		return err

@@ -37,6 +37,9 @@ type Space struct {
 	// CacheDir holds precomputed structures across runs (see cache.go);
 	// "" keeps them in memory only.
 	CacheDir string
+	// KeepCache reads CacheDir's structures but writes none (a dry run
+	// builds what it measures in memory only).
+	KeepCache bool
 	// Batch is the tokens per search of the mechanisms built on the
 	// space without Options.Batch (0: 1024). It changes no output.
 	Batch int

@@ -41,7 +41,7 @@ func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []
 	done := map[string]bool{}
 	// Whether a mechanism's costly structure is cached reads the cache
 	// only (a dry run's session has built no index).
-	space := &mech.Space{Emb: s.in.mech, CacheDir: filepath.Join(s.c.Cache, "mech")}
+	space := &mech.Space{Emb: s.in.mech, CacheDir: filepath.Join(s.c.Cache, "mech"), KeepCache: true}
 	known := func(key string, borrowed []string) bool {
 		if done[key] {
 			return true

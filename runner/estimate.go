@@ -85,8 +85,9 @@ type Estimate struct {
 	// bears start-up costs a whole split spreads).
 	Calibrated         []string
 	CalibrationSeconds float64
-	// Basis says where the rates come from.
-	Basis string
+	// Basis says where the rates come from, and RatesFile is where
+	// finished cells record them.
+	Basis, RatesFile string
 }
 
 // estimator prices a plan's todo cells, and the stage results the store
@@ -109,11 +110,14 @@ type estimator struct {
 func newEstimator(s *Session, p *runPlan, store *results.Store, threads int) *estimator {
 	host, _ := os.Hostname()
 	rates := maps.Clone(readRates(s.c.Cache)[host])
-	if rates == nil {
+	file := filepath.Join(s.c.Cache, ratesFile)
+	basis := fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, file)
+	if len(rates) == 0 {
 		rates = map[string]rate{}
+		basis = fmt.Sprintf("rates measured here on samples: no earlier run on %s recorded any (%s)", host, file)
 	}
 	return &estimator{s: s, p: p, store: store, threads: threads, rates: rates,
-		e:    &Estimate{Basis: fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, filepath.Join(s.c.Cache, ratesFile))},
+		e:    &Estimate{Basis: basis, RatesFile: file},
 		seen: map[string]bool{}, built: map[string]bool{}, drawn: map[string]bool{}}
 }
 
@@ -243,7 +247,7 @@ func (x *estimator) construction(cell experiments.Cell) {
 		return
 	}
 	x.built[key] = true
-	space := &mech.Space{Emb: s.in.mech, CacheDir: filepath.Join(s.c.Cache, "mech")}
+	space := &mech.Space{Emb: s.in.mech, CacheDir: filepath.Join(s.c.Cache, "mech"), KeepCache: true}
 	if mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,17 +26,20 @@ import (
 // paper-quick` applies), and with a data root each one plans its sweep
 // (`xp run --dry-run`), reading its dataset and vectors; the quick look
 // runs fewer cells or smaller ones. A config whose data the root lacks
-// (QNLI's train split here) is reported, not passed silently.
+// (QNLI's train split here) is reported, not passed silently. The dry
+// runs write nothing: their empty cache stays empty, and their output is
+// not created (emptyAfterDryRuns).
 func TestPaperConfigs(t *testing.T) {
 	paths, err := filepath.Glob("../configs/paper/*.yaml")
 	if err != nil || len(paths) < 14 {
 		t.Fatalf("%d paper configs (%v), want ≥ 14", len(paths), err)
 	}
 	root := os.Getenv(datasets.EnvRoot)
-	cache := t.TempDir()
+	cache, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	defer emptyAfterDryRuns(t, cache, out)
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			c, err := experiments.Load(p, experiments.Options{DataRoot: root, Set: []string{"cache=" + cache}})
+			c, err := experiments.Load(p, experiments.Options{DataRoot: root, Set: []string{"cache=" + cache, "output=" + out}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +51,7 @@ func TestPaperConfigs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			quick, err := experiments.Load(p, experiments.Options{DataRoot: root, Set: append([]string{"cache=" + cache}, sets...)})
+			quick, err := experiments.Load(p, experiments.Options{DataRoot: root, Set: append([]string{"cache=" + cache, "output=" + out}, sets...)})
 			if err != nil {
 				t.Fatalf("quick look %q: %v", sets, err)
 			}
@@ -70,7 +74,7 @@ func TestPaperConfigs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("quick look: %v", err)
 			}
-			if reflect.DeepEqual(quick.Cells(), c.Cells()) && reflect.DeepEqual(quick.AnalysisParams(), c.AnalysisParams()) && quick.Dataset == c.Dataset && quick.Train == c.Train && reflect.DeepEqual(quick.Stages, c.Stages) && len(qsum.Cells) == len(sum.Cells) {
+			if reflect.DeepEqual(quick.Cells(), c.Cells()) && reflect.DeepEqual(quick.AnalysisParams(), c.AnalysisParams()) && reflect.DeepEqual(quick.Dataset, c.Dataset) && quick.Train == c.Train && reflect.DeepEqual(quick.Stages, c.Stages) && len(qsum.Cells) == len(sum.Cells) {
 				t.Errorf("the quick look %q reduces nothing", sets)
 			}
 		})
@@ -100,6 +104,67 @@ func quickLook(text string) ([]string, error) {
 		return sets, nil
 	}
 	return nil, fmt.Errorf("no \"# Quick look: --set …\" line (make paper-quick needs one)")
+}
+
+// TestConfigsDryRun: every config of configs/ (the examples the docs
+// give), and a utility sweep of 1-Diffractor and TEM, plans its sweep
+// with a data root and writes nothing doing so — pricing 1-Diffractor's
+// privatization builds its structure on a sample, which once wrote it
+// into the cache.
+func TestConfigsDryRun(t *testing.T) {
+	paths, err := filepath.Glob("../configs/*.yaml")
+	if err != nil || len(paths) < 4 {
+		t.Fatalf("%d configs (%v), want ≥ 4", len(paths), err)
+	}
+	root := realdata.Root(t)
+	sweep := filepath.Join(t.TempDir(), "diffractor_utility.yaml")
+	if err := os.WriteFile(sweep, []byte(`name: diffractor-utility
+dataset: {name: sst2, test: dev, train_limit: 600, test_limit: 200}
+embedding: {path: embeddings/fasttext-sg-xpcorpus-300d.vec.gz}
+mechanisms:
+  - {name: diffractor, epsilon: [0.1, 1]}
+  - {name: tem, epsilon: [1]}
+apply: [none, train, test]
+seeds: [1, 2]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, sweep)
+	cache, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	defer emptyAfterDryRuns(t, cache, out)
+	for _, p := range paths {
+		if filepath.Base(p) == claims.FileName {
+			continue
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			c, err := experiments.Load(p, experiments.Options{DataRoot: root, Set: []string{"cache=" + cache, "output=" + out}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Run(context.Background(), c, Options{DryRun: true}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// emptyAfterDryRuns fails the test when its dry runs wrote into the
+// cache folder (which was empty) or created the output folder.
+func emptyAfterDryRuns(t *testing.T, cache, out string) {
+	t.Helper()
+	var wrote []string
+	filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != cache {
+			wrote = append(wrote, p)
+		}
+		return nil
+	})
+	if len(wrote) > 0 {
+		t.Errorf("dry runs wrote into the cache: %s", strings.Join(wrote[:min(len(wrote), 5)], ", "))
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Errorf("dry runs created the output folder %s", out)
+	}
 }
 
 // TestPaperRecordsReproduce: cells of the committed paper runs

@@ -31,6 +31,8 @@ type Session struct {
 	// loaded is how long loading the inputs took (seconds): a dry run's
 	// estimate adds it (Estimate.Load), since the run loads them again.
 	loaded float64
+	// readOnly: the session writes nothing (SessionOptions.ReadOnly).
+	readOnly bool
 }
 
 // SessionOptions tune Open without changing any result.
@@ -76,7 +78,7 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 	if err != nil {
 		return nil, err
 	}
-	return &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds()}, nil
+	return &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds(), readOnly: opt.ReadOnly}, nil
 }
 
 // Close frees the candidate space.
@@ -129,7 +131,7 @@ func (s *Session) candidates() (*mech.Space, error) {
 		if err != nil {
 			return nil, err
 		}
-		sp.CacheDir = filepath.Join(s.c.Cache, "mech")
+		sp.CacheDir, sp.KeepCache = filepath.Join(s.c.Cache, "mech"), s.readOnly
 		s.space = sp
 	}
 	return s.space, nil
