@@ -1,0 +1,145 @@
+// Package hftest writes tiny Hugging Face checkpoints for tests: a
+// config.json, a vocab.txt and a model.safetensors of seeded random
+// weights in the layout of a saved BertForSequenceClassification (or a
+// plain BertModel), so that xp's transformer path is tested without
+// weights that cannot be downloaded here.
+package hftest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xp-nlp/xp/hf"
+)
+
+// Bert describes a tiny BERT checkpoint.
+type Bert struct {
+	Vocab        []string // pieces, [PAD] [UNK] [CLS] [SEP] [MASK] first
+	Hidden       int
+	Layers       int
+	Heads        int
+	Intermediate int
+	MaxPositions int
+	// Classes > 0 writes a classification head (classifier.*) and the
+	// "bert." prefix; 0 writes a plain encoder (no prefix, no head).
+	Classes int
+	// GammaBeta names LayerNorm parameters gamma and beta, as the
+	// original TensorFlow-converted checkpoints do.
+	GammaBeta bool
+	// PositionIDs adds the position_ids buffer some checkpoints carry.
+	PositionIDs bool
+	Seed        uint64
+}
+
+// DefaultVocab is a small WordPiece vocabulary.
+var DefaultVocab = strings.Fields("[PAD] [UNK] [CLS] [SEP] [MASK] the a film movie good bad great awful was is not very ##s ##ly ##ing , . ! un ##want ##ed runn")
+
+// Write writes the checkpoint into dir and returns the tensors it wrote
+// (by name as written).
+func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
+	if b.Vocab == nil {
+		b.Vocab = DefaultVocab
+	}
+	r := rand.New(rand.NewPCG(b.Seed, 7))
+	normal := func(n int, std float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * std)
+		}
+		return v
+	}
+	prefix := ""
+	if b.Classes > 0 {
+		prefix = "bert."
+	}
+	t := map[string]hf.Tensor32{}
+	put := func(name string, std float64, shape ...int64) {
+		n := int64(1)
+		for _, d := range shape {
+			n *= d
+		}
+		t[name] = hf.Tensor32{Shape: shape, Data: normal(int(n), std)}
+	}
+	ln := func(name string) {
+		w, bias := "weight", "bias"
+		if b.GammaBeta {
+			w, bias = "gamma", "beta"
+		}
+		// Not ones and zeros, so that a parameter read under the wrong
+		// name shows in the logits.
+		g := normal(b.Hidden, 0.1)
+		for i := range g {
+			g[i]++
+		}
+		t[name+"."+w] = hf.Tensor32{Shape: []int64{int64(b.Hidden)}, Data: g}
+		put(name+"."+bias, 0.1, int64(b.Hidden))
+	}
+	D, I, V := int64(b.Hidden), int64(b.Intermediate), int64(len(b.Vocab))
+	e := prefix + "embeddings."
+	put(e+"word_embeddings.weight", 0.5, V, D)
+	put(e+"position_embeddings.weight", 0.5, int64(b.MaxPositions), D)
+	put(e+"token_type_embeddings.weight", 0.5, 2, D)
+	ln(e + "LayerNorm")
+	if b.PositionIDs {
+		ids := make([]float32, b.MaxPositions)
+		for i := range ids {
+			ids[i] = float32(i)
+		}
+		t[e+"position_ids"] = hf.Tensor32{Shape: []int64{1, int64(b.MaxPositions)}, Data: ids}
+	}
+	for l := 0; l < b.Layers; l++ {
+		p := fmt.Sprintf("%sencoder.layer.%d.", prefix, l)
+		for _, n := range []string{"query", "key", "value"} {
+			put(p+"attention.self."+n+".weight", 0.3, D, D)
+			put(p+"attention.self."+n+".bias", 0.1, D)
+		}
+		put(p+"attention.output.dense.weight", 0.3, D, D)
+		put(p+"attention.output.dense.bias", 0.1, D)
+		ln(p + "attention.output.LayerNorm")
+		put(p+"intermediate.dense.weight", 0.3, I, D)
+		put(p+"intermediate.dense.bias", 0.1, I)
+		put(p+"output.dense.weight", 0.3, D, I)
+		put(p+"output.dense.bias", 0.1, D)
+		ln(p + "output.LayerNorm")
+	}
+	put(prefix+"pooler.dense.weight", 0.3, D, D)
+	put(prefix+"pooler.dense.bias", 0.1, D)
+	if b.Classes > 0 {
+		put("classifier.weight", 0.3, int64(b.Classes), D)
+		put("classifier.bias", 0.1, int64(b.Classes))
+	}
+	var buf bytes.Buffer
+	if err := hf.WriteSafetensors(&buf, t, map[string]string{"format": "pt"}); err != nil {
+		return nil, err
+	}
+	cfg := map[string]any{"model_type": "bert", "vocab_size": len(b.Vocab), "hidden_size": b.Hidden, "num_hidden_layers": b.Layers,
+		"num_attention_heads": b.Heads, "intermediate_size": b.Intermediate, "hidden_act": "gelu", "max_position_embeddings": b.MaxPositions,
+		"type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
+	if b.Classes > 0 {
+		cfg["architectures"] = []string{"BertForSequenceClassification"}
+		id2label := map[string]string{}
+		for i := 0; i < b.Classes; i++ {
+			id2label[fmt.Sprint(i)] = fmt.Sprintf("LABEL_%d", i)
+		}
+		cfg["id2label"] = id2label
+	}
+	cj, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	for name, body := range map[string][]byte{
+		"config.json":       cj,
+		"vocab.txt":         []byte(strings.Join(b.Vocab, "\n") + "\n"),
+		"model.safetensors": buf.Bytes(),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}

@@ -1,0 +1,447 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/xp-nlp/xp/hf"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// Bert is BERT's encoder with a sequence-classification head, as Hugging
+// Face's BertForSequenceClassification computes it: word, position and
+// token-type embeddings summed and layer-normalised; post-LN encoder
+// layers (multi-head self-attention, then a feed-forward block with
+// exact, erf-based GELU, each added to its input and layer-normalised);
+// a tanh pooler over the first token; dropout; a linear classifier.
+// Its parameters live in one VarStore under the checkpoint's own names
+// (without the "bert." prefix).
+type Bert struct {
+	cfg     hf.Config
+	classes int
+	dropout float64
+	device  gotch.Device
+	vs      *nn.VarStore
+	p       map[string]*ts.Tensor
+}
+
+// BertLoad says what building a Bert took from the checkpoint: the
+// parameters loaded, those initialised afresh (a classification head
+// the checkpoint lacks, or a pooler), and the checkpoint's tensors left
+// unused (pretraining heads, buffers).
+type BertLoad struct {
+	Loaded, Initialised, Unused []string
+}
+
+// bertParams lists the parameters of a BERT encoder with a head of
+// classes outputs, by name, with their shapes.
+func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]int64) {
+	D, I := int64(c.Hidden), int64(c.Intermediate)
+	shapes = map[string][]int64{}
+	add := func(name string, shape ...int64) {
+		names = append(names, name)
+		shapes[name] = shape
+	}
+	add("embeddings.word_embeddings.weight", int64(c.VocabSize), D)
+	add("embeddings.position_embeddings.weight", int64(c.MaxPositions), D)
+	add("embeddings.token_type_embeddings.weight", int64(max(c.TypeVocab, 1)), D)
+	add("embeddings.LayerNorm.weight", D)
+	add("embeddings.LayerNorm.bias", D)
+	for l := 0; l < c.Layers; l++ {
+		p := fmt.Sprintf("encoder.layer.%d.", l)
+		for _, n := range []string{"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"} {
+			add(p+n+".weight", D, D)
+			add(p+n+".bias", D)
+		}
+		add(p+"attention.output.LayerNorm.weight", D)
+		add(p+"attention.output.LayerNorm.bias", D)
+		add(p+"intermediate.dense.weight", I, D)
+		add(p+"intermediate.dense.bias", I)
+		add(p+"output.dense.weight", D, I)
+		add(p+"output.dense.bias", D)
+		add(p+"output.LayerNorm.weight", D)
+		add(p+"output.LayerNorm.bias", D)
+	}
+	add("pooler.dense.weight", D, D)
+	add("pooler.dense.bias", D)
+	add("classifier.weight", int64(classes), D)
+	add("classifier.bias", int64(classes))
+	return names, shapes
+}
+
+// NewBert builds the model for a BERT checkpoint (cfg; st its weights)
+// with a head of classes outputs. Every encoder parameter must be in the
+// checkpoint, under its own name, with "bert." before it, or with
+// LayerNorm's gamma and beta for weight and bias; one that is missing or
+// mis-shaped is an error naming it. The pooler and the head are loaded
+// where the checkpoint has them at the right size, and otherwise drawn
+// from libtorch's generator (seed it first: torchrt.ManualSeed) as
+// Hugging Face initialises them: weights normal with standard deviation
+// 0.02, biases zero. dropout is applied in training only.
+func NewBert(cfg hf.Config, st *hf.Safetensors, classes int, dropout float64, device gotch.Device) (*Bert, BertLoad, error) {
+	var rep BertLoad
+	if cfg.ModelType != "bert" {
+		return nil, rep, fmt.Errorf("bert: a %s checkpoint", cfg.ModelType)
+	}
+	if classes < 2 {
+		return nil, rep, fmt.Errorf("bert: %d classes", classes)
+	}
+	names, shapes := bertParams(cfg, classes)
+	m := &Bert{cfg: cfg, classes: classes, dropout: dropout, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
+	used := map[string]bool{}
+	var missing, misshaped []string
+	find := func(name string) (string, bool) {
+		cands := []string{name, "bert." + name}
+		if n, ok := strings.CutSuffix(name, "LayerNorm.weight"); ok {
+			cands = append(cands, n+"LayerNorm.gamma", "bert."+n+"LayerNorm.gamma")
+		}
+		if n, ok := strings.CutSuffix(name, "LayerNorm.bias"); ok {
+			cands = append(cands, n+"LayerNorm.beta", "bert."+n+"LayerNorm.beta")
+		}
+		for _, c := range cands {
+			if _, ok := st.Tensors[c]; ok {
+				return c, true
+			}
+		}
+		return "", false
+	}
+	for _, name := range names {
+		fresh := strings.HasPrefix(name, "pooler.") || strings.HasPrefix(name, "classifier.")
+		src, ok := find(name)
+		if ok {
+			if got := st.Tensors[src].Shape; !slices.Equal(got, shapes[name]) {
+				if !fresh {
+					misshaped = append(misshaped, fmt.Sprintf("%s %v (want %v)", src, got, shapes[name]))
+					continue
+				}
+				ok = false // a head of another size: a fresh one
+			}
+		}
+		if !ok && !fresh {
+			missing = append(missing, name)
+			continue
+		}
+		var t *ts.Tensor
+		var err error
+		if ok {
+			used[src] = true
+			var v []float32
+			if v, _, err = st.Float32(src); err == nil {
+				t, err = m.add(name, v, shapes[name])
+			}
+			rep.Loaded = append(rep.Loaded, name)
+		} else {
+			t, err = m.init(name, shapes[name])
+			rep.Initialised = append(rep.Initialised, name)
+		}
+		if err != nil {
+			m.Close()
+			return nil, rep, fmt.Errorf("bert: %s: %w", name, err)
+		}
+		m.p[name] = t
+	}
+	if len(missing)+len(misshaped) > 0 {
+		m.Close()
+		return nil, rep, fmt.Errorf("bert: %s: %s", st.Path, tensorList(missing, misshaped))
+	}
+	for _, n := range st.Names() {
+		if !used[n] {
+			rep.Unused = append(rep.Unused, n)
+		}
+	}
+	return m, rep, nil
+}
+
+// tensorList says which tensors were missing or mis-shaped, in one line.
+func tensorList(missing, misshaped []string) string {
+	var parts []string
+	list := func(what string, xs []string) {
+		if len(xs) == 0 {
+			return
+		}
+		shown := xs[:min(len(xs), 4)]
+		s := fmt.Sprintf("%d %s (%s", len(xs), what, strings.Join(shown, ", "))
+		if len(xs) > len(shown) {
+			s += ", …"
+		}
+		parts = append(parts, s+")")
+	}
+	list("tensors missing", missing)
+	list("tensors of the wrong shape", misshaped)
+	return strings.Join(parts, "; ") + ": not a checkpoint of the architecture its config.json names"
+}
+
+// add puts a parameter with the given values into the store, trainable,
+// under its dotted name.
+func (m *Bert) add(name string, v []float32, shape []int64) (*ts.Tensor, error) {
+	src, err := toDevice(v, shape, m.device)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Drop()
+	p, leaf := m.path(name)
+	return p.Add(leaf, src, true)
+}
+
+// init draws a fresh parameter: weights normal(0, 0.02), biases zero.
+func (m *Bert) init(name string, shape []int64) (*ts.Tensor, error) {
+	p, leaf := m.path(name)
+	if leaf == "bias" {
+		return p.Zeros(leaf, shape)
+	}
+	return p.Randn(leaf, shape, 0, 0.02)
+}
+
+// path is the store's path of a dotted name and its last element.
+func (m *Bert) path(name string) (*nn.Path, string) {
+	parts := strings.Split(name, ".")
+	p := m.vs.Root()
+	for _, s := range parts[:len(parts)-1] {
+		p = p.Sub(s)
+	}
+	return p, parts[len(parts)-1]
+}
+
+// Close frees the model's tensors.
+func (m *Bert) Close() {
+	if m.vs != nil {
+		m.vs.Destroy()
+		m.vs = nil
+	}
+}
+
+// Parameters is the number of values the model holds.
+func (m *Bert) Parameters() int64 {
+	var n int64
+	names, shapes := bertParams(m.cfg, m.classes)
+	for _, name := range names {
+		k := int64(1)
+		for _, d := range shapes[name] {
+			k *= d
+		}
+		n += k
+	}
+	return n
+}
+
+// Encoded is a batch of texts in the model's ids: rows of token ids and
+// token types, padded to one length (Mask 1 on real tokens, 0 on
+// padding).
+type Encoded struct {
+	IDs, Types, Mask [][]int
+}
+
+// Logits runs the model on a batch and returns rows × classes scores as
+// float32 values (row-major). train applies dropout.
+func (m *Bert) Logits(b Encoded, train bool) ([]float32, error) {
+	var out []float32
+	err := torchrt.Do(func() error {
+		t, err := m.logits(b, train)
+		if err != nil {
+			return err
+		}
+		if m.device.IsCuda() {
+			if t, err = t.To(gotch.CPU, true); err != nil {
+				return err
+			}
+		}
+		defer t.Drop()
+		out = make([]float32, len(b.IDs)*m.classes)
+		return t.CopyData(out, uint(len(out)))
+	})
+	return out, err
+}
+
+// logits is the forward pass; the caller drops the result.
+func (m *Bert) logits(b Encoded, train bool) (*ts.Tensor, error) {
+	B := int64(len(b.IDs))
+	if B == 0 {
+		return nil, errors.New("bert: an empty batch")
+	}
+	T := int64(len(b.IDs[0]))
+	if T == 0 || T > int64(m.cfg.MaxPositions) {
+		return nil, fmt.Errorf("bert: %d tokens in a row, want 1 to %d", T, m.cfg.MaxPositions)
+	}
+	ids, types := make([]int64, 0, B*T), make([]int64, 0, B*T)
+	maskAdd := make([]float32, 0, B*T)
+	for r := range b.IDs {
+		if int64(len(b.IDs[r])) != T || len(b.Types[r]) != len(b.IDs[r]) || len(b.Mask[r]) != len(b.IDs[r]) {
+			return nil, fmt.Errorf("bert: row %d of the batch is not padded to %d", r, T)
+		}
+		for i, id := range b.IDs[r] {
+			if id < 0 || id >= m.cfg.VocabSize || b.Types[r][i] < 0 || b.Types[r][i] >= max(m.cfg.TypeVocab, 1) {
+				return nil, fmt.Errorf("bert: row %d: id %d or type %d outside the vocabulary", r, id, b.Types[r][i])
+			}
+			ids, types = append(ids, int64(id)), append(types, int64(b.Types[r][i]))
+			if b.Mask[r][i] != 0 {
+				maskAdd = append(maskAdd, 0)
+			} else {
+				maskAdd = append(maskAdd, -math.MaxFloat32) // Hugging Face's torch.finfo(float32).min
+			}
+		}
+	}
+	var s torchrt.Scope
+	defer s.Drop()
+	idT, err := s.Keep(toDevice(ids, []int64{B, T}, m.device))
+	if err != nil {
+		return nil, err
+	}
+	typeT, err := s.Keep(toDevice(types, []int64{B, T}, m.device))
+	if err != nil {
+		return nil, err
+	}
+	mask, err := s.Keep(toDevice(maskAdd, []int64{B, 1, 1, T}, m.device))
+	if err != nil {
+		return nil, err
+	}
+	p := m.p
+	drop := func(x *ts.Tensor) (*ts.Tensor, error) {
+		if train && m.dropout > 0 {
+			return s.Keep(ts.Dropout(x, m.dropout, true))
+		}
+		return x, nil
+	}
+	ln := func(x *ts.Tensor, name string) (*ts.Tensor, error) {
+		return s.Keep(ts.LayerNorm(x, []int64{int64(m.cfg.Hidden)}, p[name+".weight"], p[name+".bias"], m.cfg.LayerNormEps, false))
+	}
+	lin := func(x *ts.Tensor, name string) (*ts.Tensor, error) {
+		return s.Keep(ts.Linear(x, p[name+".weight"], p[name+".bias"]))
+	}
+	// Embeddings.
+	x, err := s.Keep(ts.Embedding(p["embeddings.word_embeddings.weight"], idT, -1, false, false))
+	if err != nil {
+		return nil, err
+	}
+	pos, err := s.Keep(p["embeddings.position_embeddings.weight"].Narrow(0, 0, T, false))
+	if err != nil {
+		return nil, err
+	}
+	if x, err = s.Keep(x.Add(pos, false)); err != nil {
+		return nil, err
+	}
+	typ, err := s.Keep(ts.Embedding(p["embeddings.token_type_embeddings.weight"], typeT, -1, false, false))
+	if err != nil {
+		return nil, err
+	}
+	if x, err = s.Keep(x.Add(typ, false)); err != nil {
+		return nil, err
+	}
+	if x, err = ln(x, "embeddings.LayerNorm"); err != nil {
+		return nil, err
+	}
+	if x, err = drop(x); err != nil {
+		return nil, err
+	}
+	H := int64(m.cfg.Heads)
+	D := int64(m.cfg.Hidden)
+	dh := D / H
+	heads := func(t *ts.Tensor) (*ts.Tensor, error) { // [B,T,D] → [B,H,T,dh]
+		v, err := s.Keep(t.View([]int64{B, T, H, dh}, false))
+		if err != nil {
+			return nil, err
+		}
+		return s.Keep(v.Permute([]int64{0, 2, 1, 3}, false))
+	}
+	for l := 0; l < m.cfg.Layers; l++ {
+		pre := fmt.Sprintf("encoder.layer.%d.", l)
+		var qkv [3]*ts.Tensor
+		for i, n := range []string{"query", "key", "value"} {
+			t, err := lin(x, pre+"attention.self."+n)
+			if err != nil {
+				return nil, err
+			}
+			if qkv[i], err = heads(t); err != nil {
+				return nil, err
+			}
+		}
+		kT, err := s.Keep(qkv[1].Transpose(-1, -2, false))
+		if err != nil {
+			return nil, err
+		}
+		scores, err := s.Keep(qkv[0].Matmul(kT, false))
+		if err != nil {
+			return nil, err
+		}
+		if scores, err = s.Keep(scores.MulScalar(ts.FloatScalar(1/math.Sqrt(float64(dh))), false)); err != nil {
+			return nil, err
+		}
+		if scores, err = s.Keep(scores.Add(mask, false)); err != nil {
+			return nil, err
+		}
+		probs, err := s.Keep(scores.Softmax(-1, gotch.Float, false))
+		if err != nil {
+			return nil, err
+		}
+		if probs, err = drop(probs); err != nil {
+			return nil, err
+		}
+		ctx, err := s.Keep(probs.Matmul(qkv[2], false))
+		if err != nil {
+			return nil, err
+		}
+		if ctx, err = s.Keep(ctx.Permute([]int64{0, 2, 1, 3}, false)); err != nil {
+			return nil, err
+		}
+		if ctx, err = s.Keep(ctx.Contiguous(false)); err != nil {
+			return nil, err
+		}
+		if ctx, err = s.Keep(ctx.View([]int64{B, T, D}, false)); err != nil {
+			return nil, err
+		}
+		a, err := lin(ctx, pre+"attention.output.dense")
+		if err != nil {
+			return nil, err
+		}
+		if a, err = drop(a); err != nil {
+			return nil, err
+		}
+		if a, err = s.Keep(a.Add(x, false)); err != nil {
+			return nil, err
+		}
+		if x, err = ln(a, pre+"attention.output.LayerNorm"); err != nil {
+			return nil, err
+		}
+		h, err := lin(x, pre+"intermediate.dense")
+		if err != nil {
+			return nil, err
+		}
+		if h, err = s.Keep(h.Gelu("none", false)); err != nil {
+			return nil, err
+		}
+		o, err := lin(h, pre+"output.dense")
+		if err != nil {
+			return nil, err
+		}
+		if o, err = drop(o); err != nil {
+			return nil, err
+		}
+		if o, err = s.Keep(o.Add(x, false)); err != nil {
+			return nil, err
+		}
+		if x, err = ln(o, pre+"output.LayerNorm"); err != nil {
+			return nil, err
+		}
+	}
+	first, err := s.Keep(x.Select(1, 0, false))
+	if err != nil {
+		return nil, err
+	}
+	pooled, err := lin(first, "pooler.dense")
+	if err != nil {
+		return nil, err
+	}
+	if pooled, err = s.Keep(pooled.Tanh(false)); err != nil {
+		return nil, err
+	}
+	if pooled, err = drop(pooled); err != nil {
+		return nil, err
+	}
+	return ts.Linear(pooled, p["classifier.weight"], p["classifier.bias"])
+}

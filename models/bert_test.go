@@ -1,0 +1,313 @@
+package models
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/xp-nlp/xp/hf"
+	"github.com/xp-nlp/xp/internal/hftest"
+	"github.com/xp-nlp/xp/torchrt"
+)
+
+// refBert is an independent float64 BERT classifier over the tensors a
+// checkpoint was written with (names as written: prefix and LayerNorm
+// naming given), for one unpadded text: the published architecture,
+// post-LN, exact GELU, tanh pooler over the first token.
+type refBert struct {
+	t             map[string]hf.Tensor32
+	prefix        string
+	gamma, beta   string
+	hidden, heads int
+	layers        int
+	eps           float64
+}
+
+func (r refBert) get(name string) []float64 {
+	n := name
+	if !strings.HasPrefix(name, "classifier.") {
+		n = r.prefix + name
+	}
+	n = strings.Replace(strings.Replace(n, "LayerNorm.weight", "LayerNorm."+r.gamma, 1), "LayerNorm.bias", "LayerNorm."+r.beta, 1)
+	t, ok := r.t[n]
+	if !ok {
+		panic("reference: no tensor " + n)
+	}
+	out := make([]float64, len(t.Data))
+	for i, v := range t.Data {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// linear is y = W x + b for W of out × in.
+func linear(x []float64, w, b []float64) []float64 {
+	out := make([]float64, len(b))
+	in := len(x)
+	for o := range out {
+		s := b[o]
+		for i := 0; i < in; i++ {
+			s += w[o*in+i] * x[i]
+		}
+		out[o] = s
+	}
+	return out
+}
+
+func layerNorm(x, g, b []float64, eps float64) []float64 {
+	var mean, v float64
+	for _, a := range x {
+		mean += a
+	}
+	mean /= float64(len(x))
+	for _, a := range x {
+		v += (a - mean) * (a - mean)
+	}
+	v /= float64(len(x))
+	out := make([]float64, len(x))
+	for i, a := range x {
+		out[i] = (a-mean)/math.Sqrt(v+eps)*g[i] + b[i]
+	}
+	return out
+}
+
+func (r refBert) logits(ids, types []int) []float64 {
+	D, H := r.hidden, r.heads
+	dh := D / H
+	T := len(ids)
+	we, pe, te := r.get("embeddings.word_embeddings.weight"), r.get("embeddings.position_embeddings.weight"), r.get("embeddings.token_type_embeddings.weight")
+	x := make([][]float64, T)
+	for t := range x {
+		e := make([]float64, D)
+		for d := range e {
+			e[d] = we[ids[t]*D+d] + pe[t*D+d] + te[types[t]*D+d]
+		}
+		x[t] = layerNorm(e, r.get("embeddings.LayerNorm.weight"), r.get("embeddings.LayerNorm.bias"), r.eps)
+	}
+	for l := 0; l < r.layers; l++ {
+		p := fmt.Sprintf("encoder.layer.%d.", l)
+		proj := func(n string) [][]float64 {
+			out := make([][]float64, T)
+			for t := range x {
+				out[t] = linear(x[t], r.get(p+"attention.self."+n+".weight"), r.get(p+"attention.self."+n+".bias"))
+			}
+			return out
+		}
+		q, k, v := proj("query"), proj("key"), proj("value")
+		ctx := make([][]float64, T)
+		for t := range ctx {
+			ctx[t] = make([]float64, D)
+		}
+		for h := 0; h < H; h++ {
+			for i := 0; i < T; i++ {
+				scores := make([]float64, T)
+				top := math.Inf(-1)
+				for j := 0; j < T; j++ {
+					var s float64
+					for d := h * dh; d < (h+1)*dh; d++ {
+						s += q[i][d] * k[j][d]
+					}
+					scores[j] = s / math.Sqrt(float64(dh))
+					top = math.Max(top, scores[j])
+				}
+				var z float64
+				for j := range scores {
+					scores[j] = math.Exp(scores[j] - top)
+					z += scores[j]
+				}
+				for j := range scores {
+					for d := h * dh; d < (h+1)*dh; d++ {
+						ctx[i][d] += scores[j] / z * v[j][d]
+					}
+				}
+			}
+		}
+		for t := range x {
+			a := linear(ctx[t], r.get(p+"attention.output.dense.weight"), r.get(p+"attention.output.dense.bias"))
+			for d := range a {
+				a[d] += x[t][d]
+			}
+			a = layerNorm(a, r.get(p+"attention.output.LayerNorm.weight"), r.get(p+"attention.output.LayerNorm.bias"), r.eps)
+			h := linear(a, r.get(p+"intermediate.dense.weight"), r.get(p+"intermediate.dense.bias"))
+			for i, z := range h {
+				h[i] = 0.5 * z * (1 + math.Erf(z/math.Sqrt2))
+			}
+			o := linear(h, r.get(p+"output.dense.weight"), r.get(p+"output.dense.bias"))
+			for d := range o {
+				o[d] += a[d]
+			}
+			x[t] = layerNorm(o, r.get(p+"output.LayerNorm.weight"), r.get(p+"output.LayerNorm.bias"), r.eps)
+		}
+	}
+	pooled := linear(x[0], r.get("pooler.dense.weight"), r.get("pooler.dense.bias"))
+	for i, z := range pooled {
+		pooled[i] = math.Tanh(z)
+	}
+	return linear(pooled, r.get("classifier.weight"), r.get("classifier.bias"))
+}
+
+// loadBert writes a tiny checkpoint and builds xp's model of it.
+func loadBert(t *testing.T, spec hftest.Bert, classes int) (*Bert, BertLoad, *hf.WordPiece, map[string]hf.Tensor32, error) {
+	t.Helper()
+	dir := t.TempDir()
+	written, err := spec.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := hf.ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, err := hf.ReadWordPiece(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var m *Bert
+	var rep BertLoad
+	err = torchrt.Do(func() error {
+		torchrt.ManualSeed(1)
+		var err error
+		m, rep, err = NewBert(cfg, st, classes, 0.1, gotch.CPU)
+		return err
+	})
+	return m, rep, wp, written, err
+}
+
+// TestBertMatchesReference: xp's BERT gives the logits of an independent
+// float64 implementation of the published architecture, to 1e-4, on a
+// padded batch of a single text and a sentence pair (each row against
+// the reference run on that row alone, unpadded: padding is masked), for
+// a checkpoint with Hugging Face's parameter names and for one with the
+// original gamma/beta names and a position_ids buffer.
+func TestBertMatchesReference(t *testing.T) {
+	for _, gb := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gamma/beta=%v", gb), func(t *testing.T) {
+			spec := hftest.Bert{Hidden: 16, Layers: 2, Heads: 4, Intermediate: 32, MaxPositions: 32, Classes: 3, GammaBeta: gb, PositionIDs: gb, Seed: 5}
+			m, rep, wp, written, err := loadBert(t, spec, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if len(rep.Initialised) != 0 {
+				t.Errorf("initialised %v: the checkpoint has every parameter", rep.Initialised)
+			}
+			if want := []string(nil); gb {
+				if want = []string{"bert.embeddings.position_ids"}; !slices.Equal(rep.Unused, want) {
+					t.Errorf("unused %v, want %v", rep.Unused, want)
+				}
+			} else if len(rep.Unused) != 0 {
+				t.Errorf("unused %v", rep.Unused)
+			}
+			second := "a very good movie"
+			idsA, typesA, _ := wp.Encode("The film was not good, awful!", nil, 32)
+			idsB, typesB, _ := wp.Encode("great film", &second, 32)
+			T := max(len(idsA), len(idsB))
+			pad := func(ids, types []int) ([]int, []int, []int) {
+				mask := make([]int, T)
+				for i := range mask {
+					mask[i] = b2i(i < len(ids))
+				}
+				return append(slices.Clone(ids), make([]int, T-len(ids))...), append(slices.Clone(types), make([]int, T-len(types))...), mask
+			}
+			var enc Encoded
+			for _, r := range [][2][]int{{idsA, typesA}, {idsB, typesB}} {
+				ids, types, mask := pad(r[0], r[1])
+				enc.IDs, enc.Types, enc.Mask = append(enc.IDs, ids), append(enc.Types, types), append(enc.Mask, mask)
+			}
+			got, err := m.Logits(enc, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, b := "weight", "bias"
+			if gb {
+				g, b = "gamma", "beta"
+			}
+			ref := refBert{t: written, prefix: "bert.", gamma: g, beta: b, hidden: 16, heads: 4, layers: 2, eps: 1e-12}
+			for row, r := range [][2][]int{{idsA, typesA}, {idsB, typesB}} {
+				want := ref.logits(r[0], r[1])
+				for c, w := range want {
+					if d := math.Abs(float64(got[row*3+c]) - w); d > 1e-4*math.Max(1, math.Abs(w)) {
+						t.Errorf("row %d class %d: %v, reference %v (|Δ| %.2g)", row, c, got[row*3+c], w, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestBertHead: a plain encoder checkpoint (no head) gets a fresh head,
+// reported; a head of another size is replaced by a fresh one.
+func TestBertHead(t *testing.T) {
+	m, rep, _, _, err := loadBert(t, hftest.Bert{Hidden: 8, Layers: 1, Heads: 2, Intermediate: 16, MaxPositions: 16, Seed: 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if !slices.Equal(rep.Initialised, []string{"classifier.weight", "classifier.bias"}) || slices.Contains(rep.Loaded, "classifier.weight") || !slices.Contains(rep.Loaded, "pooler.dense.weight") {
+		t.Errorf("a plain encoder: initialised %v, loaded %d", rep.Initialised, len(rep.Loaded))
+	}
+	m, rep, _, _, err = loadBert(t, hftest.Bert{Hidden: 8, Layers: 1, Heads: 2, Intermediate: 16, MaxPositions: 16, Classes: 3, Seed: 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if !slices.Equal(rep.Initialised, []string{"classifier.weight", "classifier.bias"}) || !slices.Contains(rep.Unused, "classifier.weight") {
+		t.Errorf("a 3-class head for 2 classes: initialised %v, unused %v", rep.Initialised, rep.Unused)
+	}
+}
+
+// TestBertBadCheckpoint: a checkpoint that lacks encoder tensors, or
+// holds them in other shapes, is refused in one line naming them.
+func TestBertBadCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	spec := hftest.Bert{Hidden: 8, Layers: 1, Heads: 2, Intermediate: 16, MaxPositions: 16, Classes: 2, Seed: 1}
+	written, err := spec.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(written, "bert.encoder.layer.0.attention.self.key.weight")
+	written["bert.encoder.layer.0.output.dense.bias"] = hf.Tensor32{Shape: []int64{4}, Data: make([]float32, 4)}
+	var buf bytes.Buffer
+	if err := hf.WriteSafetensors(&buf, written, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := hf.ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = torchrt.Do(func() error {
+		_, _, err := NewBert(cfg, st, 2, 0.1, gotch.CPU)
+		return err
+	})
+	want := "1 tensors missing (encoder.layer.0.attention.self.key.weight); 1 tensors of the wrong shape (bert.encoder.layer.0.output.dense.bias [4] (want [8]))"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("got %v, want one line with %q", err, want)
+	}
+}
