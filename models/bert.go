@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sugarme/gotch"
@@ -12,6 +13,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/xp-nlp/xp/hf"
+	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -25,11 +27,43 @@ import (
 // (without the "bert." prefix).
 type Bert struct {
 	cfg     hf.Config
+	opt     BertOptions
 	classes int
 	dropout float64
 	device  gotch.Device
 	vs      *nn.VarStore
 	p       map[string]*ts.Tensor
+	adam    *nn.Optimizer
+	steps   int // optimisation steps taken (the schedule's position)
+}
+
+// BertOptions are a Bert's head and fine-tuning settings; the defaults
+// of Chen et al. (2023, §5.1) are Hugging Face's: AdamW (β 0.9, 0.999,
+// ε 1e-8, no weight decay) at learning rate 2e-5 decaying linearly to 0
+// over the training's steps, no warm-up, gradients clipped to norm 1,
+// dropout 0.1.
+type BertOptions struct {
+	Classes int
+	Dropout float64
+	LR      float64
+	// Warmup is the share of TotalSteps over which the learning rate
+	// rises linearly from 0; it then falls linearly to 0 at TotalSteps
+	// (0: constant after warm-up).
+	Warmup     float64
+	TotalSteps int
+	Clip       float64 // 0: no clipping
+}
+
+// lr is the learning rate of step s (0-based) under the schedule.
+func (o BertOptions) lr(s int) float64 {
+	if o.TotalSteps <= 0 {
+		return o.LR
+	}
+	warm := int(math.Round(o.Warmup * float64(o.TotalSteps)))
+	if s < warm { // Hugging Face's get_linear_schedule_with_warmup: step 0 at 0
+		return o.LR * float64(s) / float64(warm)
+	}
+	return o.LR * math.Max(0, float64(o.TotalSteps-s)/float64(max(1, o.TotalSteps-warm)))
 }
 
 // BertLoad says what building a Bert took from the checkpoint: the
@@ -85,8 +119,9 @@ func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]i
 // from libtorch's generator (seed it first: torchrt.ManualSeed) as
 // Hugging Face initialises them: weights normal with standard deviation
 // 0.02, biases zero. dropout is applied in training only.
-func NewBert(cfg hf.Config, st *hf.Safetensors, classes int, dropout float64, device gotch.Device) (*Bert, BertLoad, error) {
+func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Device) (*Bert, BertLoad, error) {
 	var rep BertLoad
+	classes, dropout := o.Classes, o.Dropout
 	if cfg.ModelType != "bert" {
 		return nil, rep, fmt.Errorf("bert: a %s checkpoint", cfg.ModelType)
 	}
@@ -94,7 +129,7 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, classes int, dropout float64, de
 		return nil, rep, fmt.Errorf("bert: %d classes", classes)
 	}
 	names, shapes := bertParams(cfg, classes)
-	m := &Bert{cfg: cfg, classes: classes, dropout: dropout, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
+	m := &Bert{cfg: cfg, opt: o, classes: classes, dropout: dropout, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
 	used := map[string]bool{}
 	var missing, misshaped []string
 	find := func(name string) (string, bool) {
@@ -156,7 +191,90 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, classes int, dropout float64, de
 			rep.Unused = append(rep.Unused, n)
 		}
 	}
+	if o.LR > 0 {
+		var err error
+		if m.adam, err = nn.NewAdamWConfig(0.9, 0.999, 0).Build(m.vs, o.lr(0)); err != nil {
+			m.Close()
+			return nil, rep, fmt.Errorf("bert: optimizer: %w", err)
+		}
+	}
 	return m, rep, nil
+}
+
+// Step is one fine-tuning step on a batch of single texts (piece ids,
+// padded after each row's length): cross-entropy, gradients clipped,
+// AdamW at the schedule's learning rate.
+func (m *Bert) Step(b *Batch) (float64, error) {
+	if m.adam == nil {
+		return 0, errors.New("bert: built without a learning rate: not for training")
+	}
+	m.adam.SetLR(m.opt.lr(m.steps))
+	loss, err := step(b, m.adam, m.opt.Clip, m.batchLogits)
+	if err == nil {
+		m.steps++
+	}
+	return loss, err
+}
+
+// Predict returns the arg-max class of each example, in the order of the
+// idx the batch was built from.
+func (m *Bert) Predict(b *Batch) ([]int64, error) { return predict(b, m.device, m.batchLogits) }
+
+// Extend refuses rows: a transformer reads its own tokenizer's pieces,
+// every one of which it has an embedding for.
+func (m *Bert) Extend(rows []float32) error {
+	if len(rows) > 0 {
+		return errors.New("bert: no embedding rows to extend: its tokenizer maps every text into its own vocabulary")
+	}
+	return nil
+}
+
+// Save writes the model's parameters to path (Load reads them).
+func (m *Bert) Save(path string) error {
+	if err := saveVars(m.vs, path); err != nil {
+		return fmt.Errorf("bert: save %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load replaces the parameters by those Save wrote for a model of the
+// same configuration.
+func (m *Bert) Load(path string) error {
+	if err := m.vs.Load(path); err != nil {
+		return fmt.Errorf("bert: load %s: %w", path, err)
+	}
+	return nil
+}
+
+// SaveOptimizer writes AdamW's state and the schedule's position.
+func (m *Bert) SaveOptimizer(path string) error {
+	if m.adam == nil {
+		return errors.New("bert: no optimizer")
+	}
+	if err := saveOptimizer(m.adam, path); err != nil {
+		return err
+	}
+	return xio.WriteFileAtomic(path+".steps", []byte(strconv.Itoa(m.steps)+"\n"))
+}
+
+// LoadOptimizer restores what SaveOptimizer wrote.
+func (m *Bert) LoadOptimizer(path string) error {
+	if m.adam == nil {
+		return errors.New("bert: no optimizer")
+	}
+	b, err := xio.ReadFileMax(path+".steps", 64)
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s.steps: %q is not a step count", path, b)
+	}
+	if err := m.adam.XpLoad(path); err != nil {
+		return err
+	}
+	m.steps = n
+	return nil
 }
 
 // tensorList says which tensors were missing or mis-shaped, in one line.
@@ -211,6 +329,10 @@ func (m *Bert) path(name string) (*nn.Path, string) {
 
 // Close frees the model's tensors.
 func (m *Bert) Close() {
+	if m.adam != nil {
+		m.adam.Drop()
+		m.adam = nil
+	}
 	if m.vs != nil {
 		m.vs.Destroy()
 		m.vs = nil
@@ -259,16 +381,14 @@ func (m *Bert) Logits(b Encoded, train bool) ([]float32, error) {
 	return out, err
 }
 
-// logits is the forward pass; the caller drops the result.
+// logits is the forward pass of an Encoded batch; the caller drops the
+// result.
 func (m *Bert) logits(b Encoded, train bool) (*ts.Tensor, error) {
 	B := int64(len(b.IDs))
 	if B == 0 {
 		return nil, errors.New("bert: an empty batch")
 	}
 	T := int64(len(b.IDs[0]))
-	if T == 0 || T > int64(m.cfg.MaxPositions) {
-		return nil, fmt.Errorf("bert: %d tokens in a row, want 1 to %d", T, m.cfg.MaxPositions)
-	}
 	ids, types := make([]int64, 0, B*T), make([]int64, 0, B*T)
 	maskAdd := make([]float32, 0, B*T)
 	for r := range b.IDs {
@@ -280,11 +400,7 @@ func (m *Bert) logits(b Encoded, train bool) (*ts.Tensor, error) {
 				return nil, fmt.Errorf("bert: row %d: id %d or type %d outside the vocabulary", r, id, b.Types[r][i])
 			}
 			ids, types = append(ids, int64(id)), append(types, int64(b.Types[r][i]))
-			if b.Mask[r][i] != 0 {
-				maskAdd = append(maskAdd, 0)
-			} else {
-				maskAdd = append(maskAdd, -math.MaxFloat32) // Hugging Face's torch.finfo(float32).min
-			}
+			maskAdd = append(maskAdd, maskValue(b.Mask[r][i] != 0))
 		}
 	}
 	var s torchrt.Scope
@@ -301,6 +417,58 @@ func (m *Bert) logits(b Encoded, train bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m.forward(idT, typeT, mask, B, T, train)
+}
+
+// maskValue is what attention adds to a score: 0 at a real token, at
+// padding Hugging Face's torch.finfo(float32).min.
+func maskValue(real bool) float32 {
+	if real {
+		return 0
+	}
+	return -math.MaxFloat32
+}
+
+// batchLogits is the forward pass of a Batch of single texts (rows of
+// piece ids padded after each row's Lengths, token type 0 throughout);
+// the caller drops the result.
+func (m *Bert) batchLogits(b *Batch, train bool) (*ts.Tensor, error) {
+	if b.Second != nil {
+		return nil, errors.New("bert: sentence pairs are encoded as one sequence ([CLS] a [SEP] b [SEP]) with token types, which this path does not build yet")
+	}
+	size, err := b.Tokens.Size()
+	if err != nil {
+		return nil, err
+	}
+	B, T := size[0], size[1]
+	if T > int64(m.cfg.MaxPositions) {
+		return nil, fmt.Errorf("bert: %d pieces in a row, at most %d", T, m.cfg.MaxPositions)
+	}
+	maskAdd := make([]float32, 0, B*T)
+	for _, n := range b.Lengths {
+		for i := int64(0); i < T; i++ {
+			maskAdd = append(maskAdd, maskValue(i < n))
+		}
+	}
+	var s torchrt.Scope
+	defer s.Drop()
+	mask, err := s.Keep(toDevice(maskAdd, []int64{B, 1, 1, T}, m.device))
+	if err != nil {
+		return nil, err
+	}
+	types, err := s.Keep(ts.Zeros([]int64{B, T}, gotch.Int64, m.device))
+	if err != nil {
+		return nil, err
+	}
+	return m.forward(b.Tokens, types, mask, B, T, train)
+}
+
+// forward runs the model on ids and token types (B × T, int64) with the
+// additive attention mask (B × 1 × 1 × T); the caller drops the result.
+func (m *Bert) forward(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*ts.Tensor, error) {
+	var s torchrt.Scope
+	defer s.Drop()
+	var err error
 	p := m.p
 	drop := func(x *ts.Tensor) (*ts.Tensor, error) {
 		if train && m.dropout > 0 {

@@ -2,10 +2,13 @@ package models
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/internal/hftest"
+	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -179,7 +183,7 @@ func loadBert(t *testing.T, spec hftest.Bert, classes int) (*Bert, BertLoad, *hf
 	err = torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
 		var err error
-		m, rep, err = NewBert(cfg, st, classes, 0.1, gotch.CPU)
+		m, rep, err = NewBert(cfg, st, BertOptions{Classes: classes, Dropout: 0.1}, gotch.CPU)
 		return err
 	})
 	return m, rep, wp, written, err
@@ -303,11 +307,125 @@ func TestBertBadCheckpoint(t *testing.T) {
 	}
 	defer st.Close()
 	err = torchrt.Do(func() error {
-		_, _, err := NewBert(cfg, st, 2, 0.1, gotch.CPU)
+		_, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1}, gotch.CPU)
 		return err
 	})
 	want := "1 tensors missing (encoder.layer.0.attention.self.key.weight); 1 tensors of the wrong shape (bert.encoder.layer.0.output.dense.bias [4] (want [8]))"
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("got %v, want one line with %q", err, want)
+	}
+}
+
+// sentimentPieces is a separable task in the tiny vocabulary's pieces:
+// [CLS] (the|a) (film|movie) (was|is) [very] WORD [SEP], labelled 1 for
+// good and great, 0 for bad and awful.
+func sentimentPieces(t *testing.T, wp *hf.WordPiece, n int, seed int) Data {
+	t.Helper()
+	var d Data
+	words := []string{"good", "great", "bad", "awful"}
+	for i := 0; i < n; i++ {
+		k := (i*7 + seed) % 4
+		text := []string{"the", "a"}[(i+seed)%2] + " " + []string{"film", "movie"}[(i/2)%2] + " " + []string{"was", "is"}[(i/3)%2]
+		if i%5 == 0 {
+			text += " very"
+		}
+		ids, _, _ := wp.Encode(text+" "+words[k], nil, 32)
+		seq := make([]int64, len(ids))
+		for j, id := range ids {
+			seq[j] = int64(id)
+		}
+		d.Seqs = append(d.Seqs, seq)
+		d.Labels = append(d.Labels, int64(b2i(k < 2)))
+	}
+	return d
+}
+
+// TestBertFineTunes: a tiny BERT fine-tuned with Train learns a
+// separable task, and training stopped after an epoch and resumed from
+// its checkpoint (AdamW's moments, the schedule's position, the
+// generator's state) ends bit for bit as an uninterrupted run does.
+func TestBertFineTunes(t *testing.T) {
+	dir := t.TempDir()
+	spec := hftest.Bert{Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 3}
+	if _, err := spec.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := hf.ReadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, err := hf.ReadWordPiece(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, valid := sentimentPieces(t, wp, 96, 0), sentimentPieces(t, wp, 32, 1)
+	pad, _ := wp.ID("[PAD]")
+	const epochs, batch = 16, 16
+	run := func(ck string, stopAfter int) (TrainResult, metrics.Classification, error) {
+		var res TrainResult
+		var after metrics.Classification
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		err := torchrt.Do(func() error {
+			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			torchrt.ManualSeed(11)
+			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: 0.1, TotalSteps: epochs * train.Len() / batch, Clip: 1}, gotch.CPU)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			opt := TrainOptions{Epochs: epochs, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck}
+			opt.OnEpoch = func(e metrics.Epoch) {
+				if e.Epoch == stopAfter {
+					cancel()
+				}
+			}
+			if res, err = Train(ctx, m, train, valid, opt); err != nil {
+				return err
+			}
+			after, err = Evaluate(m, valid, opt)
+			return err
+		})
+		return res, after, err
+	}
+	whole, wholeAfter, err := run("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wholeAfter.Accuracy < 0.9 {
+		t.Errorf("validation accuracy %.3f after fine-tuning on a separable task (history %+v)", wholeAfter.Accuracy, whole.Epochs)
+	}
+	ck := filepath.Join(t.TempDir(), "ck")
+	if _, _, err := run(ck, 5); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: %v", err)
+	}
+	resumed, resumedAfter, err := run(ck, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range whole.Epochs {
+		w, r := whole.Epochs[i], resumed.Epochs[i]
+		if w.Loss != r.Loss || !reflect.DeepEqual(w.Valid, r.Valid) {
+			t.Errorf("epoch %d: loss %v uninterrupted, %v resumed", i+1, w.Loss, r.Loss)
+		}
+	}
+	if !reflect.DeepEqual(wholeAfter, resumedAfter) {
+		t.Errorf("after training: %+v uninterrupted, %+v resumed", wholeAfter, resumedAfter)
+	}
+}
+
+func TestBertSchedule(t *testing.T) {
+	o := BertOptions{LR: 1, Warmup: 0.2, TotalSteps: 10}
+	var got []float64
+	for s := 0; s < 10; s++ {
+		got = append(got, math.Round(o.lr(s)*1000)/1000)
+	}
+	want := []float64{0, 0.5, 1, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("schedule %v, want %v", got, want)
 	}
 }
