@@ -30,6 +30,9 @@ type Inputs struct {
 	// MechEmbedding is the mechanisms' vectors' checksum when they are
 	// not the embedding's (config key mechanism_embedding).
 	MechEmbedding string `json:"mechanism_embedding,omitempty"`
+	// Checkpoint is a pieces model's checkpoint's checksum (its
+	// config.json, vocab.txt and model.safetensors).
+	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
 // cellKey is everything a cell's numbers depend on, and nothing else: the

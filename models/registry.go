@@ -2,9 +2,11 @@ package models
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/sugarme/gotch"
 
+	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -24,6 +26,11 @@ type Env struct {
 	Pretrained []float32
 	Pair       bool // sentence pairs
 	Device     gotch.Device
+	// Checkpoint is the folder of a pieces model's pretrained checkpoint
+	// (spec's Pieces), and Steps the optimisation steps its training
+	// will take (its learning-rate schedule's length).
+	Checkpoint string
+	Steps      int
 }
 
 var builders = map[string]func(v spec.Values, env Env) (Model, error){
@@ -31,6 +38,20 @@ var builders = map[string]func(v spec.Values, env Env) (Model, error){
 		return NewBiLSTM(BiLSTMConfig{Vocab: env.Vocab, EmbedDim: env.EmbedDim, Classes: env.Classes, Pretrained: env.Pretrained, Pair: env.Pair,
 			Hidden: int64(v.Int("hidden")), Layers: int64(v.Int("layers")), Pooling: v.String("pooling"), HeadHidden: int64(v.Int("head_hidden")),
 			Dropout: v.Float("dropout"), LR: v.Float("lr"), ClipNorm: v.Float("clip"), Freeze: !v.Bool("fine_tune")}, env.Device)
+	},
+	"transformer": func(v spec.Values, env Env) (Model, error) {
+		cfg, err := hf.ReadConfig(env.Checkpoint)
+		if err != nil {
+			return nil, err
+		}
+		st, err := hf.OpenSafetensors(filepath.Join(env.Checkpoint, "model.safetensors"))
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		m, _, err := NewBert(cfg, st, BertOptions{Classes: int(env.Classes), Dropout: v.Float("dropout"), LR: v.Float("lr"),
+			Warmup: v.Float("warmup"), TotalSteps: env.Steps, Clip: v.Float("clip")}, env.Device)
+		return m, err
 	},
 	"baseline": func(v spec.Values, env Env) (Model, error) {
 		return NewBaseline(BaselineConfig{Vocab: env.Vocab, EmbedDim: env.EmbedDim, Classes: env.Classes, Pretrained: env.Pretrained, Pair: env.Pair,

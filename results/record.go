@@ -65,6 +65,10 @@ type Coverage struct {
 	Tokens  int64 `json:"tokens"`
 	Vectors int64 `json:"with_vector"`
 	Unknown int64 `json:"unknown"`
+	// Truncated counts the pieces a pieces model's maximum length cut
+	// (train.max_len); for such a model Tokens count the pieces it read
+	// and Unknown those that are [UNK].
+	Truncated int64 `json:"truncated,omitempty"`
 }
 
 // Provenance is what a record's numbers depend on and how they were made.

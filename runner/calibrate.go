@@ -10,6 +10,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/results"
 )
 
 // Calibration bounds: a dry run that finds no rate recorded on this host
@@ -156,10 +157,13 @@ func (s *Session) calibrateTrain(ctx context.Context, cell experiments.Cell, key
 		return out
 	}
 	splits := map[string]Split{"train": pick(orig, want), "valid": pick(valid, min(len(valid.Docs), 8))}
-	vocab := modelVocab(splits, s.in.emb)
-	t := &trained{Vocab: vocab.Words}
-	train, _ := modelData(splits["train"], vocab, nil, s.in.emb)
-	val, _ := modelData(splits["valid"], vocab, nil, s.in.emb)
+	t := &trained{Coverage: map[string]results.Coverage{}}
+	data, err := s.trainingData(splits, t)
+	if err != nil {
+		return calibration{}, err
+	}
+	train, val := data["train"], data["valid"]
+	t.Steps = max(t.Steps, 1)
 	model, err := s.openModel(cell, t, "")
 	if err != nil {
 		return calibration{}, err

@@ -58,6 +58,8 @@ type inputs struct {
 	// lexicon's polarity), for analyses.
 	labels map[string]int
 	sums   experiments.Inputs
+	// pieces is a pieces model's checkpoint (nil for word-id models).
+	pieces *pieceInput
 	// words is the analysis cells' view of the data (the words of
 	// dataset.train) when the run also has utility cells, which read the
 	// task's splits (nil otherwise: both read this one).
@@ -137,6 +139,14 @@ func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progre
 	}
 	if err := checkWords(c, in.mech); err != nil {
 		return nil, err
+	}
+	if usesPieces(c) && in.splits != nil {
+		if in.dataset != nil && in.dataset.Pair {
+			return nil, c.ErrAt(fmt.Sprintf("model kind %s: %s is a sentence-pair task, which needs token types in the batch: not run yet", c.Model.Kind, c.Dataset.Name), "model", "kind")
+		}
+		if in.pieces, in.sums.Checkpoint, err = loadCheckpoint(c); err != nil {
+			return nil, err
+		}
 	}
 	if w := in.words; w != nil {
 		w.emb, w.mech, w.sums.Embedding, w.sums.MechEmbedding = in.emb, in.mech, in.sums.Embedding, in.sums.MechEmbedding

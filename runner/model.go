@@ -37,9 +37,13 @@ const (
 
 // trained is what a cached model's cells record of its training.
 type trained struct {
-	Key            string                 `json:"key"`
-	Weights        string                 `json:"weights_sha256"` // of the weights file: used only when they match (checkWeights)
-	Vocab          []string               `json:"vocab"`          // token id i is Vocab[i]
+	Key     string   `json:"key"`
+	Weights string   `json:"weights_sha256"` // of the weights file: used only when they match (checkWeights)
+	Vocab   []string `json:"vocab"`          // token id i is Vocab[i]
+	// Input "pieces": the model reads its checkpoint's tokenizer's
+	// pieces (Vocab is empty), over Steps optimisation steps.
+	Input          string                 `json:"input,omitempty"`
+	Steps          int                    `json:"steps,omitempty"`
 	BestEpoch      int                    `json:"best_epoch"`
 	Valid          metrics.Classification `json:"valid"`
 	Epochs         []metrics.Epoch        `json:"epochs"`
@@ -88,7 +92,7 @@ func readTrained(dir, key string) (*trained, error) {
 	if err := json.Unmarshal(b, &t); err != nil {
 		return nil, fmt.Errorf("%s: %w", modelMetaFile, err)
 	}
-	if t.Key != key || len(t.Vocab) == 0 {
+	if t.Key != key || (len(t.Vocab) == 0) != (t.Input == "pieces") {
 		return nil, fmt.Errorf("%s: not the model %s", modelMetaFile, short(key))
 	}
 	return &t, nil
@@ -114,13 +118,18 @@ func checkWeights(dir string, t *trained) error {
 // parameters saved at path (nil path: fresh parameters, seeded by the
 // cell).
 func (s *Session) openModel(cell experiments.Cell, t *trained, path string) (models.Model, error) {
-	pre, _, err := models.EmbeddingMatrix(t.Vocab, s.in.emb, s.in.emb.Dim, padID, cell.Seed)
-	if err != nil {
-		return nil, err
+	env := models.Env{Classes: int64(len(s.in.dataset.Labels)), Pair: s.in.dataset.Pair, Device: s.dev}
+	if s.in.pieces != nil {
+		env.Checkpoint, env.Steps = s.in.pieces.dir, t.Steps
+	} else {
+		pre, _, err := models.EmbeddingMatrix(t.Vocab, s.in.emb, s.in.emb.Dim, padID, cell.Seed)
+		if err != nil {
+			return nil, err
+		}
+		env.Vocab, env.EmbedDim, env.Pretrained = int64(len(t.Vocab)), int64(s.in.emb.Dim), pre
 	}
-	env := models.Env{Vocab: int64(len(t.Vocab)), EmbedDim: int64(s.in.emb.Dim), Classes: int64(len(s.in.dataset.Labels)), Pretrained: pre,
-		Pair: s.in.dataset.Pair, Device: s.dev}
 	var m models.Model
+	var err error
 	err = torchrt.Do(func() error {
 		torchrt.ManualSeed(int64(cell.Seed))
 		if m, err = models.New(s.c.Model.Kind, s.c.Model.Params, env); err != nil {
@@ -140,8 +149,43 @@ func (s *Session) openModel(cell experiments.Cell, t *trained, path string) (mod
 
 // trainOptions are the config's training settings for a cell.
 func (s *Session) trainOptions(cell experiments.Cell) models.TrainOptions {
-	return models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
+	opt := models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
 		Classes: len(s.in.dataset.Labels), Pad: padID, Seed: cell.Seed, Device: s.dev}
+	if s.in.pieces != nil {
+		// Pieces are cut to max_len when tokenized ([SEP] kept): a cut of
+		// the batch would drop it.
+		opt.MaxLen, opt.Pad = 0, s.in.pieces.pad()
+	}
+	return opt
+}
+
+// trainingData maps the training and validation splits to the model's
+// input: pieces of its checkpoint, or word ids over a vocabulary of the
+// task (modelVocab), which t then records.
+func (s *Session) trainingData(splits map[string]Split, t *trained) (map[string]models.Data, error) {
+	data := map[string]models.Data{}
+	var vocab *datasets.Vocab
+	if s.in.pieces == nil {
+		vocab = modelVocab(splits, s.in.emb)
+		t.Vocab = vocab.Words
+	} else {
+		t.Input = "pieces"
+	}
+	for _, name := range []string{"train", "valid"} {
+		if s.in.pieces == nil {
+			data[name], t.Coverage[name] = modelData(splits[name], vocab, nil, s.in.emb)
+			continue
+		}
+		var err error
+		if data[name], t.Coverage[name], err = s.in.pieces.pieceData(splits[name], s.c.Train.MaxLen); err != nil {
+			return nil, err
+		}
+	}
+	if s.in.pieces != nil {
+		perEpoch := (data["train"].Len() + s.c.Train.Batch - 1) / max(1, s.c.Train.Batch)
+		t.Steps = perEpoch * s.c.Train.Epochs
+	}
+	return data, nil
 }
 
 // trainModel trains the model named key on the cell's training split
@@ -153,11 +197,10 @@ func (s *Session) trainOptions(cell experiments.Cell) models.TrainOptions {
 // epoch with the same result as an uninterrupted run. The checkpoint is
 // removed once the model is cached, or when training fails.
 func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
-	vocab := modelVocab(splits, s.in.emb)
-	t = &trained{Key: key, Vocab: vocab.Words, Coverage: map[string]results.Coverage{}}
-	data := map[string]models.Data{}
-	for _, name := range []string{"train", "valid"} {
-		data[name], t.Coverage[name] = modelData(splits[name], vocab, nil, s.in.emb)
+	t = &trained{Key: key, Coverage: map[string]results.Coverage{}}
+	data, err := s.trainingData(splits, t)
+	if err != nil {
+		return nil, nil, err
 	}
 	tmp, err := xio.MkdirTemp(filepath.Join(s.c.Cache, modelsDir), key)
 	if err != nil {
@@ -242,6 +285,19 @@ func short(key string) string { return key[:min(12, len(key))] }
 // vector but are not in the model's vocabulary reach the model through
 // their vectors (appended to its embedding, see models.Classifier.Extend).
 func (s *Session) evaluate(cell experiments.Cell, m models.Model, t *trained, test Split) (metrics.Classification, results.Coverage, error) {
+	if s.in.pieces != nil {
+		data, cov, err := s.in.pieces.pieceData(test, s.c.Train.MaxLen)
+		if err != nil {
+			return metrics.Classification{}, cov, err
+		}
+		var met metrics.Classification
+		err = torchrt.Do(func() error {
+			var err error
+			met, err = models.Evaluate(m, data, s.trainOptions(cell))
+			return err
+		})
+		return met, cov, err
+	}
 	vocab, err := datasets.NewVocab(t.Vocab)
 	if err != nil {
 		return metrics.Classification{}, results.Coverage{}, fmt.Errorf("model %s: %w", short(t.Key), err)

@@ -100,7 +100,12 @@ type Descriptor struct {
 	// Epsilon: the kind takes ε (a finite value > 0); Dataset: it reads a
 	// dataset. Analyses of an embedding's geometry need neither.
 	Epsilon, Dataset bool
-	Params           []Param
+	// Pieces, for a model, says that it reads its own tokenizer's pieces
+	// of each (privatized) text, from the checkpoint its parameter
+	// checkpoint names, instead of word ids over the task's vocabulary
+	// and the embedding's vectors.
+	Pieces bool
+	Params []Param
 	// Exclusive lists groups of parameters of which at most one may be
 	// given (variants of one mechanism).
 	Exclusive [][]string
@@ -313,7 +318,7 @@ func (p Param) Normalize(v any) (any, error) {
 		return x, nil
 	case String:
 		x, ok := v.(string)
-		if !ok || !slices.Contains(p.Enum, x) {
+		if !ok || (len(p.Enum) > 0 && !slices.Contains(p.Enum, x)) || (len(p.Enum) == 0 && (x == "" || len(x) > 4096)) {
 			return nil, fmt.Errorf("%s", p.Want())
 		}
 		return x, nil
@@ -358,6 +363,9 @@ func (p Param) Want() string {
 	case Bool:
 		return "true or false"
 	case String:
+		if len(p.Enum) == 0 {
+			return "a word or path, not empty"
+		}
 		return "one of " + strings.Join(p.Enum, ", ")
 	case Strings:
 		s := "a list of words"

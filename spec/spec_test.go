@@ -119,7 +119,7 @@ func TestDescriptorsConsistent(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(Names(Model), []string{"baseline", "bilstm"}) {
+	if !slices.Equal(Names(Model), []string{"baseline", "bilstm", "transformer"}) {
 		t.Errorf("models %v", Names(Model))
 	}
 }

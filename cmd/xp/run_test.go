@@ -308,7 +308,7 @@ func TestRunConfigErrors(t *testing.T) {
 		set, want string
 	}{
 		{"mechanisms.0.epsilon=[0]", "xp.yaml: --set mechanisms.0.epsilon=[0]: laplace: ε = 0, want a finite value > 0"},
-		{"model.kind=transformer", `xp.yaml: --set model.kind=transformer: unknown model "transformer" (known: baseline, bilstm)`},
+		{"model.kind=gpt", `xp.yaml: --set model.kind=gpt: unknown model "gpt" (known: baseline, bilstm, transformer)`},
 		{"train.epochs=many", "xp.yaml: --set train.epochs=many: train.epochs: many is not an integer"},
 	} {
 		err := run(context.Background(), []string{"run", "--set", c.set, cfg}, &bytes.Buffer{})

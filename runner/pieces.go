@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/hf"
+	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/models"
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/spec"
+)
+
+// The classifier seam: a model kind whose descriptor says Pieces reads
+// its own tokenizer's pieces of each text, from a pretrained checkpoint;
+// every other kind reads word ids over the task's vocabulary and the
+// embedding's vectors (modelVocab, modelData). Privatization is the same
+// for both: it rewrites xp's words. A pieces model then reads the
+// privatized words joined by spaces, tokenized as its checkpoint's
+// tokenizer does; a word the tokenizer cannot decompose becomes [UNK].
+
+// pieceInput is a pieces model's checkpoint and tokenizer.
+type pieceInput struct {
+	dir string
+	cfg hf.Config
+	wp  *hf.WordPiece
+}
+
+// usesPieces says whether the config's model reads pieces.
+func usesPieces(c *experiments.Config) bool {
+	d, err := spec.Lookup(spec.Model, c.Model.Kind)
+	return err == nil && d.Pieces
+}
+
+// loadCheckpoint reads the config's checkpoint's config.json and
+// tokenizer and checksums the files the model reads.
+func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
+	name, _ := c.Model.Params["checkpoint"].(string)
+	dir := c.Path(name)
+	cfg, err := hf.ReadConfig(dir)
+	if err != nil {
+		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
+	}
+	if cfg.ModelType != "bert" {
+		return nil, "", c.ErrAt(fmt.Sprintf("%s: a %s checkpoint: xp fine-tunes BERT checkpoints (DistilBERT and RoBERTa are read but not yet run)", dir, cfg.ModelType), "model", "checkpoint")
+	}
+	wp, err := hf.ReadWordPiece(dir, cfg)
+	if err != nil {
+		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
+	}
+	h := sha256.New()
+	for _, f := range []string{"config.json", "vocab.txt", "model.safetensors"} {
+		sum, err := xio.SHA256File(filepath.Join(dir, f))
+		if err != nil {
+			return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
+		}
+		io.WriteString(h, f+" "+sum+"\n")
+	}
+	return &pieceInput{dir: dir, cfg: cfg, wp: wp}, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// pieceData tokenizes a split for a pieces model: each text's words
+// joined by spaces, [CLS] pieces [SEP], cut to maxLen pieces (0: the
+// checkpoint's maximum positions). Coverage counts the pieces, those that
+// are [UNK], and those the cut dropped.
+func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Coverage, error) {
+	if sp.Docs2 != nil {
+		return models.Data{}, results.Coverage{}, fmt.Errorf("transformer: sentence-pair tasks are not run yet (they need token types in the batch)")
+	}
+	if maxLen <= 0 || maxLen > p.cfg.MaxPositions {
+		maxLen = p.cfg.MaxPositions
+	}
+	unk, _ := p.wp.ID(p.wp.Unk)
+	d := models.Data{Labels: sp.Labels}
+	var cov results.Coverage
+	for _, doc := range sp.Docs {
+		ids, _, dropped := p.wp.Encode(strings.Join(doc, " "), nil, maxLen)
+		seq := make([]int64, len(ids))
+		for i, id := range ids {
+			seq[i] = int64(id)
+			if id == unk {
+				cov.Unknown++
+			}
+		}
+		cov.Tokens += int64(len(ids) - 2)
+		cov.Vectors = cov.Tokens - cov.Unknown
+		cov.Truncated += int64(dropped)
+		d.Seqs = append(d.Seqs, seq)
+	}
+	return d, cov, nil
+}
+
+// pad is the checkpoint's padding piece.
+func (p *pieceInput) pad() int64 {
+	id, _ := p.wp.ID("[PAD]")
+	return int64(id)
+}

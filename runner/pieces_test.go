@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/internal/hftest"
+	"github.com/xp-nlp/xp/results"
+)
+
+// TestTransformerRuns: a config whose model is a transformer checkpoint
+// (a tiny BERT written here, its vocabulary the fixture's word pieces)
+// runs end to end — privatized words tokenized by the checkpoint's
+// tokenizer, fine-tuned, evaluated — records the checkpoint's checksum
+// in its inputs (so another checkpoint is another model), learns the
+// task well above chance, and a second run takes every cell from the records.
+func TestTransformerRuns(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Train: 150, Test: 40, Epochs: 1, Epsilon: []float64{3}, Seeds: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "tiny-bert")
+	vocab := append([]string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad"}, strings.Fields("##0 ##1 ##2 ##3 ##4 ##5 ##6 ##7 ##8 ##9")...)
+	if err := os.Mkdir(ck, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (hftest.Bert{Vocab: vocab, Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 2}).Write(ck); err != nil {
+		t.Fatal(err)
+	}
+	path, out, err := fixture.Config(dir, "tf", fmt.Sprintf(`mechanisms:
+  - name: laplace
+    epsilon: [3]
+apply: [none, test]
+model:
+  kind: transformer
+  checkpoint: %s
+  lr: 0.01
+  warmup: 0.1
+train:
+  epochs: 10
+  batch: 16
+  max_len: 32
+seeds: [1]
+`, ck))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := experiments.Load(path, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Ran != 2 || sum.Failed != 0 {
+		t.Fatalf("ran %d, failed %d", sum.Ran, sum.Failed)
+	}
+	store, err := results.OpenStore(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := store.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Provenance.Inputs.Checkpoint == "" {
+			t.Errorf("%s: no checkpoint checksum in its inputs", r.Cell)
+		}
+		// 80 test texts: 0.7 is 3.6 standard deviations above chance.
+		if r.Cell.Mode == "none" && r.Test.Accuracy < 0.7 {
+			t.Errorf("baseline accuracy %.3f, chance 0.5 (training %+v)", r.Test.Accuracy, r.Epochs)
+		}
+	}
+	again, err := Run(context.Background(), c, Options{})
+	if err != nil || again.Ran != 0 {
+		t.Errorf("second run: ran %d (%v), want every cell from the records", again.Ran, err)
+	}
+}
