@@ -108,6 +108,7 @@ commands:
   data     list, get (download or mirror) and show datasets and embeddings
   privatize  write the tokens one cell of a config trains or is tested on (TSV):
            xp privatize [--set k=v]... [--setting S] [--eps E] [--seed N] [--split train|valid|test] CONFIG.yaml
+  model    check a Hugging Face checkpoint as xp reads it: xp model check [--json] CHECKPOINT [TEXT...]
   run      run an experiment: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml
   slurm    write (--submit: submit) a sweep as Slurm jobs: xp slurm [--set k=v]... [--partition P] [--gres gpu:1]
            [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--tasks N] [--submit] CONFIG.yaml
@@ -138,6 +139,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return data(ctx, args[1:], out)
 	case "privatize":
 		return privatize(ctx, args[1:], out)
+	case "model":
+		return modelCmd(args[1:], out)
 	case "run":
 		return runCmd(ctx, args[1:], out)
 	case "slurm":
