@@ -29,7 +29,7 @@ export OMP_WAIT_POLICY
 XP_ARTIFACTS ?= $(CURDIR)/build/artifacts
 export XP_ARTIFACTS
 
-.PHONY: all setup setup-build torch build test fuzz quickstart doctor clean bench-pytorch paper paper-tables paper-quick docs
+.PHONY: all setup setup-build torch build test fuzz quickstart doctor clean bench-pytorch bench-bert paper paper-tables paper-quick docs
 
 all: build
 
@@ -87,6 +87,12 @@ quickstart: build
 bench-pytorch: torch
 	@./scripts/setup.sh pytorch
 	$(GO) test ./models -run '^$$' -bench TrainVsPyTorch -benchtime 1x -timeout 60m -v
+
+# xp's BERT fine-tuning step against PyTorch's on the same shapes
+# (bench/pytorch_bert.py): a few minutes on 2 cores.
+bench-bert: torch
+	@./scripts/setup.sh pytorch
+	$(GO) test ./models -run '^$$' -bench BertStepVsPyTorch -benchtime 1x -timeout 60m -v
 
 doctor: build
 	$(BIN) doctor

@@ -34,6 +34,10 @@ type Bert struct {
 	// PositionIDs adds the position_ids buffer some checkpoints carry.
 	PositionIDs bool
 	Seed        uint64
+	// VocabSize, where Vocab is nil, makes a vocabulary of that many
+	// pieces (the special ones, then w5, w6, …): bert-base's shape for
+	// benchmarks.
+	VocabSize int
 }
 
 // DefaultVocab is a small WordPiece vocabulary.
@@ -42,6 +46,12 @@ var DefaultVocab = strings.Fields("[PAD] [UNK] [CLS] [SEP] [MASK] the a film mov
 // Write writes the checkpoint into dir and returns the tensors it wrote
 // (by name as written).
 func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
+	if b.Vocab == nil && b.VocabSize > 0 {
+		b.Vocab = append([]string(nil), DefaultVocab[:5]...)
+		for i := len(b.Vocab); i < b.VocabSize; i++ {
+			b.Vocab = append(b.Vocab, fmt.Sprintf("w%d", i))
+		}
+	}
 	if b.Vocab == nil {
 		b.Vocab = DefaultVocab
 	}
