@@ -6,6 +6,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
+	"github.com/xp-nlp/xp/internal/hftest"
 	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
@@ -17,10 +18,20 @@ func TestRegistry(t *testing.T) {
 	if len(builders) != len(names) {
 		t.Errorf("%d builders for %d descriptors", len(builders), len(names))
 	}
-	env := Env{Vocab: 10, EmbedDim: 4, Classes: 2, Pretrained: make([]float32, 40), Device: gotch.CPU}
+	ck := t.TempDir()
+	if _, err := (hftest.Bert{Hidden: 8, Layers: 1, Heads: 2, Intermediate: 16, MaxPositions: 16, Seed: 1}).Write(ck); err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Vocab: 10, EmbedDim: 4, Classes: 2, Pretrained: make([]float32, 40), Device: gotch.CPU, Checkpoint: ck, Steps: 10}
+	params := func(kind string) map[string]any {
+		if d, err := spec.Lookup(spec.Model, kind); err == nil && d.Pieces {
+			return map[string]any{"checkpoint": ck, "clip": 0}
+		}
+		return map[string]any{"head_hidden": 3, "clip": 0}
+	}
 	err := torchrt.Do(func() error {
 		for _, n := range names {
-			m, err := New(n, map[string]any{"head_hidden": 3, "clip": 0}, env)
+			m, err := New(n, params(n), env)
 			if err != nil {
 				t.Errorf("%s: %v", n, err)
 				continue
@@ -39,7 +50,9 @@ func TestRegistry(t *testing.T) {
 	}{
 		{"bilstm", map[string]any{"dropout": 1.0}, "bilstm: parameter dropout = 1, want a number in [0, 1)"},
 		{"baseline", map[string]any{"hidden": 8}, `baseline: unknown parameter "hidden"`},
-		{"transformer", nil, `unknown model "transformer" (known: baseline, bilstm)`},
+		{"transformer", nil, "transformer: parameter checkpoint is required"},
+		{"transformer", map[string]any{"checkpoint": ck, "lr": 0.0}, "transformer: parameter lr = 0, want a number in (0, ∞)"},
+		{"gpt", nil, `unknown model "gpt" (known: baseline, bilstm, transformer)`},
 	} {
 		if _, err := New(c.kind, c.params, env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: %v", c.kind, c.params, err)

@@ -182,6 +182,13 @@ func TestDocumentedCommands(t *testing.T) {
 				}
 				cmd = c.args[:2]
 			}
+			if c.args[0] == "model" {
+				if len(c.args) < 2 || c.args[1] != "check" {
+					t.Errorf("%s: xp %s: want model check", c.where, strings.Join(c.args, " "))
+					continue
+				}
+				cmd = c.args[:2]
+			}
 			if c.args[0] == "paper" {
 				if len(c.args) < 2 || !slices.Contains([]string{"run", "plan", "tables"}, c.args[1]) {
 					t.Errorf("%s: xp %s: want paper run, plan or tables", c.where, strings.Join(c.args, " "))

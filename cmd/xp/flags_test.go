@@ -21,7 +21,7 @@ import (
 // lists) and data subcommand print the command's usage to stdout and
 // exit 0 (xp run -h exited 1 with "flag: help requested").
 func TestHelpExitsZero(t *testing.T) {
-	cmds := [][]string{{"run"}, {"privatize"}, {"slurm"}, {"status"}, {"results"}, {"plot"}, {"report"}, {"paper"}, {"paper", "run"}, {"paper", "tables"}, {"doctor"}, {"smoke"}, {"version"},
+	cmds := [][]string{{"run"}, {"privatize"}, {"slurm"}, {"status"}, {"results"}, {"plot"}, {"report"}, {"paper"}, {"paper", "run"}, {"paper", "tables"}, {"model"}, {"model", "check"}, {"doctor"}, {"smoke"}, {"version"},
 		{"data"}, {"data", "list"}, {"data", "get"}, {"data", "show"}}
 	listed := regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage, -1)
 	for _, m := range listed {
