@@ -231,13 +231,11 @@ func Parse(path string, data []byte, opt Options) (*Config, error) {
 	if len(data) > yamldoc.MaxBytes {
 		return nil, srcerr.At(path, 0, "%d bytes: a config is at most %d", len(data), yamldoc.MaxBytes)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlErr(path, err)
-	}
-	if err := yamldoc.Bounded(path, &doc); err != nil {
+	pdoc, err := yamldoc.Parse(path, data)
+	if err != nil {
 		return nil, err
 	}
+	doc := *pdoc
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, srcerr.At(path, 1, "empty config")
 	}

@@ -127,7 +127,7 @@ func (c *Config) scalar(n *yaml.Node, k reflect.Kind, key string) error {
 	switch k {
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		if n.Tag != "!!int" {
-			return c.errNode(n, "%s: %s is not an integer", key, n.Value)
+			return c.errNode(n, "%s: %s is not an integer%s", key, n.Value, unquote(n, "!!int"))
 		}
 	case reflect.Uint, reflect.Uint64, reflect.Uint32:
 		if n.Tag != "!!int" || strings.HasPrefix(strings.TrimSpace(n.Value), "-") {
@@ -135,7 +135,7 @@ func (c *Config) scalar(n *yaml.Node, k reflect.Kind, key string) error {
 		}
 	case reflect.Float64, reflect.Float32:
 		if n.Tag != "!!int" && n.Tag != "!!float" {
-			return c.errNode(n, "%s: %q is not a number", key, n.Value)
+			return c.errNode(n, "%s: %q is not a number%s", key, n.Value, unquote(n, "!!int", "!!float"))
 		}
 		return c.finite(n, key)
 	case reflect.Bool:
@@ -257,6 +257,19 @@ func (c *Config) errAt(msg string, path ...any) error {
 // "embedding", "path"), placed like validation errors: for checks that
 // need the data (missing files), made by the runner.
 func (c *Config) ErrAt(msg string, path ...any) error { return c.errAt(msg, path...) }
+
+// unquote says "remove the quotes" for a quoted scalar that unquoted would
+// have one of the tags wanted ("10" where 10 is meant).
+func unquote(n *yaml.Node, tags ...string) string {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+		return ""
+	}
+	var plain yaml.Node
+	if yaml.Unmarshal([]byte(n.Value), &plain) != nil || len(plain.Content) != 1 || !slices.Contains(tags, plain.Content[0].Tag) {
+		return ""
+	}
+	return ": remove the quotes (quoted, it is text)"
+}
 
 // yamlErr turns yaml.v3's "line N: msg" errors into file:line errors.
 func yamlErr(path string, err error) error {

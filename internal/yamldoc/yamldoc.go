@@ -9,7 +9,10 @@
 package yamldoc
 
 import (
+	"bytes"
 	"errors"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -32,12 +35,32 @@ func Parse(path string, data []byte) (*yaml.Node, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, srcerr.Wrap(path, 0, err)
+		return nil, syntaxErr(path, data, err)
 	}
 	if err := Bounded(path, &doc); err != nil {
 		return nil, err
 	}
 	return &doc, nil
+}
+
+// syntaxErr places yaml.v3's "yaml: line N: msg" at path:N, and says so
+// where that line holds a tab (yaml.v3 says only that a character "cannot
+// start any token").
+func syntaxErr(path string, data []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return srcerr.Wrap(path, 0, err)
+	}
+	n, m, ok := strings.Cut(rest, ": ")
+	line, aerr := strconv.Atoi(n)
+	if !ok || aerr != nil {
+		return srcerr.Wrap(path, 0, err)
+	}
+	if lines := bytes.Split(data, []byte("\n")); line >= 1 && line <= len(lines) && bytes.ContainsRune(lines[line-1], '\t') {
+		m += ": the line holds a tab; YAML indents with spaces only"
+	}
+	return srcerr.At(path, line, "%s", m)
 }
 
 // Bounded refuses a tree with more than MaxNodes nodes once its aliases
