@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/xp-nlp/xp/internal/near"
 )
 
 // EnvRoot is the environment variable that names the data root.
@@ -110,7 +112,7 @@ func SpecOf(name string) (Spec, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Spec{}, fmt.Errorf("unknown dataset %q (known: %s)", name, strings.Join(names, ", "))
+	return Spec{}, fmt.Errorf("unknown dataset %q%s (known: %s)", name, near.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // Locate returns where the named corpus is under root (or opt.Path).

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xp-nlp/xp/internal/near"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -14,14 +15,8 @@ import (
 // key belongs to elsewhere in the config ("lr is a key of model:
 // model.lr"). "" when nothing is close.
 func suggest(k string, path []string, known []string) string {
-	var near []string
-	for _, name := range known {
-		if d := editDistance(k, name); d <= 2 && d < len(k) {
-			near = append(near, name)
-		}
-	}
-	if len(near) > 0 {
-		return fmt.Sprintf("; did you mean %s?", strings.Join(quoted(near), " or "))
+	if s := near.DidYouMean(k, known); s != "" {
+		return s
 	}
 	here := strings.Join(path, ".")
 	var at []string
@@ -91,26 +86,4 @@ func keyPaths() map[string][]string {
 		slices.Sort(ps)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

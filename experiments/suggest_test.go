@@ -27,17 +27,6 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{{"epoch", "epochs", 1}, {"sedes", "seeds", 2}, {"", "ab", 2}, {"ε", "e", 1}, {"same", "same", 0}} {
-		if got := editDistance(c.a, c.b); got != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
-
 // TestPathBeside: a path written ./ or ../ is relative to the config
 // file's folder, any other relative path to the data root, an absolute
 // one as it is; a resolved config in a run folder resolves ./ against the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/xp-nlp/xp/internal/near"
 )
 
 // unit is [0, 1].
@@ -295,7 +297,7 @@ func Lookup(k Kind, name string) (*Descriptor, error) {
 			return &t[i], nil
 		}
 	}
-	return nil, fmt.Errorf("unknown %s %q (known: %s)", k, name, strings.Join(Names(k), ", "))
+	return nil, fmt.Errorf("unknown %s %q%s (known: %s)", k, name, near.DidYouMean(name, Names(k)), strings.Join(Names(k), ", "))
 }
 
 // Drawing is the descriptor of the analysis or stage named a, which
