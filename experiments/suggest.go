@@ -87,3 +87,17 @@ func keyPaths() map[string][]string {
 	}
 	return out
 }
+
+// TopKeys are the keys a config's top level may hold, in the schema's
+// order (origin, which xp writes into a run folder's copy, left out).
+func TopKeys() []string {
+	var out []string
+	t := reflect.TypeOf(Config{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" && name != "origin" {
+			out = append(out, name)
+		}
+	}
+	return out
+}

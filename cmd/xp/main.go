@@ -26,9 +26,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/internal/near"
 	"github.com/xp-nlp/xp/internal/show"
 	"github.com/xp-nlp/xp/internal/vcs"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -122,7 +125,7 @@ commands:
            xp paper plan [NAME...]           what would settle each unsettled claim: seeds at the measured spread, and their cost
            xp paper tables                   regenerates docs/reproduction.md and .html from the records alone
   version  xp's version and commit, Go, libtorch, and the devices it sees
-  help     this text; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges
+  help     this text; xp help config: a config's keys; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges
 `
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -170,10 +173,15 @@ func help(args []string, out io.Writer) error {
 		_, err := fmt.Fprint(out, usage)
 		return err
 	}
+	if args[0] == "config" {
+		_, err := fmt.Fprintf(out, "a config's top-level keys: %s\n\nEach, its defaults and rules: docs/config.md. The parameters of each kind: xp help mechanisms, models, analyses, stages, measures.\n",
+			strings.Join(experiments.TopKeys(), ", "))
+		return err
+	}
 	kinds := map[string]spec.Kind{"mechanisms": spec.Mechanism, "models": spec.Model, "analyses": spec.Analysis, "stages": spec.Stage, "measures": spec.Measure}
 	k, ok := kinds[args[0]]
 	if !ok {
-		return fmt.Errorf("help %q: want mechanisms, models, analyses, stages or measures", args[0])
+		return fmt.Errorf("help %q: want config, mechanisms, models, analyses, stages or measures%s", args[0], near.DidYouMean(args[0], []string{"config", "mechanisms", "models", "analyses", "stages", "measures"}))
 	}
 	_, err := fmt.Fprint(out, spec.Help(k))
 	return err

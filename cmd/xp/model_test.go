@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/hftest"
 )
 
@@ -50,5 +52,29 @@ func TestModelCheck(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"model", "check", t.TempDir()}, &out); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("a folder without a checkpoint: %v", err)
+	}
+}
+
+// TestHelpConfig: xp help config lists every top-level key of a config,
+// each of which docs/config.md documents, and points there.
+func TestHelpConfig(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"help", "config"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range experiments.TopKeys() {
+		if !strings.Contains(out.String(), k) {
+			t.Errorf("xp help config does not list %s", k)
+		}
+		if !strings.Contains(string(doc), "`"+k) {
+			t.Errorf("docs/config.md does not document the key %s", k)
+		}
+	}
+	if !strings.Contains(out.String(), "docs/config.md") {
+		t.Error("xp help config does not point at docs/config.md")
 	}
 }
