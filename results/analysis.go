@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/spec"
@@ -369,8 +370,42 @@ func (r StatRow) StatText(name string) string {
 	return cell
 }
 
+// ColumnName is a statistic's display name as a CSV column: lower case,
+// "%" as "pct", ε as "epsilon", every other run of non-alphanumerics one
+// underscore ("N_w %" → "n_w_pct", "E_M held-out" → "e_m_held_out").
+func ColumnName(display string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(display) {
+		word := ""
+		switch {
+		case r == '%':
+			word = "pct"
+		case r == 'ε':
+			word = "epsilon"
+		case r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			word = string(r)
+		}
+		if word == "" {
+			sep = b.Len() > 0
+			continue
+		}
+		if sep || (len(word) > 1 && b.Len() > 0) {
+			b.WriteByte('_')
+		}
+		sep = false
+		b.WriteString(word)
+		if len(word) > 1 {
+			sep = true
+		}
+	}
+	return b.String()
+}
+
 // WriteAnalysisTables writes tables/analysis.csv (mean, sd and the 95%
-// CI half-width of each statistic) and tables/analysis.md.
+// CI half-width of each statistic, under snake_case names: ColumnName;
+// sd and half-width empty under two seeds) and tables/analysis.md (the
+// display names).
 func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 	td := filepath.Join(dir, "tables")
 	if err := os.MkdirAll(td, 0o777); err != nil {
@@ -381,7 +416,8 @@ func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 	w := csv.NewWriter(&b)
 	head := []string{"analysis", "setting", "notion", "epsilon", "seeds", "failed"}
 	for _, n := range names {
-		head = append(head, n, n+" sd", n+" ci95")
+		c := ColumnName(n)
+		head = append(head, c, c+"_sd", c+"_ci95")
 	}
 	w.Write(head)
 	for _, r := range rows {
@@ -392,7 +428,11 @@ func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 				line = append(line, "", "", "")
 				continue
 			}
-			line = append(line, strconv.FormatFloat(r.Mean[i], 'g', -1, 64), strconv.FormatFloat(r.SD[i], 'g', -1, 64), strconv.FormatFloat(r.CI[i], 'g', -1, 64))
+			sd, ci := "", ""
+			if r.Seeds >= 2 { // one seed has no spread to report
+				sd, ci = strconv.FormatFloat(r.SD[i], 'g', -1, 64), strconv.FormatFloat(r.CI[i], 'g', -1, 64)
+			}
+			line = append(line, strconv.FormatFloat(r.Mean[i], 'g', -1, 64), sd, ci)
 		}
 		w.Write(line)
 	}
