@@ -22,6 +22,10 @@ type Batch struct {
 	// pairs with row r of this batch.
 	Second     *Batch
 	SecondRows []int64
+	// Types are the rows' token types (rows × time, int64), where the
+	// data carries them (a transformer's sentence pairs packed into one
+	// sequence); nil otherwise.
+	Types *ts.Tensor
 }
 
 // NewBatch builds the batch of seqs[idx[0]], seqs[idx[1]], …: sequences
@@ -76,6 +80,27 @@ func NewBatch(seqs [][]int64, labels []int64, idx []int, pad int64, maxLen int, 
 	return b, nil
 }
 
+// addTypes gives b the token types of its rows (types[idx[o]] for row o,
+// cut and padded as the tokens are, padding type 0).
+func (b *Batch) addTypes(types [][]int64, idx []int, device gotch.Device) error {
+	size, err := b.Tokens.Size()
+	if err != nil {
+		return err
+	}
+	T := size[1]
+	flat := make([]int64, 0, int64(len(idx))*T)
+	for r, o := range b.Order {
+		t := types[idx[o]]
+		n := min(b.Lengths[r], int64(len(t)))
+		flat = append(flat, t[:n]...)
+		for k := n; k < T; k++ {
+			flat = append(flat, 0)
+		}
+	}
+	b.Types, err = toDevice(flat, []int64{int64(len(idx)), T}, device)
+	return err
+}
+
 // NewPairBatch builds the batch of the pairs (first[i], second[i]) for i
 // in idx: the batch of the first texts, carrying the labels, with the
 // batch of the second texts in Second.
@@ -121,5 +146,8 @@ func (b *Batch) Drop() {
 	}
 	if b.Second != nil {
 		b.Second.Drop()
+	}
+	if b.Types != nil {
+		b.Types.Drop()
 	}
 }

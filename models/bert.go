@@ -434,7 +434,7 @@ func maskValue(real bool) float32 {
 // the caller drops the result.
 func (m *Bert) batchLogits(b *Batch, train bool) (*ts.Tensor, error) {
 	if b.Second != nil {
-		return nil, errors.New("bert: sentence pairs are encoded as one sequence ([CLS] a [SEP] b [SEP]) with token types, which this path does not build yet")
+		return nil, errors.New("bert: a sentence pair is one sequence ([CLS] a [SEP] b [SEP]) with token types (Data.Types), not two texts")
 	}
 	size, err := b.Tokens.Size()
 	if err != nil {
@@ -456,9 +456,11 @@ func (m *Bert) batchLogits(b *Batch, train bool) (*ts.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	types, err := s.Keep(ts.Zeros([]int64{B, T}, gotch.Int64, m.device))
-	if err != nil {
-		return nil, err
+	types := b.Types
+	if types == nil {
+		if types, err = s.Keep(ts.Zeros([]int64{B, T}, gotch.Int64, m.device)); err != nil {
+			return nil, err
+		}
 	}
 	return m.forward(b.Tokens, types, mask, B, T, train)
 }

@@ -40,6 +40,10 @@ type Data struct {
 	Seqs   [][]int64
 	Seqs2  [][]int64
 	Labels []int64
+	// Types are the token types of each of Seqs (a transformer's
+	// sentence pair packed as [CLS] a [SEP] b [SEP]: 0 for a's pieces, 1
+	// for b's); nil: none.
+	Types [][]int64
 }
 
 // Len is the number of examples.
@@ -53,6 +57,10 @@ func (d Data) check(name string) error {
 		return fmt.Errorf("%s data: %d labels for %d examples", name, len(d.Labels), len(d.Seqs))
 	case d.Seqs2 != nil && len(d.Seqs2) != len(d.Seqs):
 		return fmt.Errorf("%s data: %d second texts for %d examples", name, len(d.Seqs2), len(d.Seqs))
+	case d.Types != nil && len(d.Types) != len(d.Seqs):
+		return fmt.Errorf("%s data: %d token-type rows for %d examples", name, len(d.Types), len(d.Seqs))
+	case d.Types != nil && d.Seqs2 != nil:
+		return fmt.Errorf("%s data: token types and second texts: a pair is one or the other", name)
 	}
 	return nil
 }
@@ -66,7 +74,14 @@ func (d Data) batch(idx []int, labelled bool, opt TrainOptions) (*Batch, error) 
 	if d.Seqs2 != nil {
 		return NewPairBatch(d.Seqs, d.Seqs2, labels, idx, opt.Pad, opt.MaxLen, opt.Device)
 	}
-	return NewBatch(d.Seqs, labels, idx, opt.Pad, opt.MaxLen, opt.Device)
+	b, err := NewBatch(d.Seqs, labels, idx, opt.Pad, opt.MaxLen, opt.Device)
+	if err == nil && d.Types != nil {
+		if err = b.addTypes(d.Types, idx, opt.Device); err != nil {
+			b.Drop()
+			return nil, err
+		}
+	}
+	return b, err
 }
 
 // TrainOptions control Train. The model's own settings (learning rate,

@@ -141,9 +141,6 @@ func load(ctx context.Context, c *experiments.Config, readOnly bool, log, progre
 		return nil, err
 	}
 	if usesPieces(c) && in.splits != nil {
-		if in.dataset != nil && in.dataset.Pair {
-			return nil, c.ErrAt(fmt.Sprintf("model kind %s: %s is a sentence-pair task, which needs token types in the batch: not run yet", c.Model.Kind, c.Dataset.Name), "model", "kind")
-		}
 		if in.pieces, in.sums.Checkpoint, err = loadCheckpoint(c); err != nil {
 			return nil, err
 		}

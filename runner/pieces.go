@@ -65,21 +65,26 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 }
 
 // pieceData tokenizes a split for a pieces model: each text's words
-// joined by spaces, [CLS] pieces [SEP], cut to maxLen pieces (0: the
-// checkpoint's maximum positions). Coverage counts the pieces, those that
+// joined by spaces, [CLS] pieces [SEP] (a sentence pair as [CLS] a [SEP]
+// b [SEP], with token types 0 and 1), cut to maxLen pieces (0: the
+// checkpoint's maximum positions; a pair loses pieces from its longer
+// text first). Coverage counts the pieces, those that
 // are [UNK], and those the cut dropped.
 func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Coverage, error) {
-	if sp.Docs2 != nil {
-		return models.Data{}, results.Coverage{}, fmt.Errorf("transformer: sentence-pair tasks are not run yet (they need token types in the batch)")
-	}
 	if maxLen <= 0 || maxLen > p.cfg.MaxPositions {
 		maxLen = p.cfg.MaxPositions
 	}
 	unk, _ := p.wp.ID(p.wp.Unk)
 	d := models.Data{Labels: sp.Labels}
 	var cov results.Coverage
-	for _, doc := range sp.Docs {
-		ids, _, dropped := p.wp.Encode(strings.Join(doc, " "), nil, maxLen)
+	for k, doc := range sp.Docs {
+		var second *string
+		special := 2
+		if sp.Docs2 != nil {
+			s := strings.Join(sp.Docs2[k], " ")
+			second, special = &s, 3
+		}
+		ids, types, dropped := p.wp.Encode(strings.Join(doc, " "), second, maxLen)
 		seq := make([]int64, len(ids))
 		for i, id := range ids {
 			seq[i] = int64(id)
@@ -87,10 +92,17 @@ func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Cover
 				cov.Unknown++
 			}
 		}
-		cov.Tokens += int64(len(ids) - 2)
+		cov.Tokens += int64(len(ids) - special)
 		cov.Vectors = cov.Tokens - cov.Unknown
 		cov.Truncated += int64(dropped)
 		d.Seqs = append(d.Seqs, seq)
+		if second != nil {
+			tt := make([]int64, len(types))
+			for i, t := range types {
+				tt[i] = int64(t)
+			}
+			d.Types = append(d.Types, tt)
+		}
 	}
 	return d, cov, nil
 }

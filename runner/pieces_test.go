@@ -84,3 +84,66 @@ seeds: [1]
 		t.Errorf("second run: ran %d (%v), want every cell from the records", again.Ran, err)
 	}
 }
+
+// TestTransformerPairs: a sentence-pair table reaches a transformer as
+// [CLS] a [SEP] b [SEP] with token types, trains and is evaluated.
+func TestTransformerPairs(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "tiny-bert")
+	if err := os.Mkdir(ck, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (hftest.Bert{Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 2}).Write(ck); err != nil {
+		t.Fatal(err)
+	}
+	// The label says whether the second text repeats the first's word.
+	var train, test strings.Builder
+	words := []string{"good", "bad", "great", "awful"}
+	for i, b := range []*strings.Builder{&train, &test} {
+		b.WriteString("a\tb\tlabel\n")
+		for k := 0; k < []int{80, 20}[i]; k++ {
+			w, v := words[k%4], words[(k/4+k)%4]
+			fmt.Fprintf(b, "%s film was %s\ta %s movie\t%v\n", []string{"the", "this"}[i], w, v, w == v) // test texts differ from training texts
+		}
+	}
+	for name, body := range map[string]string{"train.tsv": train.String(), "test.tsv": test.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "pairs.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(`name: pairs
+data: %s
+dataset: {name: table, path: ./train.tsv, test_path: ./test.tsv, text: a, text2: b}
+embedding: {path: vectors.txt}
+mechanisms: []
+apply: [none]
+model: {kind: transformer, checkpoint: %s, lr: 0.01}
+train: {epochs: 2, batch: 16, max_len: 32}
+seeds: [1]
+threads: 1
+output: %s
+cache: %s
+`, dir, ck, filepath.Join(dir, "out"), filepath.Join(dir, "cache"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "vectors.txt"), []byte("the 0.1 0.2\nfilm 0.2 0.1\ngood 0.9 0.1\nbad -0.9 0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := experiments.Load(path, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), c, Options{})
+	if err != nil || sum.Ran != 1 || sum.Failed != 0 {
+		t.Fatalf("ran %d, failed %d: %v", sum.Ran, sum.Failed, err)
+	}
+	store, err := results.OpenStore(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := store.All()
+	if err != nil || len(recs) != 1 || recs[0].Test.N != 20 {
+		t.Fatalf("records %+v: %v", recs, err)
+	}
+}
