@@ -30,6 +30,7 @@ type Config struct {
 	MaxPositions     int
 	TypeVocab        int // token types (BERT: 2; DistilBERT: none; RoBERTa: 1)
 	LayerNormEps     float64
+	HeadDropout      float64 // DistilBERT's seq_classif_dropout (before its classifier)
 	PadTokenID       int
 	Labels           []string // id2label in id order ("" unnamed)
 	DoLowerCase      bool     // tokenizer_config.json's, default true for BERT
@@ -80,6 +81,7 @@ func ReadConfig(dir string) (Config, error) {
 		c.VocabSize, c.Hidden, c.Layers, c.Heads = num("vocab_size", 0), num("dim", 768), num("n_layers", 6), num("n_heads", 12)
 		c.Intermediate, c.Activation = num("hidden_dim", 3072), cmpOr(str("activation"), "gelu")
 		c.MaxPositions, c.LayerNormEps, c.PadTokenID = num("max_position_embeddings", 512), 1e-12, num("pad_token_id", 0)
+		c.HeadDropout = flt("seq_classif_dropout", 0.2)
 	case "":
 		return c, fmt.Errorf("%s: no model_type: xp reads %s checkpoints", path, strings.Join(Architectures, ", "))
 	default:

@@ -85,7 +85,9 @@ func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]i
 	}
 	add("embeddings.word_embeddings.weight", int64(c.VocabSize), D)
 	add("embeddings.position_embeddings.weight", int64(c.MaxPositions), D)
-	add("embeddings.token_type_embeddings.weight", int64(max(c.TypeVocab, 1)), D)
+	if c.TypeVocab > 0 {
+		add("embeddings.token_type_embeddings.weight", int64(c.TypeVocab), D)
+	}
 	add("embeddings.LayerNorm.weight", D)
 	add("embeddings.LayerNorm.bias", D)
 	for l := 0; l < c.Layers; l++ {
@@ -122,7 +124,7 @@ func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]i
 func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Device) (*Bert, BertLoad, error) {
 	var rep BertLoad
 	classes, dropout := o.Classes, o.Dropout
-	if cfg.ModelType != "bert" {
+	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
 		return nil, rep, fmt.Errorf("bert: a %s checkpoint", cfg.ModelType)
 	}
 	if classes < 2 {
@@ -134,6 +136,10 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Devi
 	var missing, misshaped []string
 	find := func(name string) (string, bool) {
 		cands := []string{name, "bert." + name}
+		if cfg.ModelType == "distilbert" {
+			d := distilName(name)
+			cands = []string{d, "distilbert." + d}
+		}
 		if n, ok := strings.CutSuffix(name, "LayerNorm.weight"); ok {
 			cands = append(cands, n+"LayerNorm.gamma", "bert."+n+"LayerNorm.gamma")
 		}
@@ -277,6 +283,18 @@ func (m *Bert) LoadOptimizer(path string) error {
 	return nil
 }
 
+// distilName is DistilBERT's name for a BERT parameter (the same
+// post-LN encoder under other names; pre_classifier is its pooler).
+func distilName(name string) string {
+	return strings.NewReplacer(
+		"encoder.layer.", "transformer.layer.",
+		"attention.self.query", "attention.q_lin", "attention.self.key", "attention.k_lin", "attention.self.value", "attention.v_lin",
+		"attention.output.dense", "attention.out_lin", "attention.output.LayerNorm", "sa_layer_norm",
+		"intermediate.dense", "ffn.lin1", "output.dense", "ffn.lin2", "output.LayerNorm", "output_layer_norm",
+		"pooler.dense", "pre_classifier",
+	).Replace(name)
+}
+
 // tensorList says which tensors were missing or mis-shaped, in one line.
 func tensorList(missing, misshaped []string) string {
 	var parts []string
@@ -396,7 +414,7 @@ func (m *Bert) logits(b Encoded, train bool) (*ts.Tensor, error) {
 			return nil, fmt.Errorf("bert: row %d of the batch is not padded to %d", r, T)
 		}
 		for i, id := range b.IDs[r] {
-			if id < 0 || id >= m.cfg.VocabSize || b.Types[r][i] < 0 || b.Types[r][i] >= max(m.cfg.TypeVocab, 1) {
+			if id < 0 || id >= m.cfg.VocabSize || b.Types[r][i] < 0 || (m.cfg.TypeVocab > 0 && b.Types[r][i] >= m.cfg.TypeVocab) {
 				return nil, fmt.Errorf("bert: row %d: id %d or type %d outside the vocabulary", r, id, b.Types[r][i])
 			}
 			ids, types = append(ids, int64(id)), append(types, int64(b.Types[r][i]))
@@ -496,12 +514,14 @@ func (m *Bert) forward(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*ts
 	if x, err = s.Keep(x.Add(pos, false)); err != nil {
 		return nil, err
 	}
-	typ, err := s.Keep(ts.Embedding(p["embeddings.token_type_embeddings.weight"], typeT, -1, false, false))
-	if err != nil {
-		return nil, err
-	}
-	if x, err = s.Keep(x.Add(typ, false)); err != nil {
-		return nil, err
+	if w, ok := p["embeddings.token_type_embeddings.weight"]; ok { // DistilBERT has none
+		typ, err := s.Keep(ts.Embedding(w, typeT, -1, false, false))
+		if err != nil {
+			return nil, err
+		}
+		if x, err = s.Keep(x.Add(typ, false)); err != nil {
+			return nil, err
+		}
 	}
 	if x, err = ln(x, "embeddings.LayerNorm"); err != nil {
 		return nil, err
@@ -606,6 +626,17 @@ func (m *Bert) forward(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*ts
 	pooled, err := lin(first, "pooler.dense")
 	if err != nil {
 		return nil, err
+	}
+	if m.cfg.ModelType == "distilbert" { // pre_classifier, ReLU, seq_classif_dropout
+		if pooled, err = s.Keep(pooled.Relu(false)); err != nil {
+			return nil, err
+		}
+		if train && m.cfg.HeadDropout > 0 {
+			if pooled, err = s.Keep(ts.Dropout(pooled, m.cfg.HeadDropout, true)); err != nil {
+				return nil, err
+			}
+		}
+		return ts.Linear(pooled, p["classifier.weight"], p["classifier.bias"])
 	}
 	if pooled, err = s.Keep(pooled.Tanh(false)); err != nil {
 		return nil, err

@@ -32,12 +32,31 @@ type refBert struct {
 	hidden, heads int
 	layers        int
 	eps           float64
+	// distil: DistilBERT's names (written out here, apart from the
+	// model's), no token types, pre_classifier and ReLU for the pooler.
+	distil bool
+}
+
+var distilNames = []string{
+	"encoder.layer.", "transformer.layer.", "attention.self.query", "attention.q_lin", "attention.self.key", "attention.k_lin",
+	"attention.self.value", "attention.v_lin", "attention.output.dense", "attention.out_lin", "attention.output.LayerNorm", "sa_layer_norm",
+	"intermediate.dense", "ffn.lin1", "output.dense", "ffn.lin2", "output.LayerNorm", "output_layer_norm",
 }
 
 func (r refBert) get(name string) []float64 {
 	n := name
-	if !strings.HasPrefix(name, "classifier.") {
-		n = r.prefix + name
+	if r.distil {
+		for i := 0; i < len(distilNames); i += 2 {
+			if strings.Contains(n, distilNames[i]) {
+				n = strings.Replace(n, distilNames[i], distilNames[i+1], 1)
+			}
+		}
+		if n == "pooler.dense.weight" || n == "pooler.dense.bias" {
+			n = "pre_classifier." + strings.TrimPrefix(n, "pooler.dense.")
+		}
+	}
+	if !strings.HasPrefix(n, "classifier.") && !strings.HasPrefix(n, "pre_classifier.") {
+		n = r.prefix + n
 	}
 	n = strings.Replace(strings.Replace(n, "LayerNorm.weight", "LayerNorm."+r.gamma, 1), "LayerNorm.bias", "LayerNorm."+r.beta, 1)
 	t, ok := r.t[n]
@@ -86,12 +105,19 @@ func (r refBert) logits(ids, types []int) []float64 {
 	D, H := r.hidden, r.heads
 	dh := D / H
 	T := len(ids)
-	we, pe, te := r.get("embeddings.word_embeddings.weight"), r.get("embeddings.position_embeddings.weight"), r.get("embeddings.token_type_embeddings.weight")
+	we, pe := r.get("embeddings.word_embeddings.weight"), r.get("embeddings.position_embeddings.weight")
+	var te []float64
+	if !r.distil {
+		te = r.get("embeddings.token_type_embeddings.weight")
+	}
 	x := make([][]float64, T)
 	for t := range x {
 		e := make([]float64, D)
 		for d := range e {
-			e[d] = we[ids[t]*D+d] + pe[t*D+d] + te[types[t]*D+d]
+			e[d] = we[ids[t]*D+d] + pe[t*D+d]
+			if te != nil {
+				e[d] += te[types[t]*D+d]
+			}
 		}
 		x[t] = layerNorm(e, r.get("embeddings.LayerNorm.weight"), r.get("embeddings.LayerNorm.bias"), r.eps)
 	}
@@ -152,7 +178,11 @@ func (r refBert) logits(ids, types []int) []float64 {
 	}
 	pooled := linear(x[0], r.get("pooler.dense.weight"), r.get("pooler.dense.bias"))
 	for i, z := range pooled {
-		pooled[i] = math.Tanh(z)
+		if r.distil {
+			pooled[i] = math.Max(0, z)
+		} else {
+			pooled[i] = math.Tanh(z)
+		}
 	}
 	return linear(pooled, r.get("classifier.weight"), r.get("classifier.bias"))
 }
@@ -499,5 +529,37 @@ func TestBertPairBatch(t *testing.T) {
 	untyped.Types = nil
 	if reflect.DeepEqual(logitsOf(untyped), got) {
 		t.Error("the same logits without token types: the types are not read")
+	}
+}
+
+// TestDistilBertMatchesReference: a DistilBERT checkpoint (no token
+// types, its own names, pre_classifier with ReLU before the classifier)
+// gives the logits of the float64 reference run on the same tensors
+// under its names, to 1e-4.
+func TestDistilBertMatchesReference(t *testing.T) {
+	spec := hftest.Bert{Hidden: 16, Layers: 2, Heads: 4, Intermediate: 32, MaxPositions: 32, Classes: 2, DistilBERT: true, Seed: 6}
+	m, rep, wp, written, err := loadBert(t, spec, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if len(rep.Initialised)+len(rep.Unused) != 0 {
+		t.Errorf("initialised %v, unused %v", rep.Initialised, rep.Unused)
+	}
+	ids, types, _ := wp.Encode("The film was not good, awful!", nil, 32)
+	mask := make([]int, len(ids))
+	for i := range mask {
+		mask[i] = 1
+	}
+	got, err := m.Logits(Encoded{IDs: [][]int{ids}, Types: [][]int{types}, Mask: [][]int{mask}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := refBert{t: written, prefix: "distilbert.", gamma: "weight", beta: "bias", hidden: 16, heads: 4, layers: 2, eps: 1e-12, distil: true}
+	want := ref.logits(ids, types)
+	for c, w := range want {
+		if d := math.Abs(float64(got[c]) - w); d > 1e-4*math.Max(1, math.Abs(w)) {
+			t.Errorf("class %d: %v, reference %v", c, got[c], w)
+		}
 	}
 }

@@ -42,8 +42,8 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 		return out, err
 	}
 	out.Config = cfg
-	if cfg.ModelType != "bert" {
-		return out, fmt.Errorf("%s: a %s checkpoint: xp runs BERT checkpoints (DistilBERT and RoBERTa are read but not yet run)", dir, cfg.ModelType)
+	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
+		return out, fmt.Errorf("%s: a %s checkpoint: xp runs BERT and DistilBERT checkpoints (RoBERTa's byte-level BPE tokenizer is not implemented yet)", dir, cfg.ModelType)
 	}
 	wp, err := hf.ReadWordPiece(dir, cfg)
 	if err != nil {

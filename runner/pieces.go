@@ -46,8 +46,8 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	if err != nil {
 		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
 	}
-	if cfg.ModelType != "bert" {
-		return nil, "", c.ErrAt(fmt.Sprintf("%s: a %s checkpoint: xp fine-tunes BERT checkpoints (DistilBERT and RoBERTa are read but not yet run)", dir, cfg.ModelType), "model", "checkpoint")
+	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
+		return nil, "", c.ErrAt(fmt.Sprintf("%s: a %s checkpoint: xp fine-tunes BERT and DistilBERT checkpoints (RoBERTa's byte-level BPE tokenizer is not implemented yet)", dir, cfg.ModelType), "model", "checkpoint")
 	}
 	wp, err := hf.ReadWordPiece(dir, cfg)
 	if err != nil {

@@ -34,6 +34,10 @@ type Bert struct {
 	// PositionIDs adds the position_ids buffer some checkpoints carry.
 	PositionIDs bool
 	Seed        uint64
+	// DistilBERT writes DistilBertForSequenceClassification's layout (or
+	// DistilBertModel's without Classes): no token types, its own
+	// parameter names, pre_classifier for the pooler.
+	DistilBERT bool
 	// VocabSize, where Vocab is nil, makes a vocabulary of that many
 	// pieces (the special ones, then w5, w6, …): bert-base's shape for
 	// benchmarks.
@@ -123,6 +127,9 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 		put("classifier.weight", 0.3, int64(b.Classes), D)
 		put("classifier.bias", 0.1, int64(b.Classes))
 	}
+	if b.DistilBERT {
+		t = distil(t, b.Classes > 0)
+	}
 	var buf bytes.Buffer
 	if err := hf.WriteSafetensors(&buf, t, map[string]string{"format": "pt"}); err != nil {
 		return nil, err
@@ -138,6 +145,10 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 		}
 		cfg["id2label"] = id2label
 	}
+	if b.DistilBERT {
+		cfg = map[string]any{"model_type": "distilbert", "vocab_size": len(b.Vocab), "dim": b.Hidden, "n_layers": b.Layers, "n_heads": b.Heads,
+			"hidden_dim": b.Intermediate, "activation": "gelu", "max_position_embeddings": b.MaxPositions, "dropout": 0.1, "seq_classif_dropout": 0.2}
+	}
 	cj, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return nil, err
@@ -152,4 +163,35 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 		}
 	}
 	return t, nil
+}
+
+// distil renames a BERT layout's tensors as DistilBERT names them, and
+// drops what it lacks (token types, position_ids).
+func distil(t map[string]hf.Tensor32, head bool) map[string]hf.Tensor32 {
+	r := strings.NewReplacer(
+		"bert.", "distilbert.", "encoder.layer.", "transformer.layer.",
+		"attention.self.query", "attention.q_lin", "attention.self.key", "attention.k_lin", "attention.self.value", "attention.v_lin",
+		"attention.output.dense", "attention.out_lin", "attention.output.LayerNorm", "sa_layer_norm",
+		"intermediate.dense", "ffn.lin1", "output.dense", "ffn.lin2", "output.LayerNorm", "output_layer_norm",
+		"pooler.dense", "pre_classifier",
+		".gamma", ".weight", ".beta", ".bias",
+	)
+	out := map[string]hf.Tensor32{}
+	for name, v := range t {
+		if strings.Contains(name, "token_type_embeddings") || strings.HasSuffix(name, "position_ids") {
+			continue
+		}
+		n := strings.TrimPrefix(r.Replace(name), "distilbert.pre_classifier") // the head's, outside the encoder
+		if n != r.Replace(name) {
+			n = "pre_classifier" + n
+		}
+		if !head && strings.HasPrefix(n, "pre_classifier") {
+			continue // a plain DistilBertModel has no pre_classifier
+		}
+		if head && !strings.HasPrefix(n, "classifier") && !strings.HasPrefix(n, "pre_classifier") && !strings.HasPrefix(n, "distilbert.") {
+			n = "distilbert." + n
+		}
+		out[n] = v
+	}
+	return out
 }
