@@ -23,8 +23,11 @@ import (
 // layers (multi-head self-attention, then a feed-forward block with
 // exact, erf-based GELU, each added to its input and layer-normalised);
 // a tanh pooler over the first token; dropout; a linear classifier.
-// Its parameters live in one VarStore under the checkpoint's own names
-// (without the "bert." prefix).
+// A DistilBERT checkpoint is the same encoder without token types, its
+// head pre_classifier, ReLU, dropout and the classifier
+// (DistilBertForSequenceClassification). Parameters live in one VarStore
+// under BERT's names without the "bert." prefix (DistilBERT's mapped onto
+// them: distilName).
 type Bert struct {
 	cfg     hf.Config
 	opt     BertOptions
@@ -48,7 +51,7 @@ type BertOptions struct {
 	LR      float64
 	// Warmup is the share of TotalSteps over which the learning rate
 	// rises linearly from 0; it then falls linearly to 0 at TotalSteps
-	// (0: constant after warm-up).
+	// (TotalSteps 0: a constant rate).
 	Warmup     float64
 	TotalSteps int
 	Clip       float64 // 0: no clipping
