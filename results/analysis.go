@@ -360,11 +360,13 @@ func (r StatRow) SeedsText() string {
 }
 
 // StatText is statistic name's mean, ± its sd over seeds where more than
-// one seed gave it.
+// one seed gave it and the seeds differ by more than rounding (an sd
+// below 1e-9 of the mean is the arithmetic's, not the seeds': 999, not
+// 999 ± 9.583e-12).
 func (r StatRow) StatText(name string) string {
 	m, sd := r.Stat(name)
 	cell := fnum(m)
-	if r.Seeds > 1 && !math.IsNaN(sd) && sd > 0 {
+	if r.Seeds > 1 && !math.IsNaN(sd) && sd > 1e-9*math.Abs(m) {
 		cell += " ± " + fnum(sd)
 	}
 	return cell
