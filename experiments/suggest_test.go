@@ -35,7 +35,7 @@ func TestPathBeside(t *testing.T) {
 	c := &Config{Data: "/data", file: "studies/a/x.yaml"}
 	for p, want := range map[string]string{
 		"./my.csv":         "studies/a/my.csv",
-		"../shared/my.csv": "studies/shared/my.csv",
+		"../other/my.csv":  "studies/other/my.csv",
 		"sst2/train.tsv":   "/data/sst2/train.tsv",
 		"/abs/my.csv":      "/abs/my.csv",
 	} {
