@@ -34,10 +34,10 @@ func TestSuggest(t *testing.T) {
 func TestPathBeside(t *testing.T) {
 	c := &Config{Data: "/data", file: "studies/a/x.yaml"}
 	for p, want := range map[string]string{
-		"./my.csv":         "studies/a/my.csv",
-		"../other/my.csv":  "studies/other/my.csv",
-		"sst2/train.tsv":   "/data/sst2/train.tsv",
-		"/abs/my.csv":      "/abs/my.csv",
+		"./my.csv":        "studies/a/my.csv",
+		"../other/my.csv": "studies/other/my.csv",
+		"sst2/train.tsv":  "/data/sst2/train.tsv",
+		"/abs/my.csv":     "/abs/my.csv",
 	} {
 		if got := c.Path(p); got != want {
 			t.Errorf("Path(%q) = %q, want %q", p, got, want)
