@@ -31,14 +31,6 @@ func suggest(k string, path []string, known []string) string {
 	return ""
 }
 
-func quoted(s []string) []string {
-	out := make([]string, len(s))
-	for i, x := range s {
-		out[i] = fmt.Sprintf("%q", x)
-	}
-	return out
-}
-
 // keyPaths maps each key a config may hold to the sections that hold it
 // ("lr" → "model"): the schema's own keys, and the parameters spec
 // describes for models (model), analyses (analysis) and mechanisms

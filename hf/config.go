@@ -1,6 +1,7 @@
 package hf
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,12 +75,12 @@ func ReadConfig(dir string) (Config, error) {
 	switch c.ModelType {
 	case "bert", "roberta":
 		c.VocabSize, c.Hidden, c.Layers, c.Heads = num("vocab_size", 0), num("hidden_size", 768), num("num_hidden_layers", 12), num("num_attention_heads", 12)
-		c.Intermediate, c.Activation = num("intermediate_size", 3072), cmpOr(str("hidden_act"), "gelu")
+		c.Intermediate, c.Activation = num("intermediate_size", 3072), cmp.Or(str("hidden_act"), "gelu")
 		c.MaxPositions, c.TypeVocab = num("max_position_embeddings", 512), num("type_vocab_size", 2)
 		c.LayerNormEps, c.PadTokenID = flt("layer_norm_eps", 1e-12), num("pad_token_id", 0)
 	case "distilbert":
 		c.VocabSize, c.Hidden, c.Layers, c.Heads = num("vocab_size", 0), num("dim", 768), num("n_layers", 6), num("n_heads", 12)
-		c.Intermediate, c.Activation = num("hidden_dim", 3072), cmpOr(str("activation"), "gelu")
+		c.Intermediate, c.Activation = num("hidden_dim", 3072), cmp.Or(str("activation"), "gelu")
 		c.MaxPositions, c.LayerNormEps, c.PadTokenID = num("max_position_embeddings", 512), 1e-12, num("pad_token_id", 0)
 		c.HeadDropout = flt("seq_classif_dropout", 0.2)
 	case "":
@@ -134,11 +135,4 @@ func ReadConfig(dir string) (Config, error) {
 		}
 	}
 	return c, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

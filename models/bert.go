@@ -29,15 +29,13 @@ import (
 // under BERT's names without the "bert." prefix (DistilBERT's mapped onto
 // them: distilName).
 type Bert struct {
-	cfg     hf.Config
-	opt     BertOptions
-	classes int
-	dropout float64
-	device  gotch.Device
-	vs      *nn.VarStore
-	p       map[string]*ts.Tensor
-	adam    *nn.Optimizer
-	steps   int // optimisation steps taken (the schedule's position)
+	cfg    hf.Config
+	opt    BertOptions
+	device gotch.Device
+	vs     *nn.VarStore
+	p      map[string]*ts.Tensor
+	adam   *nn.Optimizer
+	steps  int // optimisation steps taken (the schedule's position)
 }
 
 // BertOptions are a Bert's head and fine-tuning settings; the defaults
@@ -115,6 +113,16 @@ func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]i
 	return names, shapes
 }
 
+// Runs reports whether xp runs checkpoints of cfg's architecture (BERT
+// and DistilBERT; RoBERTa's config is read, its tokenizer is not
+// implemented), in the one message every caller gives.
+func Runs(cfg hf.Config) error {
+	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
+		return fmt.Errorf("a %s checkpoint: xp runs BERT and DistilBERT checkpoints (RoBERTa's byte-level BPE tokenizer is not implemented yet)", cfg.ModelType)
+	}
+	return nil
+}
+
 // NewBert builds the model for a BERT checkpoint (cfg; st its weights)
 // with a head of classes outputs. Every encoder parameter must be in the
 // checkpoint, under its own name, with "bert." before it, or with
@@ -126,15 +134,14 @@ func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]i
 // 0.02, biases zero. dropout is applied in training only.
 func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Device) (*Bert, BertLoad, error) {
 	var rep BertLoad
-	classes, dropout := o.Classes, o.Dropout
-	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
-		return nil, rep, fmt.Errorf("bert: a %s checkpoint", cfg.ModelType)
+	if err := Runs(cfg); err != nil {
+		return nil, rep, err
 	}
-	if classes < 2 {
-		return nil, rep, fmt.Errorf("bert: %d classes", classes)
+	if o.Classes < 2 {
+		return nil, rep, fmt.Errorf("bert: %d classes", o.Classes)
 	}
-	names, shapes := bertParams(cfg, classes)
-	m := &Bert{cfg: cfg, opt: o, classes: classes, dropout: dropout, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
+	names, shapes := bertParams(cfg, o.Classes)
+	m := &Bert{cfg: cfg, opt: o, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
 	used := map[string]bool{}
 	var missing, misshaped []string
 	find := func(name string) (string, bool) {
@@ -363,7 +370,7 @@ func (m *Bert) Close() {
 // Parameters is the number of values the model holds.
 func (m *Bert) Parameters() int64 {
 	var n int64
-	names, shapes := bertParams(m.cfg, m.classes)
+	names, shapes := bertParams(m.cfg, m.opt.Classes)
 	for _, name := range names {
 		k := int64(1)
 		for _, d := range shapes[name] {
@@ -396,7 +403,7 @@ func (m *Bert) Logits(b Encoded, train bool) ([]float32, error) {
 			}
 		}
 		defer t.Drop()
-		out = make([]float32, len(b.IDs)*m.classes)
+		out = make([]float32, len(b.IDs)*m.opt.Classes)
 		return t.CopyData(out, uint(len(out)))
 	})
 	return out, err
@@ -494,8 +501,8 @@ func (m *Bert) forward(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*ts
 	var err error
 	p := m.p
 	drop := func(x *ts.Tensor) (*ts.Tensor, error) {
-		if train && m.dropout > 0 {
-			return s.Keep(ts.Dropout(x, m.dropout, true))
+		if train && m.opt.Dropout > 0 {
+			return s.Keep(ts.Dropout(x, m.opt.Dropout, true))
 		}
 		return x, nil
 	}

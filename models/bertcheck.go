@@ -42,8 +42,8 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 		return out, err
 	}
 	out.Config = cfg
-	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
-		return out, fmt.Errorf("%s: a %s checkpoint: xp runs BERT and DistilBERT checkpoints (RoBERTa's byte-level BPE tokenizer is not implemented yet)", dir, cfg.ModelType)
+	if err := Runs(cfg); err != nil {
+		return out, fmt.Errorf("%s: %w", dir, err)
 	}
 	wp, err := hf.ReadWordPiece(dir, cfg)
 	if err != nil {

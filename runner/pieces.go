@@ -46,8 +46,8 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	if err != nil {
 		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
 	}
-	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
-		return nil, "", c.ErrAt(fmt.Sprintf("%s: a %s checkpoint: xp fine-tunes BERT and DistilBERT checkpoints (RoBERTa's byte-level BPE tokenizer is not implemented yet)", dir, cfg.ModelType), "model", "checkpoint")
+	if err := models.Runs(cfg); err != nil {
+		return nil, "", c.ErrAt(fmt.Sprintf("%s: %v", dir, err), "model", "checkpoint")
 	}
 	wp, err := hf.ReadWordPiece(dir, cfg)
 	if err != nil {
@@ -93,7 +93,6 @@ func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Cover
 			}
 		}
 		cov.Tokens += int64(len(ids) - special)
-		cov.Vectors = cov.Tokens - cov.Unknown
 		cov.Truncated += int64(dropped)
 		d.Seqs = append(d.Seqs, seq)
 		if second != nil {
@@ -104,6 +103,7 @@ func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Cover
 			d.Types = append(d.Types, tt)
 		}
 	}
+	cov.Vectors = cov.Tokens - cov.Unknown
 	return d, cov, nil
 }
 
