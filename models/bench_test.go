@@ -114,20 +114,7 @@ func BenchmarkTrainVsPyTorch(b *testing.B) {
 				if env != "" {
 					cmd.Env = append(cmd.Env, env)
 				}
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatalf("pytorch: %v: %s", err, stderr.String())
-				}
-				var got struct {
-					ExamplesPerSec float64 `json:"examples_per_sec"`
-					Torch          string  `json:"torch"`
-				}
-				if err := json.Unmarshal(out, &got); err != nil {
-					b.Fatalf("pytorch output %q: %v", out, err)
-				}
-				return got.ExamplesPerSec, got.Torch
+				return runTwin(b, cmd)
 			}
 			var xps []float64
 			pts := make([][]float64, len(variants))
@@ -159,6 +146,26 @@ func BenchmarkTrainVsPyTorch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// runTwin runs a PyTorch twin (bench/pytorch_*.py) and reads the one
+// JSON line it prints: its examples per second and torch's version.
+func runTwin(b *testing.B, cmd *exec.Cmd) (float64, string) {
+	b.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("pytorch: %v: %s", err, stderr.String())
+	}
+	var got struct {
+		ExamplesPerSec float64 `json:"examples_per_sec"`
+		Torch          string  `json:"torch"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		b.Fatalf("pytorch output %q: %v", out, err)
+	}
+	return got.ExamplesPerSec, got.Torch
 }
 
 // writeFloats writes v as little-endian float32s (torch.from_file reads

@@ -1,8 +1,6 @@
 package models
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -115,20 +113,7 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 				cmd := exec.Command(python, "../bench/pytorch_bert.py", "--vocab", strconv.Itoa(c.vocab), "--hidden", strconv.Itoa(c.hidden),
 					"--layers", strconv.Itoa(c.layers), "--heads", strconv.Itoa(c.heads), "--intermediate", strconv.Itoa(c.inter),
 					"--batch", strconv.Itoa(batch), "--len", strconv.Itoa(length), "--steps", strconv.Itoa(c.steps), "--warmup", "1", "--threads", strconv.Itoa(threads))
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatalf("pytorch: %v: %s", err, stderr.String())
-				}
-				var got struct {
-					ExamplesPerSec float64 `json:"examples_per_sec"`
-					Torch          string  `json:"torch"`
-				}
-				if err := json.Unmarshal(out, &got); err != nil {
-					b.Fatalf("pytorch output %q: %v", out, err)
-				}
-				return got.ExamplesPerSec, got.Torch
+				return runTwin(b, cmd)
 			}
 			var xps, pts, ratios []float64
 			torch := ""

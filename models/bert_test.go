@@ -187,22 +187,28 @@ func (r refBert) logits(ids, types []int) []float64 {
 	return linear(pooled, r.get("classifier.weight"), r.get("classifier.bias"))
 }
 
-// loadBert writes a tiny checkpoint and builds xp's model of it.
-func loadBert(t *testing.T, spec hftest.Bert, classes int) (*Bert, BertLoad, *hf.WordPiece, map[string]hf.Tensor32, error) {
+// writeBert writes a tiny checkpoint into a fresh folder and reads its
+// config and tokenizer.
+func writeBert(t *testing.T, spec hftest.Bert) (dir string, cfg hf.Config, wp *hf.WordPiece, written map[string]hf.Tensor32) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	written, err := spec.Write(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := hf.ReadConfig(dir)
-	if err != nil {
+	if cfg, err = hf.ReadConfig(dir); err != nil {
 		t.Fatal(err)
 	}
-	wp, err := hf.ReadWordPiece(dir, cfg)
-	if err != nil {
+	if wp, err = hf.ReadWordPiece(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
+	return dir, cfg, wp, written
+}
+
+// loadBert writes a tiny checkpoint and builds xp's model of it.
+func loadBert(t *testing.T, spec hftest.Bert, classes int) (*Bert, BertLoad, *hf.WordPiece, map[string]hf.Tensor32, error) {
+	t.Helper()
+	dir, cfg, wp, written := writeBert(t, spec)
 	st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
@@ -375,19 +381,7 @@ func sentimentPieces(t *testing.T, wp *hf.WordPiece, n int, seed int) Data {
 // its checkpoint (AdamW's moments, the schedule's position, the
 // generator's state) ends bit for bit as an uninterrupted run does.
 func TestBertFineTunes(t *testing.T) {
-	dir := t.TempDir()
-	spec := hftest.Bert{Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 3}
-	if _, err := spec.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := hf.ReadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wp, err := hf.ReadWordPiece(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, cfg, wp, _ := writeBert(t, hftest.Bert{Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 3})
 	train, valid := sentimentPieces(t, wp, 96, 0), sentimentPieces(t, wp, 32, 1)
 	pad, _ := wp.ID("[PAD]")
 	const epochs, batch = 16, 16
