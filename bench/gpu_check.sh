@@ -21,6 +21,18 @@ set -uo pipefail
 # configs/paper/feyisetan_fig5_imdb.yaml on the GPU (step imdb, only when STEPS names
 # it; IMDB_LIMIT seconds, default 420), each under its own time limit; outputs go to $OUT
 # (or /tmp/gpucheck-out).
+# Step bert (only when STEPS names it): models' BERT tests on the GPU
+# (XP_DEVICE=cuda: the float64 reference, bf16 under autocast, fine-tuning
+# and its bit-exact resume), BenchmarkBertStepVsPyTorch at bert-base's
+# shape against the node's PyTorch in fp32 and in bf16 under autocast,
+# and one epoch of SST-2 (bench/sst2_bert_epoch.yaml) with a random
+# bert-base-shaped checkpoint (bench/random_bert.py), timed, in bf16.
+# Step recipe (only when STEPS names it; needs .gpuimdb): the baseline of
+# feyisetan_fig5_imdb.yaml at full size (15,000/5,000 reviews) over
+# RECIPE_SEEDS (default 1 2 3 4) for three recipes: as committed (last
+# states, 3 epochs), max pooling with 10 epochs and patience 3, and the
+# same with fine-tuned vectors; the seed spread of each is what
+# docs/reproduction.md's IMDb recipe is chosen by.
 # The IMDb reviews (19 MB with xz) and the rest (49 MB) do not fit in one
 # call of the development workplace's device tool (64 MiB): pack-imdb puts
 # them in .gpuimdb/, and a run that finds the build and data of an earlier
@@ -43,8 +55,9 @@ pack)
 	go build -ldflags="-s -w" -o $B/xp ./cmd/xp &&
 		go test -c -ldflags="-s -w" -o $B/knn.test ./mech/knn &&
 		go test -c -ldflags="-s -w" -o $B/mech.test ./mech &&
+		go test -c -ldflags="-s -w" -o $B/models.test ./models &&
 		CGO_ENABLED=0 go build -o $B/torchbuild ./tools/torchbuild || exit 1
-	tar cf - -C $B xp knn.test mech.test torchbuild | xz -T0 -6 > $P/bin.tar.xz && rm -rf $B || exit 1
+	tar cf - -C $B xp knn.test mech.test models.test torchbuild | xz -T0 -6 > $P/bin.tar.xz && rm -rf $B || exit 1
 	cp -r "$(GOWORK=off go list -m -f '{{.Dir}}' github.com/sugarme/gotch)/libtch" $P/gotch-src/ && chmod -R u+w $P/gotch-src || exit 1
 	tar cf - -C "$XP_DATA" sst2/train.tsv sst2/dev.tsv sst2/test.tsv opinion_lexicon | xz -T0 -6 > $P/data/sst2.tar.xz || exit 1
 	if [ -f "$keep"/ft300.vec.xz ]; then
@@ -71,9 +84,9 @@ run)
 	R=$PWD t0=$(date +%s)
 	el() { echo "[+$(($(date +%s) - t0))s] $*"; }
 	want() { [ -z "${STEPS:-}" ] || named $1; }
-	named() { [[ " ${STEPS:-} " == *" $1 "* ]]; } # imdb runs only when named
+	named() { [[ " ${STEPS:-} " == *" $1 "* ]]; } # imdb, bert and recipe run only when named
 	B=/tmp/gpucheck-bin D=/tmp/gpucheck-data
-	if named imdb; then
+	if named imdb || named recipe; then
 		[ -f .gpuimdb/imdb.tar.xz ] || [ -d $D/imdb/aclImdb ] || { echo "gpu_check: step imdb needs .gpuimdb: run 'bench/gpu_check.sh pack-imdb' and carry it" >&2; exit 2; }
 		[ -d $D/imdb/aclImdb ] || { mkdir -p $D/imdb && xz -dc .gpuimdb/imdb.tar.xz | tar x -C $D/imdb; } || exit 1
 	fi
@@ -135,6 +148,52 @@ run)
 		el "feyisetan_fig5_imdb on cuda, the whole config"
 		timeout ${IMDB_LIMIT:-420} $X run configs/paper/feyisetan_fig5_imdb.yaml --set device=cuda --set output=/tmp/gpucheck-imdb > "$OUT/imdb_cuda.txt" 2>&1
 		echo "imdb rc=$?"; grep -E '^\| |cells:' "$OUT/imdb_cuda.txt" | head -30; tar czf "$OUT/imdb_out.tgz" -C /tmp gpucheck-imdb 2>/dev/null
+	fi
+	if named bert; then
+		el "BERT tests on cuda"
+		(cd models && XP_DEVICE=cuda timeout 120 $B/models.test -test.run 'Bert' -test.v) > "$OUT/bert_tests.txt" 2>&1
+		echo "bert tests rc=$?"; grep -E '^(--- |ok|FAIL|PASS)' "$OUT/bert_tests.txt" | head -20
+		for prec in fp32 bf16; do
+			el "BERT step against PyTorch on cuda, $prec"
+			(cd models && XP_DEVICE=cuda XP_PRECISION=$prec timeout 200 $B/models.test -test.run '^$' -test.bench 'BertStepVsPyTorch/bert-base' -test.benchtime 1x -test.v) > "$OUT/bert_bench_$prec.txt" 2>&1
+			echo "bench $prec rc=$?"; grep -E 'round|xp/PyTorch' "$OUT/bert_bench_$prec.txt"
+		done
+		el "one SST-2 epoch, bert-base shape, bf16"
+		timeout 60 python3 bench/random_bert.py $D/bert-random --vocab-from $D/sst2/train.tsv || exit 1
+		s0=$(date +%s)
+		timeout 300 $X run bench/sst2_bert_epoch.yaml --set device=cuda --set model.precision=bf16 --set embedding.path=embeddings/fasttext-sg-xpcorpus-300d.vec.gz \
+			--set output=/tmp/gpucheck-bert > "$OUT/bert_epoch.txt" 2>&1
+		echo "epoch rc=$? wall $(($(date +%s) - s0)) s"
+		grep -E 'cells:|^\| none' "$OUT/bert_epoch.txt"
+		python3 -c 'import glob, json
+for f in glob.glob("/tmp/gpucheck-bert/cells/*.json"):
+    d = json.load(open(f))
+    print("epoch", [(e["epoch"], round(e["examples_per_sec"], 1), round(e["loss"], 4)) for e in d.get("epochs", [])], "test", d.get("test", {}).get("accuracy"))'
+		tar czf "$OUT/bert_out.tgz" -C /tmp gpucheck-bert 2>/dev/null
+	fi
+	if named recipe; then
+		# the IMDb baseline at full size under three recipes (docs/reproduction.md)
+		seeds=$(echo ${RECIPE_SEEDS:-1 2 3 4} | tr ' ' ,)
+		for r in "committed|" "max10p3|--set model.pooling=max --set train.epochs=10 --set train.patience=3" \
+			"max10p3ft|--set model.pooling=max --set train.epochs=10 --set train.patience=3 --set model.fine_tune=true"; do
+			name=${r%%|*} sets=${r#*|}
+			el "IMDb recipe $name, seeds $seeds"
+			timeout ${RECIPE_LIMIT:-200} $X run configs/paper/feyisetan_fig5_imdb.yaml --set device=cuda --set 'mechanisms=[]' --set 'apply=[none]' \
+				--set "seeds=[$seeds]" $sets --set output=/tmp/gpucheck-recipe-$name --set cache=/tmp/gpucheck-cache > "$OUT/recipe_$name.txt" 2>&1
+			echo "recipe $name rc=$?"
+			python3 -c 'import glob, json, statistics, sys
+acc = []
+for f in sorted(glob.glob(sys.argv[1] + "/cells/*.json")):
+    d = json.load(open(f))
+    if "test" not in d:
+        continue
+    acc.append(d["test"]["accuracy"])
+    print(sys.argv[2], "seed", d["cell"].get("seed"), "test", round(d["test"]["accuracy"], 4), "best epoch", d.get("best_epoch"),
+          "valid", [round(e["valid"]["accuracy"], 3) for e in d.get("epochs", [])])
+if acc:
+    print(sys.argv[2], "test accuracy mean %.4f sd %.4f min %.4f max %.4f over %d seeds" % (statistics.mean(acc), statistics.stdev(acc) if len(acc) > 1 else 0, min(acc), max(acc), len(acc)))' /tmp/gpucheck-recipe-$name $name
+		done
+		tar czf "$OUT/recipe_out.tgz" -C /tmp $(cd /tmp && ls -d gpucheck-recipe-*) 2>/dev/null
 	fi
 	nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 	el end

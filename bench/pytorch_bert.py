@@ -14,6 +14,10 @@ cross-entropy, backward, gradient-norm clipping to 1 and AdamW (no weight
 decay) -- what models.Bert.Step does. Weights are random (normal 0.02):
 speed does not depend on them.
 
+--device cuda runs it on the GPU (synchronising before the clock stops)
+and --precision bf16 runs the forward pass and the loss under
+torch.autocast(dtype=torch.bfloat16), as xp's precision: bf16 does.
+
 Output: one JSON line {"examples_per_sec": R, "seconds": S, "steps": N,
 "threads": T, "torch": version}.
 """
@@ -75,21 +79,30 @@ def main():
     for k, v in [("vocab", 30522), ("hidden", 768), ("layers", 12), ("heads", 12), ("intermediate", 3072), ("batch", 32), ("len", 128),
                  ("steps", 3), ("warmup", 1), ("threads", 0)]:
         ap.add_argument("--" + k, type=int, default=v)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     a = ap.parse_args()
+    dev = torch.device(a.device)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    m = Bert(a.vocab, a.hidden, a.layers, a.heads, a.intermediate, max(512, a.len), 2, 0.1)
+    m = Bert(a.vocab, a.hidden, a.layers, a.heads, a.intermediate, max(512, a.len), 2, 0.1).to(dev)
     m.train()
     opt = torch.optim.AdamW(m.parameters(), lr=2e-5, weight_decay=0)
     g = torch.Generator().manual_seed(2)
-    ids = torch.randint(5, a.vocab, (a.batch, a.len), generator=g)
+    ids = torch.randint(5, a.vocab, (a.batch, a.len), generator=g).to(dev)
     types = torch.zeros_like(ids)
-    mask = torch.zeros(a.batch, 1, 1, a.len)
-    labels = torch.randint(0, 2, (a.batch,), generator=g)
+    mask = torch.zeros(a.batch, 1, 1, a.len, device=dev)
+    labels = torch.randint(0, 2, (a.batch,), generator=g).to(dev)
+    amp = a.precision == "bf16"
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
 
     def step():
-        loss = nn.functional.cross_entropy(m(ids, types, mask), labels)
+        with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=amp):
+            loss = nn.functional.cross_entropy(m(ids, types, mask), labels)
         opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(m.parameters(), 1.0)
@@ -97,12 +110,14 @@ def main():
 
     for _ in range(a.warmup):
         step()
+    sync()
     start = time.perf_counter()
     for _ in range(a.steps):
         step()
+    sync()
     secs = time.perf_counter() - start
     print(json.dumps({"examples_per_sec": a.steps * a.batch / secs, "seconds": secs, "steps": a.steps,
-                      "threads": torch.get_num_threads(), "torch": torch.__version__}))
+                      "threads": torch.get_num_threads(), "torch": torch.__version__, "device": a.device, "precision": a.precision}))
 
 
 if __name__ == "__main__":

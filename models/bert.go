@@ -53,6 +53,10 @@ type BertOptions struct {
 	Warmup     float64
 	TotalSteps int
 	Clip       float64 // 0: no clipping
+	// Precision is "fp32" (or "") for float32 throughout, or "bf16" for
+	// the forward pass under autocast in bfloat16 (torchrt.Autocast), as
+	// torch.autocast(dtype=torch.bfloat16) runs Hugging Face's models.
+	Precision string
 }
 
 // lr is the learning rate of step s (0-based) under the schedule.
@@ -139,6 +143,9 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Devi
 	}
 	if o.Classes < 2 {
 		return nil, rep, fmt.Errorf("bert: %d classes", o.Classes)
+	}
+	if o.Precision != "" && o.Precision != "fp32" && o.Precision != "bf16" {
+		return nil, rep, fmt.Errorf("bert: precision %q: want fp32 or bf16", o.Precision)
 	}
 	names, shapes := bertParams(cfg, o.Classes)
 	m := &Bert{cfg: cfg, opt: o, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
@@ -494,8 +501,28 @@ func (m *Bert) batchLogits(b *Batch, train bool) (*ts.Tensor, error) {
 }
 
 // forward runs the model on ids and token types (B × T, int64) with the
-// additive attention mask (B × 1 × 1 × T); the caller drops the result.
+// additive attention mask (B × 1 × 1 × T) and returns float32 logits;
+// the caller drops the result. In bf16 the pass runs under autocast and
+// the logits are cast to float32 for the loss, as a loss computed inside
+// torch.autocast is.
 func (m *Bert) forward(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*ts.Tensor, error) {
+	if m.opt.Precision != "bf16" {
+		return m.forward32(idT, typeT, mask, B, T, train)
+	}
+	var out *ts.Tensor
+	err := torchrt.Autocast(m.device, gotch.BFloat16, func() (err error) {
+		out, err = m.forward32(idT, typeT, mask, B, T, train)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Totype(gotch.Float, true)
+}
+
+// forward32 is forward's pass, in whatever precision the thread's
+// autocast setting gives.
+func (m *Bert) forward32(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*ts.Tensor, error) {
 	var s torchrt.Scope
 	defer s.Drop()
 	var err error

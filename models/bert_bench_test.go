@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -9,8 +10,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/sugarme/gotch"
 
 	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/internal/hftest"
@@ -25,7 +24,10 @@ import (
 // random weights. Rounds alternate xp and PyTorch; the ratio of xp's
 // examples/s to PyTorch's is reported as median (min, max). XP_THREADS
 // sets both sides' threads (default: all cores), XP_REPEATS the rounds
-// (default 3). Needs python3 with torch (scripts/setup.sh pytorch):
+// (default 3). XP_DEVICE=cuda runs both on the GPU (each side
+// synchronising before it stops its clock) and XP_PRECISION=bf16 both
+// under autocast in bfloat16 (xp's precision: bf16, PyTorch's
+// torch.autocast). Needs python3 with torch (scripts/setup.sh pytorch):
 //
 //	make bench-bert
 func BenchmarkBertStepVsPyTorch(b *testing.B) {
@@ -41,6 +43,8 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("XP_REPEATS")); err == nil && v > 0 {
 		repeats = v
 	}
+	device := testDevice(b)
+	precision := cmp.Or(os.Getenv("XP_PRECISION"), "fp32")
 	const batch, length = 32, 128
 	for _, c := range []struct {
 		name                                string
@@ -50,6 +54,10 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 		{"4x256", 30522, 256, 4, 4, 1024, 6},
 		{"bert-base", 30522, 768, 12, 12, 3072, 2},
 	} {
+		warm := 1
+		if device.IsCuda() { // milliseconds a step: more steps, and warm-ups past cuBLAS's first calls
+			c.steps, warm = c.steps*25, 3
+		}
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
 			if _, err := (hftest.Bert{VocabSize: c.vocab, Hidden: c.hidden, Layers: c.layers, Heads: c.heads, Intermediate: c.inter, MaxPositions: 512, Seed: 1}).Write(dir); err != nil {
@@ -82,18 +90,20 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 					}
 					defer st.Close()
 					torchrt.ManualSeed(1)
-					m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 2e-5, Clip: 1}, gotch.CPU)
+					m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 2e-5, Clip: 1, Precision: precision}, device)
 					if err != nil {
 						return err
 					}
 					defer m.Close()
-					bt, err := NewBatch(seqs, labels, idx, 0, 0, gotch.CPU)
+					bt, err := NewBatch(seqs, labels, idx, 0, 0, device)
 					if err != nil {
 						return err
 					}
 					defer bt.Drop()
-					if _, err := m.Step(bt); err != nil { // warm-up, untimed
-						return err
+					for w := 0; w < warm; w++ { // warm-up, untimed
+						if _, err := m.Step(bt); err != nil {
+							return err
+						}
 					}
 					start := time.Now()
 					for s := 0; s < c.steps; s++ {
@@ -112,7 +122,8 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 			torchRound := func() (float64, string) {
 				cmd := exec.Command(python, "../bench/pytorch_bert.py", "--vocab", strconv.Itoa(c.vocab), "--hidden", strconv.Itoa(c.hidden),
 					"--layers", strconv.Itoa(c.layers), "--heads", strconv.Itoa(c.heads), "--intermediate", strconv.Itoa(c.inter),
-					"--batch", strconv.Itoa(batch), "--len", strconv.Itoa(length), "--steps", strconv.Itoa(c.steps), "--warmup", "1", "--threads", strconv.Itoa(threads))
+					"--batch", strconv.Itoa(batch), "--len", strconv.Itoa(length), "--steps", strconv.Itoa(c.steps), "--warmup", strconv.Itoa(warm), "--threads", strconv.Itoa(threads),
+					"--device", torchrt.DeviceString(device), "--precision", precision)
 				return runTwin(b, cmd)
 			}
 			var xps, pts, ratios []float64
@@ -127,8 +138,8 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 			med, lo, hi := medianRange(ratios)
 			xm, _, _ := medianRange(xps)
 			pm, _, _ := medianRange(pts)
-			b.Logf("%s: batch %d × %d pieces, %d threads, %d rounds of %d steps: xp/PyTorch %s median %.3f (min %.3f, max %.3f); xp %.2f, PyTorch %.2f examples/s (medians)",
-				c.name, batch, length, threads, repeats, c.steps, torch, med, lo, hi, xm, pm)
+			b.Logf("%s: batch %d × %d pieces on %s in %s, %d threads, %d rounds of %d steps: xp/PyTorch %s median %.3f (min %.3f, max %.3f); xp %.2f, PyTorch %.2f examples/s (medians)",
+				c.name, batch, length, torchrt.DeviceString(device), precision, threads, repeats, c.steps, torch, med, lo, hi, xm, pm)
 			b.ReportMetric(med, "xp/pytorch")
 			b.ReportMetric(lo, "xp/pytorch-min")
 			b.ReportMetric(hi, "xp/pytorch-max")

@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -208,6 +209,22 @@ func writeBert(t *testing.T, spec hftest.Bert) (dir string, cfg hf.Config, wp *h
 // loadBert writes a tiny checkpoint and builds xp's model of it.
 func loadBert(t *testing.T, spec hftest.Bert, classes int) (*Bert, BertLoad, *hf.WordPiece, map[string]hf.Tensor32, error) {
 	t.Helper()
+	return loadBertWith(t, spec, BertOptions{Classes: classes, Dropout: 0.1})
+}
+
+// testDevice is the device XP_DEVICE names (cpu when unset): the BERT
+// tests run on a GPU with XP_DEVICE=cuda (bench/gpu_check.sh, step bert).
+func testDevice(t testing.TB) gotch.Device {
+	t.Helper()
+	d, err := torchrt.ParseDevice(cmp.Or(os.Getenv("XP_DEVICE"), "cpu"))
+	if err != nil {
+		t.Fatalf("XP_DEVICE: %v", err)
+	}
+	return d
+}
+
+func loadBertWith(t *testing.T, spec hftest.Bert, o BertOptions) (*Bert, BertLoad, *hf.WordPiece, map[string]hf.Tensor32, error) {
+	t.Helper()
 	dir, cfg, wp, written := writeBert(t, spec)
 	st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
@@ -219,7 +236,7 @@ func loadBert(t *testing.T, spec hftest.Bert, classes int) (*Bert, BertLoad, *hf
 	err = torchrt.Do(func() error {
 		torchrt.ManualSeed(1)
 		var err error
-		m, rep, err = NewBert(cfg, st, BertOptions{Classes: classes, Dropout: 0.1}, gotch.CPU)
+		m, rep, err = NewBert(cfg, st, o, testDevice(t))
 		return err
 	})
 	return m, rep, wp, written, err
@@ -284,6 +301,77 @@ func TestBertMatchesReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBertBF16: with Precision bf16 the forward pass runs under autocast
+// in bfloat16: its logits differ from float32's (autocast is on: a no-op
+// would give them exactly) yet stay within bfloat16's rounding of the
+// float64 reference; a training step in bf16 gives a finite loss and
+// leaves autocast off on the thread, so what runs after it is float32.
+func TestBertBF16(t *testing.T) {
+	spec := hftest.Bert{Hidden: 16, Layers: 2, Heads: 4, Intermediate: 32, MaxPositions: 32, Classes: 2, Seed: 5}
+	m32, _, wp, written, err := loadBertWith(t, spec, BertOptions{Classes: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m32.Close()
+	m16, _, _, _, err := loadBertWith(t, spec, BertOptions{Classes: 2, LR: 1e-3, Clip: 1, Precision: "bf16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m16.Close()
+	ids, types, _ := wp.Encode("The film was not good, awful!", nil, 32)
+	mask := make([]int, len(ids))
+	for i := range mask {
+		mask[i] = 1
+	}
+	enc := Encoded{IDs: [][]int{ids}, Types: [][]int{types}, Mask: [][]int{mask}}
+	l32, err := m32.Logits(enc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l16, err := m16.Logits(enc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refBert{t: written, prefix: "bert.", gamma: "weight", beta: "bias", hidden: 16, heads: 4, layers: 2, eps: 1e-12}.logits(ids, types)
+	if slices.Equal(l32, l16) {
+		t.Errorf("bf16 logits %v equal float32's: autocast did not act", l16)
+	}
+	for c, w := range want {
+		if d := math.Abs(float64(l16[c]) - w); d > 0.02 { // logits of about 0.1: bfloat16's 8 bits lose ~0.4% a rounding
+
+			t.Errorf("class %d: bf16 %v, reference %v (|Δ| %.2g, float32 %v)", c, l16[c], w, d, l32[c])
+		}
+	}
+	seq := make([]int64, len(ids))
+	for i, id := range ids {
+		seq[i] = int64(id)
+	}
+	err = torchrt.Do(func() error {
+		b, err := NewBatch([][]int64{seq, seq}, []int64{0, 1}, []int{0, 1}, 0, 0, m16.device)
+		if err != nil {
+			return err
+		}
+		defer b.Drop()
+		loss, err := m16.Step(b)
+		if err != nil {
+			return err
+		}
+		if math.IsNaN(loss) || math.IsInf(loss, 0) || loss <= 0 {
+			t.Errorf("bf16 step: loss %v", loss)
+		}
+		if torchrt.AutocastEnabled(m16.device) {
+			t.Error("autocast still on after a bf16 step")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := m32.Logits(enc, false); err != nil || !slices.Equal(again, l32) {
+		t.Errorf("float32 logits after a bf16 step: %v (%v), before %v", again, err, l32)
 	}
 }
 
@@ -397,12 +485,12 @@ func TestBertFineTunes(t *testing.T) {
 			}
 			defer st.Close()
 			torchrt.ManualSeed(11)
-			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: 0.1, TotalSteps: epochs * train.Len() / batch, Clip: 1}, gotch.CPU)
+			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: 0.1, TotalSteps: epochs * train.Len() / batch, Clip: 1}, testDevice(t))
 			if err != nil {
 				return err
 			}
 			defer m.Close()
-			opt := TrainOptions{Epochs: epochs, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck}
+			opt := TrainOptions{Epochs: epochs, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck}
 			opt.OnEpoch = func(e metrics.Epoch) {
 				if e.Epoch == stopAfter {
 					cancel()
@@ -478,7 +566,7 @@ func TestBertPairBatch(t *testing.T) {
 		d.Seqs, d.Types, d.Labels = append(d.Seqs, seq), append(d.Types, tt), append(d.Labels, 0)
 		enc = append(enc, Encoded{IDs: [][]int{ids}, Types: [][]int{types}, Mask: [][]int{mask}})
 	}
-	opt := TrainOptions{Classes: 2, Pad: 0, Device: gotch.CPU}
+	opt := TrainOptions{Classes: 2, Pad: 0, Device: testDevice(t)}
 	logitsOf := func(d Data) [][]float32 {
 		var out [][]float32
 		err := torchrt.Do(func() error {

@@ -50,7 +50,7 @@ var builders = map[string]func(v spec.Values, env Env) (Model, error){
 		}
 		defer st.Close()
 		m, _, err := NewBert(cfg, st, BertOptions{Classes: int(env.Classes), Dropout: v.Float("dropout"), LR: v.Float("lr"),
-			Warmup: v.Float("warmup"), TotalSteps: env.Steps, Clip: v.Float("clip")}, env.Device)
+			Warmup: v.Float("warmup"), TotalSteps: env.Steps, Clip: v.Float("clip"), Precision: v.String("precision")}, env.Device)
 		return m, err
 	},
 	"baseline": func(v spec.Values, env Env) (Model, error) {

@@ -119,6 +119,7 @@ var models = []Descriptor{
 			{Name: "warmup", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "share of the steps over which the learning rate rises linearly from 0"},
 			{Name: "clip", Type: Float, Default: 1.0, Min: Incl(0), Doc: "global gradient-norm bound (0: no clipping)"},
 			{Name: "dropout", Type: Float, Default: 0.1, Min: Incl(0), Max: Excl(1), Doc: "dropout in the encoder and before the head, training only"},
+			{Name: "precision", Type: String, Default: "fp32", Enum: []string{"fp32", "bf16"}, Doc: "fp32 throughout, or bf16: linear layers and matrix products in bfloat16 under autocast as torch.autocast does (weights, layer norms, softmax and the loss stay float32), for GPUs with bfloat16 units"},
 		}},
 }
 

@@ -3,6 +3,7 @@
 #include "xp_ext.h"
 
 #include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Generator.h>
 #include <mutex>
@@ -107,4 +108,47 @@ int xp_rng_set_state(int cuda, int index, tensor state) {
     return 0;
   )
   return -1;
+}
+
+// Automatic mixed precision, as torch.autocast: on the calling thread,
+// eligible ops (matrix products, linear layers) on the device type run in
+// dtype while the rest stay float32. Disabling clears autocast's cache of
+// cast weights, which an optimizer step makes stale.
+int xp_autocast(int cuda, int enabled, int dtype) {
+  PROTECT(
+    const at::DeviceType dt = cuda ? at::kCUDA : at::kCPU;
+    const auto st = static_cast<at::ScalarType>(dtype);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    if (enabled) {
+      at::autocast::set_autocast_dtype(dt, st);
+    }
+    at::autocast::set_autocast_enabled(dt, enabled != 0);
+#else
+    if (cuda) {
+      if (enabled) {
+        at::autocast::set_autocast_gpu_dtype(st);
+      }
+      at::autocast::set_enabled(enabled != 0);
+    } else {
+      if (enabled) {
+        at::autocast::set_autocast_cpu_dtype(st);
+      }
+      at::autocast::set_cpu_enabled(enabled != 0);
+    }
+#endif
+    if (!enabled) {
+      at::autocast::clear_cache();
+    }
+    return 0;
+  )
+  return -1;
+}
+
+int xp_autocast_enabled(int cuda) {
+  const at::DeviceType dt = cuda ? at::kCUDA : at::kCPU;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(dt) ? 1 : 0;
+#else
+  return (cuda ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled()) ? 1 : 0;
+#endif
 }

@@ -24,6 +24,13 @@ int xp_save_multi_serialize(tensor *tensors, char **names, int ntensors, char **
 int xp_optimizer_load(optimizer o, const char *path);
 int xp_rng_get_state(int cuda, int index, tensor *out);
 int xp_rng_set_state(int cuda, int index, tensor state);
+/* Automatic mixed precision on the calling thread (torch.autocast): on
+ * the CPU (cuda 0) or CUDA, eligible ops run in dtype (a c10::ScalarType:
+ * 15 bfloat16, 5 float16) while enabled; disabling clears the cache of
+ * cast weights. Returns 0, or -1 with the thread's last error set.
+ * xp_autocast_enabled says whether it is on (1) for that device type. */
+int xp_autocast(int cuda, int enabled, int dtype);
+int xp_autocast_enabled(int cuda);
 #ifdef __cplusplus
 }
 #endif
