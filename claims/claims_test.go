@@ -313,6 +313,18 @@ func TestCheckPlan(t *testing.T) {
 	if err := f.CheckPlan(r, load("analysis.words=10", "seeds=[1, 2]")); err == nil || !strings.Contains(err.Error(), "seeds is [1,2] there, [1] in the config") {
 		t.Errorf("a plan of other seeds: %v", err)
 	}
+	// a parameter spelled out at its default is the same experiment, on
+	// either side
+	spelled := Run{Name: "a", Config: "a.yaml", Set: []string{"analysis.words=10", "analysis.percentiles=[5, 20, 50, 80, 95]"}}
+	if err := f.CheckPlan(spelled, load("analysis.words=10")); err != nil {
+		t.Errorf("a default spelled out in the run's overrides: %v", err)
+	}
+	if err := f.CheckPlan(r, load("analysis.words=10", "analysis.percentiles=[5, 20, 50, 80, 95]")); err != nil {
+		t.Errorf("a default spelled out in the plan: %v", err)
+	}
+	if err := f.CheckPlan(spelled, load("analysis.words=10", "analysis.percentiles=[5, 50, 95]")); err == nil || !strings.Contains(err.Error(), "percentiles") {
+		t.Errorf("another value than the default: %v", err)
+	}
 }
 
 // TestGroupLabels: a group is named by what its points share and the

@@ -16,6 +16,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
+	"github.com/xp-nlp/xp/spec"
 )
 
 // Agreement is a claim decided on records.
@@ -317,10 +318,45 @@ func (f *File) CheckPlan(r Run, plan experiments.Config) error {
 		r.Name, f.Dir(r.Name), r.Config, set, where, y, x, f.Path)
 }
 
+// wholeNumbers is params with each whole float64 (as a plan read back
+// from JSON holds its integers) an int, as a config read from YAML holds
+// them, so that the descriptors accept both.
+func wholeNumbers(params map[string]any) map[string]any {
+	var conv func(any) any
+	conv = func(x any) any {
+		switch v := x.(type) {
+		case float64:
+			if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+				return int(v)
+			}
+		case []any:
+			out := make([]any, len(v))
+			for i, e := range v {
+				out[i] = conv(e)
+			}
+			return out
+		}
+		return x
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		out[k] = conv(v)
+	}
+	return out
+}
+
 // numbersOf is a resolved config as JSON data, without the keys that do
-// not change a number.
+// not change a number, and with the model's and the analysis's defaults
+// filled in from their descriptors: a parameter spelled out at its
+// default is the same experiment as one left out.
 func numbersOf(c experiments.Config) map[string]any {
 	c.Data, c.Threads, c.Workers, c.Output, c.Cache, c.Origin = "", 0, 0, "", "", nil
+	if _, v, err := spec.Resolve(spec.Model, c.Model.Kind, 0, wholeNumbers(c.Model.Params)); c.Model.Kind != "" && err == nil {
+		c.Model.Params = v
+	}
+	if _, v, err := spec.Resolve(spec.Analysis, c.Analysis.Kind, 0, wholeNumbers(c.Analysis.Params)); c.Analysis.Kind != "" && err == nil {
+		c.Analysis.Params = v
+	}
 	c.Checks = experiments.ChecksConfig{}
 	b, _ := json.Marshal(c)
 	var m map[string]any
