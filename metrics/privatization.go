@@ -78,12 +78,29 @@ func (p *Privatization) CountTypes(orig, priv [][]string, inVocab func(string) b
 	}
 }
 
-// InVocab is the number of tokens given to the mechanism.
+// InVocab is the number of tokens given to the mechanism: those with a
+// vector that no stopword rule kept.
 func (p Privatization) InVocab() int64 { return p.Tokens - p.OOV - p.Stopwords }
 
-// UnchangedShare is the share of in-vocabulary tokens the mechanism
-// returned unchanged (NaN when there were none).
-func (p Privatization) UnchangedShare() float64 { return ratio(p.Unchanged, p.InVocab()) }
+// WithVector is the number of tokens with a vector: those given to the
+// mechanism and those a stopword rule kept.
+func (p Privatization) WithVector() int64 { return p.Tokens - p.OOV }
+
+// UnchangedShare is xp's one definition of "unchanged": the share of the
+// tokens with a vector returned as they were, whatever the reason —
+// drawn unchanged by the mechanism, or kept by a stopword rule without a
+// guarantee (KeptShare says how many of them) — NaN when there were
+// none. Tables, plots, long.csv and the reconstruction attack's
+// "unchanged %" all report it; tokens without a vector are counted apart
+// (OOVShare).
+func (p Privatization) UnchangedShare() float64 {
+	return ratio(p.Unchanged+p.Stopwords, p.WithVector())
+}
+
+// KeptShare is the share of the tokens with a vector that a stopword rule
+// kept as they were (CusText+, 1-Diffractor): unchanged, with no
+// guarantee (NaN when there were none).
+func (p Privatization) KeptShare() float64 { return ratio(p.Stopwords, p.WithVector()) }
 
 // OOVShare is the share of all tokens that had no vector (NaN for no tokens).
 func (p Privatization) OOVShare() float64 { return ratio(p.OOV, p.Tokens) }
@@ -120,23 +137,29 @@ const DefaultMaxOOV = 0.2
 // Flag is a warning about one privatized split of a cell.
 type Flag struct {
 	Split string  `json:"split"`
-	Kind  string  `json:"kind"`  // "oov" or "unchanged"
-	Share float64 `json:"share"` // the OOV share (oov)
+	Kind  string  `json:"kind"`  // "oov", "unchanged" or "kept"
+	Share float64 `json:"share"` // the OOV share (oov), the kept share (kept)
 	Limit float64 `json:"limit"` // the threshold it is above (oov)
 	Eps   float64 `json:"epsilon"`
 }
 
 // Short is the flag for a table cell.
 func (f Flag) Short() string {
-	if f.Kind == "oov" {
+	switch f.Kind {
+	case "oov":
 		return fmt.Sprintf("%s %.0f%% OOV", f.Split, 100*f.Share)
+	case "kept":
+		return fmt.Sprintf("%s %.0f%% kept unguarded", f.Split, 100*f.Share)
 	}
 	return f.Split + " unchanged"
 }
 
 func (f Flag) String() string {
-	if f.Kind == "oov" {
+	switch f.Kind {
+	case "oov":
 		return fmt.Sprintf("%s: %.1f%% of tokens out of vocabulary (above %.0f%%) passed through unprivatized", f.Split, 100*f.Share, 100*f.Limit)
+	case "kept":
+		return fmt.Sprintf("%s: %.1f%% of the tokens with a vector kept as they were by a stopword rule, with no guarantee (counted as unchanged)", f.Split, 100*f.Share)
 	}
 	return fmt.Sprintf("%s: privatization at ε = %g changed no in-vocabulary token", f.Split, f.Eps)
 }
@@ -145,7 +168,8 @@ func (f Flag) String() string {
 // out-of-vocabulary share above maxOOV (so much text passes through
 // unprotected that the cell mostly measures unprivatized text), and a
 // privatization that changed no in-vocabulary token (legitimate at a
-// very large ε or with rank 1, hence a warning and not an error).
+// very large ε or with rank 1, hence a warning and not an error), and
+// tokens kept by a stopword rule, which carry no guarantee.
 func Flags(reports map[string]Privatization, maxOOV float64) []Flag {
 	var out []Flag
 	for _, split := range slices.Sorted(maps.Keys(reports)) {
@@ -155,6 +179,9 @@ func Flags(reports map[string]Privatization, maxOOV float64) []Flag {
 		}
 		if r.InVocab() > 0 && r.Unchanged == r.InVocab() {
 			out = append(out, Flag{Split: split, Kind: "unchanged", Eps: r.Epsilon})
+		}
+		if r.Stopwords > 0 {
+			out = append(out, Flag{Split: split, Kind: "kept", Share: r.KeptShare(), Eps: r.Epsilon})
 		}
 	}
 	return out

@@ -88,7 +88,7 @@ var frontierAxes = map[string]struct {
 	label string
 	value func(results.Row) float64
 }{
-	"unchanged": {"share of in-vocabulary tokens left unchanged", func(r results.Row) float64 { return r.Unchanged }},
+	"unchanged": {"share of in-vocabulary tokens returned unchanged (kept stopwords included)", func(r results.Row) float64 { return r.Unchanged }},
 	"n_w":       {"mean N_w per draw over the split's word types", func(r results.Row) float64 { return r.Nw }},
 	"recovery":  {"Bayes adversary's token recovery (1 − E_M; held-out where sampled)", func(r results.Row) float64 { return r.Recovery }},
 }

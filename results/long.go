@@ -89,7 +89,7 @@ func WriteLong(w io.Writer, recs []Record) error {
 				v      float64
 				lo, hi float64
 			}{{"accuracy", r.Test.Accuracy, accLo, accHi}, {"macro-F1", r.Test.MacroF1, nan, nan}, {"Δ accuracy", diff, nan, nan}, {"unchanged", p.unchanged, nan, nan},
-				{"oov", p.oov, nan, nan}, {"N_w", p.nw, nan, nan}, {"S_w", p.sw, nan, nan}, {"recovery", p.recovery, nan, nan}} {
+				{"kept_unguarded", p.stopwords, nan, nan}, {"oov", p.oov, nan, nan}, {"N_w", p.nw, nan, nan}, {"S_w", p.sw, nan, nan}, {"recovery", p.recovery, nan, nan}} {
 				if math.IsNaN(s.v) {
 					continue
 				}

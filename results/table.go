@@ -44,11 +44,13 @@ type Row struct {
 	// baseline. DiffSeeds counts the pairs.
 	Diff, DiffCI float64
 	DiffSeeds    int
-	// Unchanged is the mean share of in-vocabulary tokens the mechanism
-	// left as they were, over the cell's privatized splits; OOV the mean
-	// share of tokens without a vector, passed through unprivatized;
-	// Stopwords the mean share kept by a stopword rule. NaN when nothing
-	// was privatized.
+	// Unchanged is the mean share of the tokens with a vector returned as
+	// they were, whatever the reason (metrics.Privatization.UnchangedShare:
+	// drawn unchanged, or kept by a stopword rule), over the cell's
+	// privatized splits; Stopwords the part of it a stopword rule kept,
+	// with no guarantee (KeptShare); OOV the mean share of all tokens
+	// without a vector, passed through unprivatized. NaN when nothing was
+	// privatized.
 	Unchanged, OOV, Stopwords float64
 	// UnchangedCI is the half-width of Unchanged's 95% interval over
 	// seeds (NaN below two seeds).
@@ -309,9 +311,8 @@ func privacyOf(r Record) cellPrivacy {
 	}
 	if all.Tokens > 0 {
 		p.oov = all.OOVShare()
-		p.stopwords = float64(all.Stopwords) / float64(all.Tokens)
-		if all.InVocab() > 0 {
-			p.unchanged = all.UnchangedShare()
+		if all.WithVector() > 0 {
+			p.unchanged, p.stopwords = all.UnchangedShare(), all.KeptShare()
 		}
 		if all.Types > 0 {
 			p.types = all.TypeUnchangedRate()
@@ -461,12 +462,16 @@ func UtilityGrid(rows []Row) Grid {
 		acc = rows[0].Attacker + " attacker accuracy (lower = more private)"
 	}
 	measured := slices.ContainsFunc(rows, func(r Row) bool { return !math.IsNaN(r.Nw) || !math.IsNaN(r.Recovery) })
+	kept := keeps(rows)
 	for _, c := range []struct {
 		name    string
 		numeric bool
 	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}, {"seeds", true}, {acc, true}, {"95% CI", true}, {"test-set 95%", true},
 		{"Δ vs baseline (paired)", true}, {"McNemar p", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
 		g.column(c.name, c.numeric)
+	}
+	if kept {
+		g.column("of which kept unguarded", true)
 	}
 	if measured {
 		g.column("N_w", true)
@@ -487,6 +492,9 @@ func UtilityGrid(rows []Row) Grid {
 		row := []string{r.Setting, notion, r.Mode, eps, seeds,
 			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), testInterval(r), diff(r.Diff, r.DiffCI), pValue(r), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
 			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV)}
+		if kept {
+			row = append(row, percent(r.Stopwords))
+		}
 		if measured {
 			row = append(row, percent(r.Nw), percent(r.Sw), percent(r.Recovery))
 		}
@@ -502,12 +510,25 @@ func UtilityGrid(rows []Row) Grid {
 	if few := slices.ContainsFunc(rows, func(r Row) bool { return r.Seeds > 0 && r.Seeds < 3 }); few {
 		g.Notes = append(g.Notes, "Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and McNemar's p there.")
 	}
+	if kept {
+		g.Notes = append(g.Notes, keptNote)
+	}
 	if measured {
 		g.Notes = append(g.Notes, measuresNote)
 	}
 	g.Notes = append(g.Notes, privacyUnit)
 	return g
 }
+
+// keeps reports whether a row's mechanism kept tokens by a stopword rule.
+func keeps(rows []Row) bool {
+	return slices.ContainsFunc(rows, func(r Row) bool { return !math.IsNaN(r.Stopwords) && r.Stopwords > 0 })
+}
+
+// keptNote is xp's one definition of unchanged and what the kept column
+// is, under a table where a stopword rule kept tokens (elsewhere the
+// unchanged share is the mechanism's draws alone).
+const keptNote = "Unchanged (in-vocab): the share of the tokens with a vector returned as they were, whatever the reason — drawn unchanged, or kept by a stopword rule (CusText+, 1-Diffractor unless replace_stopwords) with no privacy guarantee, the part the column \"of which kept unguarded\" gives; tokens without a vector are the OOV column, passed through unprivatized."
 
 // ciNote says how the intervals are computed.
 const ciNote = "Mean ± sample sd over seeds; 95% CI: of the mean over seeds by Student's t (n−1 degrees of freedom; — below 2 seeds), within [0, 1]: it speaks of retraining's spread. " +
@@ -593,7 +614,8 @@ func pValue(r Row) string {
 
 // LaTeX renders the table for a paper (booktabs): mechanism, mode, ε,
 // accuracy as mean ± 95% half-width (mean alone for one seed), the
-// paired difference to the baseline, macro-F1 and the unchanged share.
+// paired difference to the baseline, macro-F1 and the unchanged share
+// (with the share kept unguarded beside it where a stopword rule kept any).
 func LaTeX(rows []Row) string {
 	var b strings.Builder
 	acc := "Accuracy"
@@ -601,11 +623,20 @@ func LaTeX(rows []Row) string {
 		acc = "Attacker acc. ($\\downarrow$)"
 	}
 	b.WriteString("% xp results: mean ± 95% CI half-width over seeds (Student's t), [low, high] where that would leave the range; Δ paired with the baseline of each seed.\n")
-	b.WriteString("\\begin{tabular}{lllrrrr}\n\\toprule\n")
-	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$ & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged \\\\\n\\midrule\n", acc)
+	kept := keeps(rows)
+	cols, keptHead := "lllrrrr", ""
+	if kept {
+		cols, keptHead = cols+"r", " & Kept unguarded"
+	}
+	fmt.Fprintf(&b, "\\begin{tabular}{%s}\n\\toprule\n", cols)
+	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$ & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged%s \\\\\n\\midrule\n", acc, keptHead)
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s \\\\\n", texEscape(r.Setting), r.Mode, cmp.Or(epsilon(r.Mode, r.Epsilon), "--"),
+		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s", texEscape(r.Setting), r.Mode, cmp.Or(epsilon(r.Mode, r.Epsilon), "--"),
 			texPM(r.Accuracy, r.AccCI, 0, 1), texPM(r.Diff, r.DiffCI, -1, 1), texPM(r.MacroF1, r.MacroF1CI, 0, 1), texPercent(r.Unchanged))
+		if kept {
+			b.WriteString(" & " + texPercent(r.Stopwords))
+		}
+		b.WriteString(" \\\\\n")
 	}
 	b.WriteString("\\bottomrule\n\\end{tabular}\n")
 	return b.String()

@@ -623,3 +623,43 @@ func TestSeedsToSettle(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptStopwords: tokens a stopword rule kept (1-Diffractor, CusText+)
+// count as unchanged — one definition, the share of the tokens with a
+// vector returned as they were — with the kept part beside it in its own
+// column of the Markdown and LaTeX tables and in long.csv, and a flag on
+// the row; a table whose mechanisms keep nothing by rule has no such
+// column.
+func TestKeptStopwords(t *testing.T) {
+	cell := rec("test", 0.1, 1, 0.6, "ok")
+	cell.Privacy = map[string]metrics.Privatization{"test": {Tokens: 100, OOV: 10, Stopwords: 36, Unchanged: 3, Epsilon: 0.1}}
+	rows := Table([]Record{rec("none", 0, 1, 0.8, "ok"), cell}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
+	r := rows[1]
+	if math.Abs(r.Unchanged-39.0/90) > 1e-12 || math.Abs(r.Stopwords-36.0/90) > 1e-12 {
+		t.Errorf("unchanged %v, kept %v; want 39/90 and 36/90", r.Unchanged, r.Stopwords)
+	}
+	if !slices.Contains(r.Flags, "test 40% kept unguarded") {
+		t.Errorf("flags %q", r.Flags)
+	}
+	md := Markdown(rows)
+	for _, want := range []string{"| unchanged (in-vocab) | unchanged per word type | OOV | of which kept unguarded |", "| 43.3% | — | 10.0% | 40.0% |", "with no privacy guarantee"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+	if tex := LaTeX(rows); !strings.Contains(tex, "Unchanged & Kept unguarded") || !strings.Contains(tex, "43.3\\% & 40.0\\%") {
+		t.Errorf("LaTeX:\n%s", tex)
+	}
+	var b strings.Builder
+	if err := WriteLong(&b, []Record{cell}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ",kept_unguarded,0.4,") {
+		t.Errorf("long.csv:\n%s", b.String())
+	}
+	for _, plain := range []string{Markdown(Table([]Record{rec("none", 0, 1, 0.8, "ok"), rec("test", 10, 1, 0.7, "ok")}, TableOptions{})), LaTeX(rows[:1])} {
+		if strings.Contains(plain, "kept unguarded") || strings.Contains(plain, "Kept unguarded") {
+			t.Errorf("a kept column where nothing was kept by rule:\n%s", plain)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func privatize(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	r := p.Report
-	fmt.Fprintf(stderr, "%s, split %s: %s ε=%g (%s): %d tokens, %d without a vector (kept), %d stopwords kept, %.1f%% of in-vocabulary tokens unchanged; %d exact rescans\ncandidates: %s\n",
-		cell, *split, r.Mechanism, r.Epsilon, r.Notion, r.Tokens, r.OOV, r.Stopwords, 100*r.UnchangedShare(), r.Fallbacks, r.Candidates)
+	fmt.Fprintf(stderr, "%s, split %s: %s ε=%g (%s): %d tokens, %d without a vector (kept), %d stopwords kept with no guarantee, %.1f%% of in-vocabulary tokens unchanged (%.1f%% drawn, %.1f%% kept stopwords); %d exact rescans\ncandidates: %s\n",
+		cell, *split, r.Mechanism, r.Epsilon, r.Notion, r.Tokens, r.OOV, r.Stopwords, 100*r.UnchangedShare(), 100*(r.UnchangedShare()-r.KeptShare()), 100*r.KeptShare(), r.Fallbacks, r.Candidates)
 	return nil
 }
