@@ -233,7 +233,7 @@ func AnalysisGrids(rows []StatRow) []Grid {
 		names := statNames(mine)
 		// A stage that finds ε reports it as a statistic; its rows have no
 		// ε of their own, and two columns headed ε would be one too many.
-		ownEps := !slices.Contains(names, "ε") || slices.ContainsFunc(mine, func(r StatRow) bool { return r.EpsilonText() != "—" })
+		ownEps := !slices.Contains(names, foundEpsilon) || slices.ContainsFunc(mine, func(r StatRow) bool { return r.EpsilonText() != "—" })
 		g.column("mechanism", false)
 		g.column("notion", false)
 		if ownEps {
@@ -404,39 +404,53 @@ func ColumnName(display string) string {
 	return b.String()
 }
 
+// foundEpsilon is the statistic a stage that finds an ε (matched
+// privacy, Algorithm 2's selection) records it under.
+const foundEpsilon = "ε"
+
 // WriteAnalysisTables writes tables/analysis.csv (mean, sd and the 95%
 // CI half-width of each statistic, under snake_case names: ColumnName;
-// sd and half-width empty under two seeds) and tables/analysis.md (the
-// display names).
+// sd and half-width empty under two seeds; the flags last) and
+// tables/analysis.md (the display names). ε has one column: a row whose
+// ε was found rather than given (a matched or selected ε, the statistic
+// "ε") has it there, with its sd and half-width beside it, not 0.
 func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 	td := filepath.Join(dir, "tables")
 	if err := os.MkdirAll(td, 0o777); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	names := statNames(rows)
+	names := slices.DeleteFunc(statNames(rows), func(n string) bool { return n == foundEpsilon })
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	// spread is a statistic's mean, sd and half-width as the CSV has them.
+	spread := func(r StatRow, i int) []string {
+		sd, ci := "", ""
+		if r.Seeds >= 2 { // one seed has no spread to report
+			sd, ci = num(r.SD[i]), num(r.CI[i])
+		}
+		return []string{num(r.Mean[i]), sd, ci}
+	}
 	var b strings.Builder
 	w := csv.NewWriter(&b)
-	head := []string{"analysis", "setting", "notion", "epsilon", "seeds", "failed"}
+	head := []string{"analysis", "setting", "notion", "epsilon", "epsilon_sd", "epsilon_ci95", "seeds", "failed"}
 	for _, n := range names {
 		c := ColumnName(n)
 		head = append(head, c, c+"_sd", c+"_ci95")
 	}
-	w.Write(head)
+	w.Write(append(head, "flags"))
 	for _, r := range rows {
-		line := []string{r.Analysis, r.Setting, string(r.Notion), strconv.FormatFloat(r.Epsilon, 'g', -1, 64), strconv.Itoa(r.Seeds), strconv.Itoa(r.Failed)}
-		for _, n := range names {
-			i := slices.Index(r.Names, n)
-			if i < 0 {
-				line = append(line, "", "", "")
-				continue
-			}
-			sd, ci := "", ""
-			if r.Seeds >= 2 { // one seed has no spread to report
-				sd, ci = strconv.FormatFloat(r.SD[i], 'g', -1, 64), strconv.FormatFloat(r.CI[i], 'g', -1, 64)
-			}
-			line = append(line, strconv.FormatFloat(r.Mean[i], 'g', -1, 64), sd, ci)
+		eps := []string{num(r.Epsilon), "", ""}
+		if i := slices.Index(r.Names, foundEpsilon); i >= 0 {
+			eps = spread(r, i)
 		}
-		w.Write(line)
+		line := append(append([]string{r.Analysis, r.Setting, string(r.Notion)}, eps...), strconv.Itoa(r.Seeds), strconv.Itoa(r.Failed))
+		for _, n := range names {
+			if i := slices.Index(r.Names, n); i >= 0 {
+				line = append(line, spread(r, i)...)
+			} else {
+				line = append(line, "", "", "")
+			}
+		}
+		w.Write(append(line, strings.Join(r.Flags, "; ")))
 	}
 	w.Flush()
 	var paths []string

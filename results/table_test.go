@@ -663,3 +663,29 @@ func TestKeptStopwords(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalysisCSV: analysis.csv has one ε column — a found ε (the matched
+// stage's, a selection's) in it with its spread, not 0 there and the
+// value in a second column — snake_case statistics with sd and
+// half-width empty under two seeds, and the rows' flags last.
+func TestAnalysisCSV(t *testing.T) {
+	rows := []StatRow{
+		{Analysis: "bayes-adversary", Setting: "laplace", Epsilon: 10, Seeds: 1, Names: []string{"E_M held-out"}, Mean: []float64{0.98}, SD: []float64{0}, CI: []float64{0}},
+		{Analysis: "matched", Setting: "laplace", Seeds: 3, Names: []string{"ε", "accuracy"}, Mean: []float64{3.5, 0.8}, SD: []float64{0.5, 0.01}, CI: []float64{1.2, 0.02},
+			Flags: []string{"no attacker beats copying"}},
+	}
+	dir := t.TempDir()
+	if _, err := WriteAnalysisTables(dir, rows); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tables", "analysis.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "analysis,setting,notion,epsilon,epsilon_sd,epsilon_ci95,seeds,failed,e_m_held_out,e_m_held_out_sd,e_m_held_out_ci95,accuracy,accuracy_sd,accuracy_ci95,flags\n" +
+		"bayes-adversary,laplace,,10,,,1,0,0.98,,,,,,\n" +
+		"matched,laplace,,3.5,0.5,1.2,3,0,,,,0.8,0.01,0.02,no attacker beats copying\n"
+	if string(b) != want {
+		t.Errorf("analysis.csv:\n%s\nwant:\n%s", b, want)
+	}
+}
