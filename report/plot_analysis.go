@@ -61,6 +61,7 @@ func PlotAnalysis(dir, title string, rows []results.StatRow) ([]string, error) {
 // AnalysisFigures are the figures PlotAnalysis draws of rows (see
 // PlotAnalysis), not yet written: the report page inlines them as SVG.
 func AnalysisFigures(title string, rows []results.StatRow) ([]Figure, error) {
+	rows = results.Honest(rows) // E_M held-out where sampled, exact otherwise
 	kinds := results.AnalysisKinds(rows)
 	var out []Figure
 	for _, a := range kinds {

@@ -65,12 +65,17 @@ func WriteLong(w io.Writer, recs []Record) error {
 				return err
 			}
 		case r.Analysis != nil:
+			heldOut := !math.IsNaN(r.Analysis.Stat("E_M held-out"))
 			for _, s := range r.Analysis.Stats {
 				lo, hi := nan, nan
 				if s.Lo != s.Hi || s.Simulated || s.Quantized {
 					lo, hi = float64(s.Lo), float64(s.Hi)
 				}
-				if err := row(s.Name, float64(s.Value), lo, hi); err != nil {
+				name := s.Name
+				if heldOut && name == "E_M" { // the plug-in beside a held-out estimate (results.Honest)
+					name = PlugIn
+				}
+				if err := row(name, float64(s.Value), lo, hi); err != nil {
 					return err
 				}
 			}

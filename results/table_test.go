@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -687,5 +688,44 @@ func TestAnalysisCSV(t *testing.T) {
 		"matched,laplace,,3.5,0.5,1.2,3,0,,,,0.8,0.01,0.02,no attacker beats copying\n"
 	if string(b) != want {
 		t.Errorf("analysis.csv:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// TestHonestEM: where f_M was sampled the tables lead with the held-out
+// E_M under the name E_M, the plug-in beside it labelled biased low, and
+// recovery from the held-out estimate; an exact E_M stays as recorded;
+// the rows the claims read are left alone; long.csv names the plug-in
+// the same way.
+func TestHonestEM(t *testing.T) {
+	sampled := StatRow{Analysis: "bayes-adversary", Setting: "laplace", Epsilon: 10, Seeds: 1,
+		Names: []string{"E_M", "E_M held-out", "recovery"}, Mean: []float64{0.39, 0.99, 0.61}, SD: []float64{0, 0, 0}, CI: []float64{math.NaN(), math.NaN(), math.NaN()},
+		Interval: map[string][2]float64{"E_M": {0.386, 0.394}}}
+	exact := StatRow{Analysis: "bayes-adversary", Setting: "vickrey", Epsilon: 10, Seeds: 1,
+		Names: []string{"E_M", "recovery"}, Mean: []float64{0.5, 0.5}, SD: []float64{0, 0}, CI: []float64{math.NaN(), math.NaN()}}
+	rows := []StatRow{sampled, exact}
+	h := Honest(rows)
+	if got := h[0]; !slices.Equal(got.Names, []string{"E_M", PlugIn, "recovery"}) || got.Mean[0] != 0.99 || got.Mean[1] != 0.39 || math.Abs(got.Mean[2]-0.01) > 1e-12 ||
+		got.Interval[PlugIn] != [2]float64{0.386, 0.394} || len(got.Interval) != 1 {
+		t.Errorf("sampled row shown as %+v", got)
+	}
+	if !reflect.DeepEqual(h[1], exact) {
+		t.Errorf("exact row changed: %+v", h[1])
+	}
+	if rows[0].Names[0] != "E_M" || rows[0].Mean[0] != 0.39 || rows[0].Interval["E_M"] != [2]float64{0.386, 0.394} {
+		t.Errorf("Honest modified its input: %+v", rows[0])
+	}
+	md := AnalysisMarkdown(rows)
+	if !strings.Contains(md, "| E_M | "+PlugIn+" | recovery |") || !strings.Contains(md, "| 0.99 | 0.39 ") {
+		t.Errorf("analysis table:\n%s", md)
+	}
+	a := &metrics.Analysis{}
+	a.AddCI("E_M", 0.39, 0.386, 0.394)
+	a.Add("E_M held-out", 0.99)
+	var b strings.Builder
+	if err := WriteLong(&b, []Record{{Key: "k", Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: "laplace", Epsilon: 10, Seed: 1}, Status: "ok", Analysis: a}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ","+PlugIn+",0.39,0.386,0.394,") || !strings.Contains(b.String(), ",E_M held-out,0.99,") {
+		t.Errorf("long.csv:\n%s", b.String())
 	}
 }
