@@ -516,7 +516,9 @@ func UtilityGrid(rows []Row) Grid {
 	if measured {
 		g.Notes = append(g.Notes, measuresNote)
 	}
-	g.Notes = append(g.Notes, privacyUnit)
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.Mode != "none" }) { // a run of baselines alone privatizes nothing
+		g.Notes = append(g.Notes, privacyUnit)
+	}
 	return g
 }
 

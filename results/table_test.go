@@ -729,3 +729,14 @@ func TestHonestEM(t *testing.T) {
 		t.Errorf("long.csv:\n%s", b.String())
 	}
 }
+
+// TestPrivacyUnitOnlyWithMechanisms: the note on what ε protects stands
+// under a table with a privatized line, not under one of baselines alone.
+func TestPrivacyUnitOnlyWithMechanisms(t *testing.T) {
+	if md := Markdown(Table([]Record{rec("none", 0, 1, 0.8, "ok")}, TableOptions{})); strings.Contains(md, "Privacy unit") {
+		t.Errorf("privacy unit under a baseline-only table:\n%s", md)
+	}
+	if md := Markdown(Table([]Record{rec("none", 0, 1, 0.8, "ok"), rec("test", 10, 1, 0.7, "ok")}, TableOptions{})); !strings.Contains(md, "Privacy unit") {
+		t.Errorf("no privacy unit under a privatized table:\n%s", md)
+	}
+}
