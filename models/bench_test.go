@@ -52,14 +52,7 @@ func BenchmarkTrainVsPyTorch(b *testing.B) {
 	if python == "" {
 		b.Skip("SKIP: no python3 with torch (XP_PYTHON, python3, /usr/bin/python3 tried; scripts/setup.sh pytorch installs Debian's python3-torch)")
 	}
-	threads := runtime.NumCPU()
-	if v, err := strconv.Atoi(os.Getenv("XP_THREADS")); err == nil && v > 0 {
-		threads = v
-	}
-	repeats := 3
-	if v, err := strconv.Atoi(os.Getenv("XP_REPEATS")); err == nil && v > 0 {
-		repeats = v
-	}
+	threads, repeats := benchEnv()
 	variants := []struct{ name, env string }{{"PyTorch spinning", ""}, {"PyTorch passive", "OMP_WAIT_POLICY=passive"}}
 	for _, c := range []struct {
 		dataset string
@@ -179,6 +172,20 @@ func writeFloats(path string, v []float32) error {
 }
 
 // medianRange is the median, minimum and maximum of x.
+// benchEnv is what the PyTorch comparisons read from the environment:
+// XP_THREADS, both sides' intra-op threads (default: every core), and
+// XP_REPEATS, the interleaved rounds (default 3).
+func benchEnv() (threads, repeats int) {
+	threads, repeats = runtime.NumCPU(), 3
+	if v, err := strconv.Atoi(os.Getenv("XP_THREADS")); err == nil && v > 0 {
+		threads = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("XP_REPEATS")); err == nil && v > 0 {
+		repeats = v
+	}
+	return threads, repeats
+}
+
 func medianRange(x []float64) (med, lo, hi float64) {
 	s := slices.Clone(x)
 	slices.Sort(s)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -35,14 +34,7 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 	if python == "" {
 		b.Skip("SKIP: no python3 with torch (XP_PYTHON, python3, /usr/bin/python3 tried; scripts/setup.sh pytorch installs Debian's python3-torch)")
 	}
-	threads := runtime.NumCPU()
-	if v, err := strconv.Atoi(os.Getenv("XP_THREADS")); err == nil && v > 0 {
-		threads = v
-	}
-	repeats := 3
-	if v, err := strconv.Atoi(os.Getenv("XP_REPEATS")); err == nil && v > 0 {
-		repeats = v
-	}
+	threads, repeats := benchEnv()
 	device := testDevice(b)
 	precision := cmp.Or(os.Getenv("XP_PRECISION"), "fp32")
 	const batch, length = 32, 128

@@ -473,12 +473,8 @@ func TestBertFineTunes(t *testing.T) {
 	train, valid := sentimentPieces(t, wp, 96, 0), sentimentPieces(t, wp, 32, 1)
 	pad, _ := wp.ID("[PAD]")
 	const epochs, batch = 16, 16
-	run := func(ck string, stopAfter int) (TrainResult, metrics.Classification, error) {
-		var res TrainResult
-		var after metrics.Classification
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		err := torchrt.Do(func() error {
+	run := func(ck string, stopAfter int) (res TrainResult, after metrics.Classification, err error) {
+		err = torchrt.Do(func() error {
 			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
 			if err != nil {
 				return err
@@ -490,16 +486,7 @@ func TestBertFineTunes(t *testing.T) {
 				return err
 			}
 			defer m.Close()
-			opt := TrainOptions{Epochs: epochs, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck}
-			opt.OnEpoch = func(e metrics.Epoch) {
-				if e.Epoch == stopAfter {
-					cancel()
-				}
-			}
-			if res, err = Train(ctx, m, train, valid, opt); err != nil {
-				return err
-			}
-			after, err = Evaluate(m, valid, opt)
+			res, after, err = trainStopped(m, train, valid, TrainOptions{Epochs: epochs, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck}, stopAfter)
 			return err
 		})
 		return res, after, err

@@ -15,6 +15,25 @@ import (
 	"github.com/xp-nlp/xp/torchrt"
 )
 
+// trainStopped trains m as Train does, cancelled after epoch stopAfter
+// (0: never), as a preempted job is, then scores valid with the weights
+// Train left.
+func trainStopped(m Classifier, train, valid Data, opt TrainOptions, stopAfter int) (TrainResult, metrics.Classification, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt.OnEpoch = func(e metrics.Epoch) {
+		if e.Epoch == stopAfter {
+			cancel()
+		}
+	}
+	res, err := Train(ctx, m, train, valid, opt)
+	if err != nil {
+		return res, metrics.Classification{}, err
+	}
+	after, err := Evaluate(m, valid, opt)
+	return res, after, err
+}
+
 // TestTrainResumesExactly stops training after epoch 2 of 5 (as a
 // preempted job would), then trains a fresh model from the checkpoint:
 // history, best epoch and final scores must equal an uninterrupted run's
@@ -23,28 +42,15 @@ import (
 // moments, or a fresh generator, changes the losses of epoch 3: checked).
 func TestTrainResumesExactly(t *testing.T) {
 	train, valid := smokeData(t)
-	run := func(ck string, stopAfter int) (TrainResult, metrics.Classification, error) {
-		var res TrainResult
-		var after metrics.Classification
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		err := torchrt.Do(func() error {
+	run := func(ck string, stopAfter int) (res TrainResult, after metrics.Classification, err error) {
+		err = torchrt.Do(func() error {
 			torchrt.ManualSeed(7)
 			m, err := NewBiLSTM(BiLSTMConfig{Vocab: 20, EmbedDim: 16, Hidden: 16, Layers: 1, Classes: 2, Dropout: 0.5, LR: 0.01, ClipNorm: 5}, gotch.CPU)
 			if err != nil {
 				return err
 			}
 			defer m.Close()
-			opt := TrainOptions{Epochs: 5, Batch: 32, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck}
-			opt.OnEpoch = func(e metrics.Epoch) {
-				if e.Epoch == stopAfter {
-					cancel()
-				}
-			}
-			if res, err = Train(ctx, m, train, valid, opt); err != nil {
-				return err
-			}
-			after, err = Evaluate(m, valid, opt)
+			res, after, err = trainStopped(m, train, valid, TrainOptions{Epochs: 5, Batch: 32, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck}, stopAfter)
 			return err
 		})
 		return res, after, err
