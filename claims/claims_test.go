@@ -11,6 +11,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // seeds makes per-seed values of one statistic (seeds 1, 2, …).
@@ -25,7 +26,7 @@ func seeds(stat string, v ...float64) results.BySeed {
 // row is an analysis row of one statistic over the given seeds' values
 // (its mean and t half-width as results.AnalysisTable computes them).
 func row(setting string, eps float64, stat string, v ...float64) results.StatRow {
-	m, sd, ci := results.MeanCI(v)
+	m, sd, ci := stats.MeanCI(v)
 	return results.StatRow{Analysis: "a", Setting: setting, Epsilon: eps, Seeds: len(v), Names: []string{stat},
 		Mean: []float64{m}, SD: []float64{sd}, CI: []float64{ci}, BySeed: seeds(stat, v...), Method: "sampled"}
 }
@@ -353,8 +354,8 @@ func TestGroupLabels(t *testing.T) {
 func TestMatchedGain(t *testing.T) {
 	two := func(setting string, eps, p, l float64) results.StatRow {
 		ps, ls := []float64{p - 0.001, p, p + 0.001}, []float64{l - 0.001, l, l + 0.001}
-		mp, sdp, cip := results.MeanCI(ps)
-		ml, sdl, cil := results.MeanCI(ls)
+		mp, sdp, cip := stats.MeanCI(ps)
+		ml, sdl, cil := stats.MeanCI(ls)
 		by := seeds("P", ps...)
 		by["L"] = seeds("L", ls...)["L"]
 		return results.StatRow{Analysis: "a", Setting: setting, Epsilon: eps, Seeds: 3, Names: []string{"P", "L"},
@@ -494,12 +495,12 @@ func TestMatchedGainAcrossRuns(t *testing.T) {
 		return m
 	}
 	util := func(setting string, eps float64, diffs ...float64) results.Row {
-		m, _, ci := results.MeanCI(diffs)
+		m, _, ci := stats.MeanCI(diffs)
 		return results.Row{Setting: setting, Mode: "both", Epsilon: eps, Seeds: len(diffs), Diff: m, DiffCI: ci, DiffSeeds: len(diffs),
 			Accuracy: 0.8 + m, BySeed: results.BySeed{"Δ accuracy": seedsOf(diffs...)}}
 	}
 	priv := func(setting string, eps float64, ps ...float64) results.StatRow {
-		m, sd, ci := results.MeanCI(ps)
+		m, sd, ci := stats.MeanCI(ps)
 		return results.StatRow{Analysis: "bayes", Setting: setting, Epsilon: eps, Seeds: len(ps), Names: []string{"P"},
 			Mean: []float64{m}, SD: []float64{sd}, CI: []float64{ci}, BySeed: results.BySeed{"P": seedsOf(ps...)}, Method: "sampled"}
 	}

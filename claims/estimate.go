@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // Estimate is xp's value at a point, with the 95% interval it carries and
@@ -142,7 +143,7 @@ func utility(r results.Row, stat string) Estimate {
 			return missing()
 		}
 		slices.Sort(vals) // summation order independent of map order
-		m, _, ci = results.MeanCI(vals)
+		m, _, ci = stats.MeanCI(vals)
 		e.Seeds = len(vals)
 	default:
 		return missing()
@@ -196,7 +197,7 @@ func drawsPerWord(method string) int {
 // is at most its mean. Both stay within [0, d].
 func countInterval(series string, x float64, d int) (lo, hi float64) {
 	if series == "N_w" {
-		lo, hi := results.Wilson(x/float64(d), d)
+		lo, hi := stats.Wilson(x/float64(d), d)
 		return lo * float64(d), hi * float64(d)
 	}
 	const z = 1.959963984540054
@@ -306,7 +307,7 @@ func (t tables) pooled(p Point, stat string) Estimate {
 	for _, s := range slices.Sorted(maps.Keys(perSeed)) {
 		xs = append(xs, perSeed[s])
 	}
-	m, _, ci := results.MeanCI(xs)
+	m, _, ci := stats.MeanCI(xs)
 	e := Estimate{Seeds: len(xs), Found: true, Unchanged: math.NaN(), bySeed: perSeed}.withT(m, ci)
 	if e.Seeds == 1 && slices.IndexFunc(parts, func(e Estimate) bool { return e.Basis != BasisExact }) < 0 {
 		e.Lo, e.Hi, e.Basis = m, m, BasisExact

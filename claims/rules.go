@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // Verdicts.
@@ -282,7 +282,7 @@ func compareWithin(x, y Estimate, margin float64) int {
 		if diffs[0] == 0 && diffs[len(diffs)-1] == 0 {
 			return cmpEqual
 		}
-		m, _, ci := results.MeanCI(diffs)
+		m, _, ci := stats.MeanCI(diffs)
 		return settle(m-ci, m+ci, margin)
 	}
 	if !x.known() || !y.known() {
@@ -598,7 +598,7 @@ func flattens(c *Claim, gs []group, _ reader) decision {
 					xs = append(xs, ratios[s])
 				}
 				var ci float64
-				m, _, ci = results.MeanCI(xs)
+				m, _, ci = stats.MeanCI(xs)
 				lo, hi = m-ci, m+ci
 			case v[0].Basis == BasisExact && v[1].Basis == BasisExact && v[j-1].Basis == BasisExact && v[j].Basis == BasisExact && v[1].Mean != v[0].Mean:
 				m = (v[j].Mean - v[j-1].Mean) / (v[1].Mean - v[0].Mean)
@@ -707,11 +707,11 @@ func matchedGain(c *Claim, gs []group, r reader) decision {
 	for i, s := range seeds {
 		xs[i], los[i], his[i] = best[s], bestLo[s], bestHi[s]
 	}
-	m, _, ci := results.MeanCI(xs)
+	m, _, ci := stats.MeanCI(xs)
 	e := Estimate{Seeds: len(xs), Found: true, Unchanged: math.NaN(), bySeed: best}.withT(m, ci)
 	if e.known() {
-		mlo, _, _ := results.MeanCI(los)
-		mhi, _, _ := results.MeanCI(his)
+		mlo, _, _ := stats.MeanCI(los)
+		mhi, _, _ := stats.MeanCI(his)
 		e.Lo, e.Hi, e.Basis = min(e.Lo, mlo), max(e.Hi, mhi), BasisInterp
 	}
 	e.Note = "on seed " + fmt.Sprint(seeds[0]) + " at " + where[seeds[0]]

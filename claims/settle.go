@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // maxSeeds is the most seeds Settle considers: beyond it a difference is
@@ -17,7 +17,7 @@ const maxSeeds = 200
 // over seeds: for each comparison the claim makes (a value against its
 // threshold, or two values paired by seed), the seeds its 95% interval
 // would need to exclude the bar at the spread measured now
-// (results.SeedsToSettle), and the largest of them.
+// (stats.SeedsToSettle), and the largest of them.
 type Settle struct {
 	Seeds int // the seeds the hardest comparison needs (> maxSeeds: none will do)
 	Now   int // the seeds the records have
@@ -72,11 +72,11 @@ func toSettle(c *Claim, gs []group) *Settle {
 		if len(xs) < 2 {
 			return
 		}
-		_, sd, ci := results.MeanCI(xs)
+		_, sd, ci := stats.MeanCI(xs)
 		if math.IsNaN(ci) || math.Abs(gap) > ci {
 			return // settled already (or no spread to read)
 		}
-		n := results.SeedsToSettle(gap, sd, maxSeeds)
+		n := stats.SeedsToSettle(gap, sd, maxSeeds)
 		if best == nil || n > best.Seeds {
 			best = &Settle{Seeds: n, Now: len(xs), What: what}
 		}
@@ -111,7 +111,7 @@ func toSettle(c *Claim, gs []group) *Settle {
 			if len(xs) < 2 {
 				continue
 			}
-			_, sd, ci := results.MeanCI(xs)
+			_, sd, ci := stats.MeanCI(xs)
 			gap := e.Mean - c.Threshold
 			if math.IsNaN(ci) || math.Abs(gap) > ci {
 				if gap > 0 {
@@ -119,7 +119,7 @@ func toSettle(c *Claim, gs []group) *Settle {
 				}
 				continue // settled already
 			}
-			n := results.SeedsToSettle(gap, sd, maxSeeds)
+			n := stats.SeedsToSettle(gap, sd, maxSeeds)
 			needs = append(needs, need{n, fmt.Sprintf("%s against %s", g.points[0], num(c.Threshold)), len(xs)})
 		}
 		// The open ε that must settle for the verdict to be known: as many
@@ -157,7 +157,7 @@ func toSettle(c *Claim, gs []group) *Settle {
 				}
 				if len(diffs) > 1 {
 					// Settled above the margin, or (with one) within it.
-					m, _, _ := results.MeanCI(diffs)
+					m, _, _ := stats.MeanCI(diffs)
 					gap := math.Abs(math.Abs(m) - c.Margin)
 					consider(diffs, gap, fmt.Sprintf("%s vs %s", g.points[j], g.points[i]))
 				}

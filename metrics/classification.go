@@ -10,7 +10,7 @@ type Classification struct {
 	PerClass []ClassScore `json:"per_class"`
 	// Correct is, per example in the split's order, '1' where the
 	// prediction was right and '0' where not: what a paired per-example
-	// test (McNemar) against another model on the same examples reads.
+	// test (stats.SignFlip) against another model on the same examples reads.
 	Correct string `json:"correct,omitempty"`
 }
 

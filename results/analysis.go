@@ -15,6 +15,7 @@ import (
 
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // StatRow is one line of an analysis table: an analysis at one mechanism
@@ -145,7 +146,7 @@ func AnalysisTable(recs []Record, order []string) []StatRow {
 			row.Flags = append(row.Flags, f)
 		}
 		for _, n := range row.Names {
-			m, sd, ci := meanSDCI(values[n])
+			m, sd, ci := stats.MeanCI(values[n])
 			row.Mean, row.SD, row.CI = append(row.Mean, m), append(row.SD, sd), append(row.CI, ci)
 		}
 		rows = append(rows, row)

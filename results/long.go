@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // LongHeader is the header of tables/long.csv.
@@ -87,7 +88,7 @@ func WriteLong(w io.Writer, recs []Record) error {
 			}
 			accLo, accHi := nan, nan // the test set's Wilson interval
 			if r.Test.N > 0 {
-				accLo, accHi = Wilson(r.Test.Accuracy, r.Test.N)
+				accLo, accHi = stats.Wilson(r.Test.Accuracy, r.Test.N)
 			}
 			for _, s := range []struct {
 				name   string

@@ -15,12 +15,11 @@ import (
 
 	"github.com/go-gota/gota/dataframe"
 	"github.com/go-gota/gota/series"
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/stats"
 )
 
 // Row is one line of the results table: a mechanism setting, mode and ε,
@@ -73,13 +72,17 @@ type Row struct {
 	// NaN without a size).
 	TestN          int
 	TestLo, TestHi float64
-	// McNemarP is the exact two-sided McNemar test of the cell's
-	// per-example results against its seed's baseline's on the same
-	// examples, discordant pairs pooled over the seeds that have both
-	// (Discordant: how many); NaN where the records hold no per-example
-	// results.
-	McNemarP   float64
-	Discordant int
+	// VsBaseline is the sign-flip test of the line's per-example results
+	// against the baseline's of the same seeds on the same examples
+	// (stats.SignFlip: each example counts once, however many seeds
+	// scored it); its P is NaN where the records hold no per-example
+	// results or there is no baseline. PHolm is that P adjusted by Holm's
+	// method over every line of the table that has one (NaN likewise).
+	VsBaseline stats.Paired
+	PHolm      float64
+	// correct is the line's per-example results by seed
+	// (metrics.Classification.Correct), what its tests pair.
+	correct map[uint64]string
 	// Attacker names what the classifier attacks when the label is a
 	// private attribute (Enron: "authorship"); its accuracy is then the
 	// attacker's, lower being more private.
@@ -126,20 +129,17 @@ func Table(recs []Record, opt TableOptions) []Row {
 		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon}
 		groups[k] = append(groups[k], r)
 	}
-	baseline := map[uint64]float64{}   // seed → the baseline's accuracy
-	baseCorrect := map[uint64]string{} // seed → its per-example results
+	baseline := map[uint64]float64{} // seed → the baseline's accuracy
 	for _, r := range groups[key{"none", "none", 0}] {
 		if r.Status == "ok" {
 			baseline[r.Cell.Seed] = r.Test.Accuracy
-			baseCorrect[r.Cell.Seed] = r.Test.Correct
 		}
 	}
 	var rows []Row
 	for k, rs := range groups {
 		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
 			Diff: math.NaN(), DiffCI: math.NaN(), Nw: math.NaN(), Sw: math.NaN(), Recovery: math.NaN(), order: len(opt.Order),
-			TestLo: math.NaN(), TestHi: math.NaN(), McNemarP: math.NaN()}
-		var onlyCell, onlyBase int // McNemar's discordant pairs, over seeds
+			TestLo: math.NaN(), TestHi: math.NaN(), VsBaseline: stats.Paired{P: math.NaN()}, PHolm: math.NaN()}
 		if i := slices.Index(opt.Order, k.setting); i >= 0 {
 			row.order = i
 		}
@@ -154,20 +154,15 @@ func Table(recs []Record, opt TableOptions) []Row {
 			f1 = append(f1, r.Test.MacroF1)
 			row.BySeed.set("accuracy", r.Cell.Seed, r.Test.Accuracy)
 			row.BySeed.set("macro-F1", r.Cell.Seed, r.Test.MacroF1)
+			if r.Test.Correct != "" {
+				if row.correct == nil {
+					row.correct = map[uint64]string{}
+				}
+				row.correct[r.Cell.Seed] = r.Test.Correct
+			}
 			if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" {
 				diff = append(diff, r.Test.Accuracy-b)
 				row.BySeed.set("Δ accuracy", r.Cell.Seed, r.Test.Accuracy-b)
-				if bc, c := baseCorrect[r.Cell.Seed], r.Test.Correct; c != "" && len(bc) == len(c) {
-					for i := range c {
-						switch {
-						case c[i] == '1' && bc[i] == '0':
-							onlyCell++
-						case c[i] == '0' && bc[i] == '1':
-							onlyBase++
-						}
-					}
-					row.Discordant = -1 // measured (set below)
-				}
 			}
 			row.TestN = max(row.TestN, r.Test.N)
 			if r.Test.N > 0 && len(r.Test.PerClass) > 0 { // class counts recorded
@@ -202,29 +197,26 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 		}
 		row.Seeds = len(acc)
-		row.Accuracy, row.AccSD, row.AccCI = meanSDCI(acc)
-		row.MacroF1, row.MacroF1SD, row.MacroF1CI = meanSDCI(f1)
+		row.Accuracy, row.AccSD, row.AccCI = stats.MeanCI(acc)
+		row.MacroF1, row.MacroF1SD, row.MacroF1CI = stats.MeanCI(f1)
 		if row.DiffSeeds = len(diff); len(diff) > 0 {
-			row.Diff, _, row.DiffCI = meanSDCI(diff)
+			row.Diff, _, row.DiffCI = stats.MeanCI(diff)
 		}
-		row.Unchanged, _, row.UnchangedCI = meanSDCI(unch)
-		row.OOV, _ = meanSD(oov)
-		row.Stopwords, _ = meanSD(stop)
-		row.TypeUnchanged, _ = meanSD(types)
-		row.Nw, _ = meanSD(nw)
-		row.Sw, _ = meanSD(sw)
-		row.Recovery, _ = meanSD(rec)
-		row.Chance, _ = meanSD(chance)
+		row.Unchanged, _, row.UnchangedCI = stats.MeanCI(unch)
+		row.OOV, _ = stats.MeanSD(oov)
+		row.Stopwords, _ = stats.MeanSD(stop)
+		row.TypeUnchanged, _ = stats.MeanSD(types)
+		row.Nw, _ = stats.MeanSD(nw)
+		row.Sw, _ = stats.MeanSD(sw)
+		row.Recovery, _ = stats.MeanSD(rec)
+		row.Chance, _ = stats.MeanSD(chance)
 		if row.Seeds > 0 && row.TestN > 0 {
-			row.TestLo, row.TestHi = Wilson(row.Accuracy, row.TestN)
-		}
-		if row.Discordant < 0 {
-			row.Discordant = onlyCell + onlyBase
-			row.McNemarP = mcnemar(onlyCell, onlyBase)
+			row.TestLo, row.TestHi = stats.Wilson(row.Accuracy, row.TestN)
 		}
 		slices.Sort(row.Flags)
 		rows = append(rows, row)
 	}
+	testBaseline(rows)
 	slices.SortFunc(rows, func(a, b Row) int {
 		base := func(r Row) int {
 			if r.Mode == "none" {
@@ -238,27 +230,26 @@ func Table(recs []Record, opt TableOptions) []Row {
 	return rows
 }
 
-// Wilson is the Wilson score 95% interval of a proportion p observed
-// over n trials: inside [0, 1] whatever p and n.
-func Wilson(p float64, n int) (lo, hi float64) {
-	const z = 1.959963984540054
-	fn := float64(n)
-	den := 1 + z*z/fn
-	centre := (p + z*z/(2*fn)) / den
-	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
-	return max(0, centre-half), min(1, centre+half)
-}
-
-// mcnemar is the exact two-sided McNemar p-value of b pairs one way and
-// c the other: twice the smaller binomial tail of Binomial(b+c, ½),
-// capped at 1 (1 where there is no discordant pair).
-func mcnemar(b, c int) float64 {
-	n := b + c
-	if n == 0 {
-		return 1
+// testBaseline tests every privatized line against the baseline on the
+// same seeds and examples (Row.VsBaseline) and adjusts the p-values over
+// the table by Holm's method (Row.PHolm).
+func testBaseline(rows []Row) {
+	i := slices.IndexFunc(rows, func(r Row) bool { return r.Mode == "none" })
+	if i < 0 || rows[i].correct == nil {
+		return
 	}
-	tail := distuv.Binomial{N: float64(n), P: 0.5}.CDF(float64(min(b, c)))
-	return min(1, 2*tail)
+	var ps []float64
+	for j := range rows {
+		if rows[j].Mode != "none" && rows[j].correct != nil {
+			if t, err := stats.SignFlip(rows[j].correct, rows[i].correct); err == nil {
+				rows[j].VsBaseline = t
+			}
+		}
+		ps = append(ps, rows[j].VsBaseline.P)
+	}
+	for j, p := range stats.Holm(ps) {
+		rows[j].PHolm = p
+	}
 }
 
 // RelativeDiff is the BySeed statistic of a cell's accuracy minus its
@@ -302,7 +293,7 @@ func privacyOf(r Record) cellPrivacy {
 			}
 		}
 		if len(x) > 0 {
-			*m.to, _ = meanSD(x)
+			*m.to, _ = stats.MeanSD(x)
 		}
 	}
 	var all metrics.Privatization
@@ -324,51 +315,9 @@ func privacyOf(r Record) cellPrivacy {
 // ModeRank orders where a mechanism applies: none, train, test, both.
 func ModeRank(m string) int { return slices.Index([]string{"none", "train", "test", "both"}, m) }
 
-// MeanCI is the mean of x, its sample standard deviation and the
-// half-width of the mean's 95% Student-t interval (NaN below two values):
-// the interval xp gives every value replicated over seeds.
-func MeanCI(x []float64) (mean, sd, ci float64) { return meanSDCI(x) }
-
 // Num formats a number as the tables print it (4 significant digits, ∞,
 // — for NaN).
 func Num(x float64) string { return fnum(x) }
-
-// meanSDCI is the mean, the sample standard deviation and the half-width
-// of the mean's 95% confidence interval, t(0.975, n−1)·sd/√n (NaN below
-// two values: one seed says nothing of the spread).
-func meanSDCI(x []float64) (mean, sd, ci float64) {
-	mean, sd = meanSD(x)
-	if len(x) < 2 {
-		return mean, sd, math.NaN()
-	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(x) - 1)}.Quantile(0.975)
-	return mean, sd, t * sd / math.Sqrt(float64(len(x)))
-}
-
-// SeedsToSettle is the fewest seeds n (at least 2, at most max) whose
-// 95% t-interval of a mean, at sample sd, would lie wholly on one side of
-// a bar that the mean is gap away from: t(0.975, n−1)·sd/√n < |gap|. It
-// returns max+1 where max seeds would not do (a gap of 0 never settles).
-func SeedsToSettle(gap, sd float64, max int) int {
-	gap = math.Abs(gap)
-	for n := 2; n <= max; n++ {
-		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
-		if t*sd/math.Sqrt(float64(n)) < gap {
-			return n
-		}
-	}
-	return max + 1
-}
-
-func meanSD(x []float64) (float64, float64) {
-	switch len(x) {
-	case 0:
-		return math.NaN(), math.NaN()
-	case 1:
-		return x[0], 0
-	}
-	return stat.MeanStdDev(x, nil)
-}
 
 // Frame is the table as a gota DataFrame (one column per field).
 func Frame(rows []Row) dataframe.DataFrame {
@@ -420,8 +369,9 @@ func Frame(rows []Row) dataframe.DataFrame {
 		ints("test_n", func(r Row) int { return r.TestN }),
 		col("test_set_lo95", func(r Row) float64 { return r.TestLo }),
 		col("test_set_hi95", func(r Row) float64 { return r.TestHi }),
-		col("mcnemar_p", func(r Row) float64 { return r.McNemarP }),
-		ints("mcnemar_discordant", func(r Row) int { return r.Discordant }),
+		col("paired_p", func(r Row) float64 { return r.VsBaseline.P }),
+		col("paired_p_holm", func(r Row) float64 { return r.PHolm }),
+		ints("discordant_examples", func(r Row) int { return r.VsBaseline.Discordant }),
 		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
 	)
 }
@@ -467,7 +417,7 @@ func UtilityGrid(rows []Row) Grid {
 		name    string
 		numeric bool
 	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}, {"seeds", true}, {acc, true}, {"95% CI", true}, {"test-set 95%", true},
-		{"Δ vs baseline (paired)", true}, {"McNemar p", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
+		{"Δ vs baseline (paired)", true}, {"p vs baseline (Holm)", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
 		g.column(c.name, c.numeric)
 	}
 	if kept {
@@ -508,7 +458,7 @@ func UtilityGrid(rows []Row) Grid {
 	}
 	g.Notes = append(g.Notes, ciNote)
 	if few := slices.ContainsFunc(rows, func(r Row) bool { return r.Seeds > 0 && r.Seeds < 3 }); few {
-		g.Notes = append(g.Notes, "Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and McNemar's p there.")
+		g.Notes = append(g.Notes, "Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and the paired p there.")
 	}
 	if kept {
 		g.Notes = append(g.Notes, keptNote)
@@ -536,7 +486,7 @@ const keptNote = "Unchanged (in-vocab): the share of the tokens with a vector re
 const ciNote = "Mean ± sample sd over seeds; 95% CI: of the mean over seeds by Student's t (n−1 degrees of freedom; — below 2 seeds), within [0, 1]: it speaks of retraining's spread. " +
 	"Test-set 95%: the Wilson interval of the accuracy from the evaluated split's size alone — its own sampling error, which more seeds do not shrink (the same examples score every seed). " +
 	"Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both, with its t-interval (not shown where every seed's Δ is the same). " +
-	"McNemar p: the exact two-sided McNemar test of the cell's per-example results against its seed's baseline's on the same examples, discordant examples pooled over seeds (their count in brackets; — where the records hold no per-example results)."
+	"p vs baseline: the sign-flip test of the line's per-example results against the baseline's on the same examples and seeds, each example counted once with its results summed over the seeds (exact; McNemar's exact test at one seed), adjusted by Holm's method over the table's lines; the examples on which they differ in brackets; — where the records hold no per-example results. It conditions on the trained models; the seeds' spread is the Δ interval's."
 
 // measuresNote says what the opt-in measures' columns are.
 const measuresNote = "N_w, S_w: mean over the privatized split's word types (its most frequent with a vector, as the config's privacy.top says) of the draws returning the word unchanged and of the distinct outputs, per draw; token recovery: the Bayes adversary's chance of naming a token's original word, 1 − E_M with the split's word frequencies as prior (held-out where f_M is sampled: the plug-in estimate flatters the adversary). Each is the mean over the cell's privatized splits, then over seeds."
@@ -606,12 +556,13 @@ func testInterval(r Row) string {
 	return fmt.Sprintf("[%.4f, %.4f]", r.TestLo, r.TestHi)
 }
 
-// pValue prints McNemar's p with the discordant pairs it rests on.
+// pValue prints the Holm-adjusted paired p against the baseline with the
+// discordant examples it rests on.
 func pValue(r Row) string {
-	if math.IsNaN(r.McNemarP) {
+	if math.IsNaN(r.PHolm) {
 		return "—"
 	}
-	return fmt.Sprintf("%.2g (%d)", r.McNemarP, r.Discordant)
+	return fmt.Sprintf("%.2g (%d)", r.PHolm, r.VsBaseline.Discordant)
 }
 
 // LaTeX renders the table for a paper (booktabs): mechanism, mode, ε,

@@ -15,6 +15,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/stats"
 )
 
 func rec(mode string, eps float64, seed uint64, acc float64, status string) Record {
@@ -84,7 +85,7 @@ func TestTable(t *testing.T) {
 	if err := WriteCSV(&csv, rows); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,n_w,s_w,recovery,chance,test_n,test_set_lo95,test_set_hi95,mcnemar_p,mcnemar_discordant,flags") {
+	if lines := strings.Split(strings.TrimSpace(csv.String()), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[0], "setting,mode,epsilon,seeds") || !strings.Contains(lines[0], "unchanged_in_vocab,oov,kept_stopwords,unchanged_per_type,n_w,s_w,recovery,chance,test_n,test_set_lo95,test_set_hi95,paired_p,paired_p_holm,discordant_examples,flags") {
 		t.Errorf("csv:\n%s", csv.String())
 	}
 }
@@ -206,14 +207,14 @@ func ExampleMarkdown() {
 	}, TableOptions{MaxOOV: metrics.DefaultMaxOOV})
 	fmt.Print(Markdown(rows))
 	// Output:
-	// | mechanism | notion | mode | ε | seeds | accuracy | 95% CI | test-set 95% | Δ vs baseline (paired) | McNemar p | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
+	// | mechanism | notion | mode | ε | seeds | accuracy | 95% CI | test-set 95% | Δ vs baseline (paired) | p vs baseline (Holm) | macro-F1 | unchanged (in-vocab) | unchanged per word type | OOV | flags |
 	// |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
 	// | none | — | none | — | 1 | 0.9000 | — | [0.5958, 0.9821] | — | — | 0.8900 | — | — | — |  |
 	// | laplace | metric-dp | test | 10 | 1 | 0.7000 | — | [0.3968, 0.8922] | -0.2000 | 1 (3) | 0.6800 | 50.0% | — | 10.0% |  |
 	//
-	// Mean ± sample sd over seeds; 95% CI: of the mean over seeds by Student's t (n−1 degrees of freedom; — below 2 seeds), within [0, 1]: it speaks of retraining's spread. Test-set 95%: the Wilson interval of the accuracy from the evaluated split's size alone — its own sampling error, which more seeds do not shrink (the same examples score every seed). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both, with its t-interval (not shown where every seed's Δ is the same). McNemar p: the exact two-sided McNemar test of the cell's per-example results against its seed's baseline's on the same examples, discordant examples pooled over seeds (their count in brackets; — where the records hold no per-example results).
+	// Mean ± sample sd over seeds; 95% CI: of the mean over seeds by Student's t (n−1 degrees of freedom; — below 2 seeds), within [0, 1]: it speaks of retraining's spread. Test-set 95%: the Wilson interval of the accuracy from the evaluated split's size alone — its own sampling error, which more seeds do not shrink (the same examples score every seed). Δ: accuracy minus the baseline's of the same seed, averaged over the seeds that have both, with its t-interval (not shown where every seed's Δ is the same). p vs baseline: the sign-flip test of the line's per-example results against the baseline's on the same examples and seeds, each example counted once with its results summed over the seeds (exact; McNemar's exact test at one seed), adjusted by Holm's method over the table's lines; the examples on which they differ in brackets; — where the records hold no per-example results. It conditions on the trained models; the seeds' spread is the Δ interval's.
 	//
-	// Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and McNemar's p there.
+	// Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and the paired p there.
 	//
 	// Privacy unit: ε is per token. Under metric DP, ε·d_χ (laplace, vickrey, mahalanobis, santext, tem; diffractor with d the distance along its line of words, metric-dp-line, whose ε is not comparable), a text of n tokens is ε·Σ d(w_i, w′_i)-private against a change of its words, so the guarantee weakens with length and distance; pure ε-DP within an output set (custext, custext+) composes to n·ε over a text; vickrey with exclude_input, santext+, truncated-gumbel give no guarantee. In mode both, training and test text are privatized independently: a text in both is exposed twice.
 }
@@ -541,35 +542,10 @@ func TestAnalysisFlags(t *testing.T) {
 	}
 }
 
-// TestTestSetIntervals: the Wilson interval and the exact McNemar test
-// against published values, and the table pooling discordant pairs over
-// seeds, paired seed by seed.
+// TestTestSetIntervals: the table's test-set interval, and its test
+// against the baseline counting each example once over the seeds (pooled
+// over seeds, the same examples counted as 6 independent pairs).
 func TestTestSetIntervals(t *testing.T) {
-	for _, c := range []struct {
-		p      float64
-		n      int
-		lo, hi float64
-	}{
-		{0.9, 10, 0.5958, 0.9821}, // Wilson (1927); Newcombe (1998) Table I
-		{0, 10, 0, 0.2775},
-		{1, 10, 0.7225, 1},
-		{0.5, 1000, 0.4691, 0.5309},
-	} {
-		lo, hi := Wilson(c.p, c.n)
-		if math.Abs(lo-c.lo) > 5e-5 || math.Abs(hi-c.hi) > 5e-5 {
-			t.Errorf("Wilson(%v, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.p, c.n, lo, hi, c.lo, c.hi)
-		}
-	}
-	for _, c := range []struct {
-		b, c int
-		p    float64
-	}{
-		{0, 0, 1}, {1, 2, 1}, {0, 5, 0.0625}, {10, 0, 2.0 / 1024}, {3, 12, 0.03515625},
-	} {
-		if got := mcnemar(c.b, c.c); math.Abs(got-c.p) > 1e-12 {
-			t.Errorf("mcnemar(%d, %d) = %v, want %v", c.b, c.c, got, c.p)
-		}
-	}
 	base := func(seed uint64, correct string) Record {
 		return Record{Key: fmt.Sprint("b", seed), Cell: experiments.Cell{Mode: "none", Seed: seed}, Status: "ok",
 			Test: metrics.Classification{N: len(correct), Accuracy: share(correct), Correct: correct}}
@@ -587,8 +563,11 @@ func TestTestSetIntervals(t *testing.T) {
 			got = &rows[i]
 		}
 	}
-	if got == nil || got.Discordant != 6 || math.Abs(got.McNemarP-mcnemar(1, 5)) > 1e-12 {
-		t.Fatalf("pooled McNemar: %+v", got)
+	// Summed over seeds, examples 0 and 1 lose twice, 2 once, and 7 wins
+	// once: 4 discordant examples, not 6 pooled pairs; 6 of the 16 sign
+	// flips reach |Σ| ≥ 4.
+	if got == nil || got.VsBaseline.Discordant != 4 || got.VsBaseline.Seeds != 2 || math.Abs(got.VsBaseline.P-6.0/16) > 1e-12 || got.PHolm != got.VsBaseline.P {
+		t.Fatalf("paired test against the baseline: %+v", got)
 	}
 	if got.TestN != 8 || !(got.TestLo < got.Accuracy && got.Accuracy < got.TestHi) {
 		t.Errorf("test-set interval [%v, %v] around %v over %d", got.TestLo, got.TestHi, got.Accuracy, got.TestN)
@@ -596,33 +575,39 @@ func TestTestSetIntervals(t *testing.T) {
 	// Records without per-example results give no test at all, never p = 1.
 	rows = Table([]Record{rec("none", 0, 1, 0.9, "ok"), rec("test", 10, 1, 0.6, "ok")}, TableOptions{})
 	for _, r := range rows {
-		if !math.IsNaN(r.McNemarP) {
-			t.Errorf("%s: McNemar p %v without per-example results", r.Mode, r.McNemarP)
+		if !math.IsNaN(r.VsBaseline.P) || !math.IsNaN(r.PHolm) {
+			t.Errorf("%s: p %v (Holm %v) without per-example results", r.Mode, r.VsBaseline.P, r.PHolm)
 		}
+	}
+}
+
+// TestHolmOverTable: the baseline column's p-values are adjusted over the
+// table's lines, each line's raw p kept beside.
+func TestHolmOverTable(t *testing.T) {
+	rec := func(mode string, eps float64, correct string) Record {
+		c := experiments.Cell{Mechanism: "laplace", Epsilon: eps, Mode: mode, Seed: 1}
+		if mode == "none" {
+			c = experiments.Cell{Mode: "none", Seed: 1}
+		}
+		return Record{Key: fmt.Sprint(mode, eps), Cell: c, Status: "ok", Test: metrics.Classification{N: len(correct), Accuracy: share(correct), Correct: correct}}
+	}
+	all := strings.Repeat("1", 20)
+	rows := Table([]Record{rec("none", 0, all), rec("test", 1, strings.Repeat("0", 12)+strings.Repeat("1", 8)), rec("test", 10, "0"+strings.Repeat("1", 19))}, TableOptions{})
+	var ps, holm []float64
+	for _, r := range rows[1:] {
+		ps, holm = append(ps, r.VsBaseline.P), append(holm, r.PHolm)
+	}
+	if want := stats.Holm(ps); len(ps) != 2 || math.Abs(ps[0]-stats.McNemar(0, 12)) > 1e-15 || ps[1] != 1 || holm[0] != want[0] || holm[1] != want[1] || holm[0] != 2*ps[0] {
+		t.Errorf("raw %v, Holm %v", ps, holm)
+	}
+	md := Markdown(rows)
+	if !strings.Contains(md, "p vs baseline (Holm)") || !strings.Contains(md, fmt.Sprintf("%.2g (12)", 2*ps[0])) {
+		t.Errorf("Markdown:\n%s", md)
 	}
 }
 
 func share(correct string) float64 {
 	return float64(strings.Count(correct, "1")) / float64(len(correct))
-}
-
-// TestSeedsToSettle: the fewest seeds whose 95% t-interval at the given
-// spread excludes a bar the mean is gap away from.
-func TestSeedsToSettle(t *testing.T) {
-	for _, c := range []struct {
-		gap, sd float64
-		want    int
-	}{
-		{1, 1, 7},  // t(0.975, 6)·1/√7 = 0.925 < 1; t(0.975, 5)/√6 = 1.05
-		{-1, 1, 7}, // either side
-		{10, 1, 2}, // t(0.975, 1)/√2 = 8.99 < 10
-		{0, 1, 51}, // never: max+1
-		{1, 0, 2},  // no spread: two seeds
-	} {
-		if got := SeedsToSettle(c.gap, c.sd, 50); got != c.want {
-			t.Errorf("SeedsToSettle(%v, %v) = %d, want %d", c.gap, c.sd, got, c.want)
-		}
-	}
 }
 
 // TestKeptStopwords: tokens a stopword rule kept (1-Diffractor, CusText+)
@@ -738,5 +723,44 @@ func TestPrivacyUnitOnlyWithMechanisms(t *testing.T) {
 	}
 	if md := Markdown(Table([]Record{rec("none", 0, 1, 0.8, "ok"), rec("test", 10, 1, 0.7, "ok")}, TableOptions{})); !strings.Contains(md, "Privacy unit") {
 		t.Errorf("no privacy unit under a privatized table:\n%s", md)
+	}
+}
+
+// TestPairedGrid: the lines a user names are tested pairwise, each pair
+// on the seeds both have, with Holm's adjustment over the pairs.
+func TestPairedGrid(t *testing.T) {
+	mk := func(mech string, eps float64, seed uint64, correct string) Record {
+		c := experiments.Cell{Mechanism: mech, Epsilon: eps, Mode: "test", Seed: seed}
+		if mech == "" {
+			c = experiments.Cell{Mode: "none", Seed: seed}
+		}
+		return Record{Key: fmt.Sprint(mech, eps, seed), Cell: c, Status: "ok", Test: metrics.Classification{N: len(correct), Accuracy: share(correct), Correct: correct}}
+	}
+	recs := []Record{
+		mk("", 0, 1, "1111111111"), mk("", 0, 2, "1111111110"),
+		mk("laplace", 5, 1, "0011111111"), mk("laplace", 5, 2, "0001111111"),
+		mk("tem", 5, 1, "1111111100"), mk("tem", 5, 2, "1111111111"), mk("tem", 5, 3, "0000000000"), // seed 3: no pair
+	}
+	rows := Table(recs, TableOptions{})
+	g, err := PairedGrid(rows, []string{"laplace test 5", "tem test 5", "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Rows) != 3 {
+		t.Fatalf("%d comparisons:\n%s", len(g.Rows), g.Markdown())
+	}
+	// laplace against tem on seeds 1 and 2: k = −2, −2, −1 (examples
+	// 0–2) and +1, +1 (8, 9): Σ = −3; 18 of the 32 sign flips reach |Σ| ≥ 3
+	// (±2 ±2 ±1 ±1 ±1, counted by hand).
+	want := stats.Paired{Seeds: 2, Examples: 10, Diff: (0 - 0.3) / 2, Discordant: 5, P: 18.0 / 32, Exact: true}
+	got, _ := stats.SignFlip(rows[1].correct, rows[2].correct)
+	if math.Abs(got.P-want.P) > 1e-12 || got.Discordant != want.Discordant || math.Abs(got.Diff-want.Diff) > 1e-12 || got.Seeds != 2 {
+		t.Errorf("laplace against tem: %+v, want %+v", got, want)
+	}
+	if r := g.Rows[0]; r[0] != "laplace test 5" || r[1] != "tem test 5" || r[2] != "2" || r[7] != "5" || r[8] != fmt.Sprintf("%.2g", want.P) {
+		t.Errorf("first comparison: %q", r)
+	}
+	if _, err := PairedGrid(rows, []string{"laplace test 5", "tem tset 5"}); err == nil || !strings.Contains(err.Error(), `did you mean "tem test 5"?`) {
+		t.Errorf("mistyped line: %v", err)
 	}
 }

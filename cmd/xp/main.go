@@ -116,7 +116,7 @@ commands:
   slurm    write (--submit: submit) a sweep as Slurm jobs: xp slurm [--set k=v]... [--partition P] [--gres gpu:1]
            [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--tasks N] [--submit] CONFIG.yaml
   status   done, failed and missing cells of a run folder, and its Slurm jobs: xp status OUTDIR
-  results  print the table of a run (finished or partial): xp results [--csv] OUTDIR
+  results  print the table of a run (finished or partial): xp results [--csv] OUTDIR; test its lines against each other: xp results --compare OUTDIR 'LINE A' 'LINE B'...
   plot     redraw the plots of a run: xp plot OUTDIR
   report   one self-contained web page of runs (tables, figures, provenance, published values):
            xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]

@@ -138,8 +138,25 @@ func resultsCmd(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("results", flag.ContinueOnError)
 	csv := fs.Bool("csv", false, "CSV instead of Markdown (the utility table)")
 	into := fs.String("into", "", "rewrite the <!-- xp:results RUN --> … <!-- /xp:results --> blocks of this Markdown file from the runs' records")
-	const usage = "usage: xp results [--csv] OUTDIR, xp results OUTDIR_A OUTDIR_B... (side by side), or xp results --into FILE.md"
+	compare := fs.Bool("compare", false, "test lines of one run's table against each other: xp results --compare OUTDIR 'LINE A' 'LINE B'…, a line named by its mechanism, mode and ε ('laplace test 10') or none")
+	const usage = "usage: xp results [--csv] OUTDIR, xp results OUTDIR_A OUTDIR_B... (side by side), xp results --compare OUTDIR 'LINE A' 'LINE B'... (paired tests), or xp results --into FILE.md"
 	if err := parseFlags(fs, args, usage, out); err != nil {
+		return err
+	}
+	if *compare {
+		if fs.NArg() < 3 || *csv || *into != "" {
+			return errors.New("usage: xp results --compare OUTDIR 'LINE A' 'LINE B'... (lines named as the table prints them: mechanism, mode, ε, e.g. 'laplace test 10', or none)")
+		}
+		st, rows, _, err := runner.ReadTables(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		report.Incomplete(stderr, st)
+		g, err := results.PairedGrid(rows, fs.Args()[1:])
+		if err != nil {
+			return fmt.Errorf("%s: %w", fs.Arg(0), err)
+		}
+		_, err = fmt.Fprint(out, g.Markdown())
 		return err
 	}
 	if *into != "" {

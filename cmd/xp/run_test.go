@@ -439,6 +439,37 @@ func TestResultsOfAnalysisRun(t *testing.T) {
 	}
 }
 
+// TestResultsCompare: xp results --compare tests a run's lines against
+// each other, paired on seeds and examples, and names the table's lines
+// when one is mistyped.
+func TestResultsCompare(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 8, Epochs: 1, Epsilon: []float64{1, 20}, Seeds: []int{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"run", "-q", cfg}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var res bytes.Buffer
+	if err := run(context.Background(), []string{"results", "--compare", out, "laplace test 1", "laplace  test 20", "baseline"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| A | B | seeds | examples |", "| laplace test 1 | laplace test 20 | 2 | ", "| laplace test 20 | none | 2 | ", "adjusted over the 3 comparisons"} {
+		if !strings.Contains(res.String(), want) {
+			t.Errorf("xp results --compare lacks %q:\n%s", want, res.String())
+		}
+	}
+	err = run(context.Background(), []string{"results", "--compare", out, "laplace tset 1", "none"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), `did you mean "laplace test 1"?`) || !strings.Contains(err.Error(), "laplace train 20") {
+		t.Errorf("a mistyped line: %v", err)
+	}
+	if err := run(context.Background(), []string{"results", "--compare", out, "none"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "usage: xp results --compare") {
+		t.Errorf("one line: %v", err)
+	}
+}
+
 // TestPartialRun: after one shard of two, xp status counts what is done
 // and missing, xp results prints the table of what is there and says it
 // is partial, and a merge writes the tables and fails naming the cells
