@@ -40,10 +40,10 @@ const (
 // evaluated tokens that have a vector (the mechanism leaves the others
 // unchanged), overall and on rare words (at most `rare` occurrences in
 // the attacker's training text), each text cut to max_len tokens.
-// copyMargin is how many percentage points above the unchanged share a
+// CopyMargin is how many percentage points above the unchanged share a
 // reconstruction attack's recovery must be to be read as more than
-// copying.
-const copyMargin = 0.5
+// copying (and above another attacker's to be read as stronger).
+const CopyMargin = 0.5
 
 func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis, error) {
 	var a metrics.Analysis
@@ -61,10 +61,10 @@ func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 	a.Add("tokens", float64(sc.all))
 	a.Add("unchanged %", sc.pct(sc.same, sc.all))
 	a.Add("recovery %", sc.pct(sc.ctxAll, sc.all))
-	if copying := sc.pct(sc.same, sc.all); sc.pct(sc.ctxAll, sc.all) <= copying+copyMargin {
+	if copying := sc.pct(sc.same, sc.all); sc.pct(sc.ctxAll, sc.all) <= copying+CopyMargin {
 		// The tagger recovers no more than copying every observed token
 		// would: it learned to copy, and says nothing of context.
-		a.Flag(fmt.Sprintf("no better than copying (recovery within %g points of the unchanged share)", copyMargin))
+		a.Flag(fmt.Sprintf("no better than copying (recovery within %g points of the unchanged share)", CopyMargin))
 	}
 	a.Add("context-free recovery %", sc.pct(sc.freeAll, sc.all))
 	a.Add("rare tokens", float64(sc.rare))
@@ -74,24 +74,39 @@ func reconstruct(ctx context.Context, v spec.Values, env Env) (metrics.Analysis,
 	return a, nil
 }
 
-// ContextFreeRecovery is the reconstruction analysis's context-free
-// attacker alone (params are the analysis's, defaults completed): the
-// share in percent of the evaluated tokens with a vector whose original
-// it names, on the very pairs the analysis draws for env's mechanism, ε
-// and seed. It costs the privatization of the attacker's and the
-// evaluated texts, no training: what the matched-privacy stage searches ε
-// on before it runs the whole attack at the ε found.
-func ContextFreeRecovery(ctx context.Context, params map[string]any, env Env) (pct float64, lookups int64, err error) {
+// CheapRecovery is what the reconstruction analysis's attackers that need
+// no training recover, each in percent of the evaluated tokens with a
+// vector: copying (naming the observed word itself: the unchanged share)
+// and the context-free attacker (each observed word's most frequent
+// original in the training pairs, copying a word never observed).
+type CheapRecovery struct{ Copy, ContextFree float64 }
+
+// Best is the stronger of the two attackers' recovery and its name
+// ("context-free" where it beats copying, else "copying").
+func (r CheapRecovery) Best() (pct float64, attacker string) {
+	if r.ContextFree > r.Copy {
+		return r.ContextFree, "context-free"
+	}
+	return r.Copy, "copying"
+}
+
+// ContextFreeRecovery is the reconstruction analysis's attackers that
+// need no training (CheapRecovery), on the very pairs the analysis draws
+// for env's mechanism, ε and seed. It costs the privatization of the
+// attacker's and the evaluated texts, no training: what the
+// matched-privacy stage searches ε on before it runs the whole attack at
+// the ε found.
+func ContextFreeRecovery(ctx context.Context, params map[string]any, env Env) (r CheapRecovery, lookups int64, err error) {
 	_, v, err := spec.Resolve(spec.Analysis, "reconstruction", 1, params)
 	if err != nil {
-		return 0, 0, err
+		return r, 0, err
 	}
 	p, err := newAttackPairs(ctx, v, env)
 	if err != nil {
-		return 0, 0, fmt.Errorf("reconstruction: %w", err)
+		return r, 0, fmt.Errorf("reconstruction: %w", err)
 	}
 	sc := p.score(v.Int("rare"), nil)
-	return sc.pct(sc.freeAll, sc.all), p.lookups, nil
+	return CheapRecovery{Copy: sc.pct(sc.same, sc.all), ContextFree: sc.pct(sc.freeAll, sc.all)}, p.lookups, nil
 }
 
 // attackPairs are the reconstruction attack's data: the attacker's

@@ -146,8 +146,11 @@ func Plot(dir, title string, rows []results.Row, opt PlotOptions) ([]string, err
 }
 
 // UtilityFigures are the figures Plot draws of rows (see Plot), not yet
-// written: the report page inlines them as SVG.
+// written: the report page inlines them as SVG. A stage's lines (each
+// seed at the ε it found) are in the tables and the stage's own figure,
+// not on the grid's curves.
 func UtilityFigures(title string, rows []results.Row, opt PlotOptions) ([]Figure, error) {
+	rows = slices.DeleteFunc(slices.Clone(rows), func(r results.Row) bool { return r.Stage != "" })
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)

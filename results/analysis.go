@@ -305,10 +305,17 @@ func AnalysisGrids(rows []StatRow) []Grid {
 			}
 			g.Rows = append(g.Rows, row)
 		}
+		if slices.Contains(names, "accuracy") && slices.ContainsFunc(mine, func(r StatRow) bool { return r.Seeds > 0 && r.Seeds < 3 }) {
+			g.Notes = append(g.Notes, fewSeedsAnalysis)
+		}
 		out = append(out, g)
 	}
 	return out
 }
+
+// fewSeedsAnalysis is the warning under a table of trained models'
+// results (a stage's accuracy) where a line has fewer than 3 seeds.
+const fewSeedsAnalysis = "Warning: fewer than 3 seeds on some lines — a trained model's accuracy, and the ε found for it, vary with the seed: one seed gives no interval, two a wide one (t(0.975, 1) = 12.7). Give the config more seeds before comparing these lines."
 
 // Examples are one analysis row's example outputs and notes, as printed
 // under the tables.

@@ -60,7 +60,7 @@ func FuzzRecord(f *testing.F) {
 		Markdown(Table(recs, TableOptions{}))
 		AnalysisMarkdown(AnalysisTable(recs, nil))
 		var b nopWriter
-		if err := WriteLong(&b, recs); err != nil {
+		if err := WriteLong(&b, recs, nil); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -15,7 +15,7 @@ import (
 )
 
 // LongHeader is the header of tables/long.csv.
-var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "flags", "key"}
+var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "flags", "key", "stage"}
 
 // WriteLong writes the run's tidy table: one row per record and statistic
 // — a utility cell's accuracy, macro-F1, difference to its seed's baseline
@@ -23,10 +23,12 @@ var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "se
 // with the interval its record gives (lo, hi; empty where none) — and one
 // row for a failed record (statistic "", its status); flags are the
 // record's (a search that missed its target, an attack no better than
-// copying). kind is "utility",
-// the analysis or the stage. For reading in R, pandas or a spreadsheet:
-// filter by kind and statistic, group by setting, mode and ε.
-func WriteLong(w io.Writer, recs []Record) error {
+// copying). kind is "utility", the analysis or the stage; stage names the
+// stage that ran a utility cell at an ε of its finding (fromStage, by
+// record key: matched-privacy's). For reading in R, pandas or a
+// spreadsheet: filter by kind and statistic, group by setting, mode and
+// ε.
+func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(LongHeader); err != nil {
 		return err
@@ -57,7 +59,7 @@ func WriteLong(w io.Writer, recs []Record) error {
 			flags = r.Analysis.Flags
 		}
 		row := func(stat string, v, lo, hi float64) error {
-			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, strings.Join(flags, "; "), r.Key})
+			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, strings.Join(flags, "; "), r.Key, fromStage[r.Key]})
 		}
 		nan := math.NaN()
 		switch {
@@ -110,9 +112,9 @@ func WriteLong(w io.Writer, recs []Record) error {
 }
 
 // WriteLongTable writes tables/long.csv under dir (see WriteLong).
-func WriteLongTable(dir string, recs []Record) (string, error) {
+func WriteLongTable(dir string, recs []Record, fromStage map[string]string) (string, error) {
 	var b strings.Builder
-	if err := WriteLong(&b, recs); err != nil {
+	if err := WriteLong(&b, recs, fromStage); err != nil {
 		return "", fmt.Errorf("results: long csv: %w", err)
 	}
 	p := filepath.Join(dir, "tables", "long.csv")

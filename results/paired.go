@@ -12,11 +12,15 @@ import (
 
 // Label names a line of the utility table as a user types it: its
 // mechanism setting, mode and ε as the table's first columns print them
-// ("laplace test 10", "santext p=0.3 both 3"), or "none" for the
-// baseline.
+// ("laplace test 10", "santext p=0.3 both 3"), a stage's line by its
+// stage in place of ε ("laplace both matched-privacy"), or "none" for
+// the baseline.
 func Label(r Row) string {
-	if r.Mode == "none" {
+	switch {
+	case r.Mode == "none":
 		return "none"
+	case r.Stage != "":
+		return r.Setting + " " + r.Mode + " " + r.Stage
 	}
 	return r.Setting + " " + r.Mode + " " + epsilon(r.Mode, r.Epsilon)
 }

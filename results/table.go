@@ -25,15 +25,21 @@ import (
 // Row is one line of the results table: a mechanism setting, mode and ε,
 // aggregated over seeds.
 type Row struct {
-	Setting   string      // "none" for the unprivatized baseline
-	Notion    spec.Notion // the mechanism's privacy notion ("" for the baseline)
-	Mode      string      // none, train, test, both
-	Epsilon   float64     // 0 for the baseline
-	Seeds     int         // successful cells aggregated
-	Failed    int         // failed cells of this line
-	Accuracy  float64     // mean over seeds
-	AccSD     float64     // sample standard deviation (0 for one seed)
-	AccCI     float64     // half-width of the mean's 95% confidence interval (Student's t; NaN below 2 seeds)
+	Setting string      // "none" for the unprivatized baseline
+	Notion  spec.Notion // the mechanism's privacy notion ("" for the baseline)
+	Mode    string      // none, train, test, both
+	Epsilon float64     // 0 for the baseline; a stage's line: the mean of the ε its seeds found
+	// Stage names the stage that ran the line's cells at an ε of its
+	// finding (matched-privacy), "" for the config's own cells; EpsCI is
+	// then the half-width of the found ε's 95% t-interval over seeds (NaN
+	// otherwise, and below two seeds).
+	Stage     string
+	EpsCI     float64
+	Seeds     int     // successful cells aggregated
+	Failed    int     // failed cells of this line
+	Accuracy  float64 // mean over seeds
+	AccSD     float64 // sample standard deviation (0 for one seed)
+	AccCI     float64 // half-width of the mean's 95% confidence interval (Student's t; NaN below 2 seeds)
 	MacroF1   float64
 	MacroF1SD float64
 	MacroF1CI float64
@@ -115,35 +121,41 @@ type TableOptions struct {
 }
 
 // Table aggregates records into rows: the baseline first, then by
-// setting, mode and ε.
+// setting, mode and ε. The utility cells a stage ran at an ε of its
+// finding (opt.FromStage) form one line per setting, mode and stage, over
+// their seeds' ε, after the setting's planned lines.
 func Table(recs []Record, opt TableOptions) []Row {
 	type key struct {
 		setting, mode string
 		eps           float64
+		stage         string
 	}
 	groups := map[key][]Record{}
 	for _, r := range recs {
 		if r.Cell.Analysis != "" {
 			continue // analyses and stages have their own table
 		}
-		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon}
+		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon, ""}
+		if st := opt.FromStage[r.Key]; st != "" {
+			k.eps, k.stage = 0, st
+		}
 		groups[k] = append(groups[k], r)
 	}
 	baseline := map[uint64]float64{} // seed → the baseline's accuracy
-	for _, r := range groups[key{"none", "none", 0}] {
+	for _, r := range groups[key{"none", "none", 0, ""}] {
 		if r.Status == "ok" {
 			baseline[r.Cell.Seed] = r.Test.Accuracy
 		}
 	}
 	var rows []Row
 	for k, rs := range groups {
-		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
+		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Stage: k.stage, EpsCI: math.NaN(), Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
 			Diff: math.NaN(), DiffCI: math.NaN(), Nw: math.NaN(), Sw: math.NaN(), Recovery: math.NaN(), order: len(opt.Order),
 			TestLo: math.NaN(), TestHi: math.NaN(), VsBaseline: stats.Paired{P: math.NaN()}, PHolm: math.NaN()}
 		if i := slices.Index(opt.Order, k.setting); i >= 0 {
 			row.order = i
 		}
-		var acc, f1, unch, oov, stop, types, chance, diff, nw, sw, rec []float64
+		var acc, f1, unch, oov, stop, types, chance, diff, nw, sw, rec, eps []float64
 		for _, r := range rs {
 			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" {
@@ -152,6 +164,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
+			eps = append(eps, r.Cell.Epsilon)
 			row.BySeed.set("accuracy", r.Cell.Seed, r.Test.Accuracy)
 			row.BySeed.set("macro-F1", r.Cell.Seed, r.Test.MacroF1)
 			if r.Test.Correct != "" {
@@ -197,6 +210,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 		}
 		row.Seeds = len(acc)
+		if k.stage != "" && len(eps) > 0 {
+			row.Epsilon, _, row.EpsCI = stats.MeanCI(eps)
+		}
 		row.Accuracy, row.AccSD, row.AccCI = stats.MeanCI(acc)
 		row.MacroF1, row.MacroF1SD, row.MacroF1CI = stats.MeanCI(f1)
 		if row.DiffSeeds = len(diff); len(diff) > 0 {
@@ -224,7 +240,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(base(a), base(b)), cmp.Compare(a.order, b.order), strings.Compare(a.Setting, b.Setting),
+		return cmp.Or(cmp.Compare(base(a), base(b)), cmp.Compare(a.order, b.order), strings.Compare(a.Setting, b.Setting), strings.Compare(a.Stage, b.Stage),
 			cmp.Compare(ModeRank(a.Mode), ModeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
@@ -373,6 +389,8 @@ func Frame(rows []Row) dataframe.DataFrame {
 		col("paired_p_holm", func(r Row) float64 { return r.PHolm }),
 		ints("discordant_examples", func(r Row) int { return r.VsBaseline.Discordant }),
 		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
+		str("stage", func(r Row) string { return r.Stage }),
+		col("epsilon_ci95", func(r Row) float64 { return r.EpsCI }),
 	)
 }
 
@@ -391,6 +409,20 @@ func epsilon(mode string, eps float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(eps, 'g', -1, 64)
+}
+
+// rowEpsilon prints a line's ε as the Markdown table and labels show it:
+// the grid's value, or a stage's mean ε found over seeds with its 95%
+// half-width and the stage's name ("34.71 ± 2.1 (matched-privacy)").
+func rowEpsilon(r Row) string {
+	if r.Stage == "" {
+		return epsilon(r.Mode, r.Epsilon)
+	}
+	e := fmt.Sprintf("%.4g", r.Epsilon)
+	if !math.IsNaN(r.EpsCI) && r.EpsCI > 0 {
+		e += fmt.Sprintf(" ± %.2g", r.EpsCI)
+	}
+	return e + " (" + r.Stage + ")"
 }
 
 // Markdown renders the table: accuracy (the attacker's, labelled so, when
@@ -431,7 +463,7 @@ func UtilityGrid(rows []Row) Grid {
 	g.column("flags", false)
 	chance := math.NaN()
 	for _, r := range rows {
-		eps, notion := cmp.Or(epsilon(r.Mode, r.Epsilon), "—"), "—"
+		eps, notion := cmp.Or(rowEpsilon(r), "—"), "—"
 		if r.Mode != "none" {
 			notion = cmp.Or(string(r.Notion), "?")
 		}
@@ -584,7 +616,7 @@ func LaTeX(rows []Row) string {
 	fmt.Fprintf(&b, "\\begin{tabular}{%s}\n\\toprule\n", cols)
 	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$ & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged%s \\\\\n\\midrule\n", acc, keptHead)
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s", texEscape(r.Setting), r.Mode, cmp.Or(epsilon(r.Mode, r.Epsilon), "--"),
+		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s", texEscape(r.Setting), r.Mode, cmp.Or(texEscape(rowEpsilon(r)), "--"),
 			texPM(r.Accuracy, r.AccCI, 0, 1), texPM(r.Diff, r.DiffCI, -1, 1), texPM(r.MacroF1, r.MacroF1CI, 0, 1), texPercent(r.Unchanged))
 		if kept {
 			b.WriteString(" & " + texPercent(r.Stopwords))
@@ -617,7 +649,7 @@ func texPercent(x float64) string {
 	return fmt.Sprintf("%.1f\\%%", 100*x)
 }
 
-var texEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
+var texEscaper = strings.NewReplacer("±", `$\pm$`, `\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
 
 func texEscape(s string) string { return texEscaper.Replace(s) }
 
@@ -740,13 +772,14 @@ func CompareGrid(names []string, tables [][]Row) Grid {
 	type key struct {
 		setting, mode string
 		eps           float64
+		stage         string
 	}
 	var keys []key
 	at := make([]map[key]Row, len(tables))
 	for i, rows := range tables {
 		at[i] = map[key]Row{}
 		for _, r := range rows {
-			k := key{r.Setting, r.Mode, r.Epsilon}
+			k := key{r.Setting, r.Mode, r.Epsilon, r.Stage}
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
@@ -764,7 +797,7 @@ func CompareGrid(names []string, tables [][]Row) Grid {
 		}
 	}
 	for _, k := range keys {
-		row := []string{k.setting, k.mode, cmp.Or(epsilon(k.mode, k.eps), "—")}
+		row := []string{k.setting, k.mode, cmp.Or(rowEpsilon(Row{Mode: k.mode, Epsilon: k.eps, Stage: k.stage, EpsCI: math.NaN()}), "—")}
 		first, inFirst := at[0][k]
 		for i := range names {
 			r, ok := at[i][k]

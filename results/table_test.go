@@ -502,17 +502,18 @@ func TestLong(t *testing.T) {
 	a.Flag("copied")
 	an := Record{Key: "k", Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: "laplace", Epsilon: 5, Seed: 3}, Status: "ok", Analysis: a}
 	var b strings.Builder
-	if err := WriteLong(&b, []Record{base, cell, failed, an}); err != nil {
+	// A utility cell a stage ran at an ε of its finding says which.
+	if err := WriteLong(&b, []Record{base, cell, failed, an}, map[string]string{"test-10-1": "matched-privacy"}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	for _, want := range []string{
-		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,flags,key\n",
-		"utility,laplace,laplace,test,10,1,accuracy,0.7,0.39677814746114526,0.892208732593699,ok,,test-10-1\n",
-		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,,test-10-1\n",
-		"utility,laplace,laplace,test,10,2,,,,,failed,,test-10-2\n",
-		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,copied,k\n",
-		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,copied,k\n",
+		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,flags,key,stage\n",
+		"utility,laplace,laplace,test,10,1,accuracy,0.7,0.39677814746114526,0.892208732593699,ok,,test-10-1,matched-privacy\n",
+		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,,test-10-1,matched-privacy\n",
+		"utility,laplace,laplace,test,10,2,,,,,failed,,test-10-2,\n",
+		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,copied,k,\n",
+		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,copied,k,\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
@@ -637,7 +638,7 @@ func TestKeptStopwords(t *testing.T) {
 		t.Errorf("LaTeX:\n%s", tex)
 	}
 	var b strings.Builder
-	if err := WriteLong(&b, []Record{cell}); err != nil {
+	if err := WriteLong(&b, []Record{cell}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), ",kept_unguarded,0.4,") {
@@ -707,7 +708,7 @@ func TestHonestEM(t *testing.T) {
 	a.AddCI("E_M", 0.39, 0.386, 0.394)
 	a.Add("E_M held-out", 0.99)
 	var b strings.Builder
-	if err := WriteLong(&b, []Record{{Key: "k", Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: "laplace", Epsilon: 10, Seed: 1}, Status: "ok", Analysis: a}}); err != nil {
+	if err := WriteLong(&b, []Record{{Key: "k", Cell: experiments.Cell{Analysis: "bayes-adversary", Mechanism: "laplace", Epsilon: 10, Seed: 1}, Status: "ok", Analysis: a}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), ","+PlugIn+",0.39,0.386,0.394,") || !strings.Contains(b.String(), ",E_M held-out,0.99,") {
@@ -762,5 +763,41 @@ func TestPairedGrid(t *testing.T) {
 	}
 	if _, err := PairedGrid(rows, []string{"laplace test 5", "tem tset 5"}); err == nil || !strings.Contains(err.Error(), `did you mean "tem test 5"?`) {
 		t.Errorf("mistyped line: %v", err)
+	}
+}
+
+// TestStageLines: the utility cells a stage ran, each seed at the ε it
+// found, are one line at the mean ε with its interval, labelled by the
+// stage, after the setting's planned lines.
+func TestStageLines(t *testing.T) {
+	mk := func(key string, eps float64, mode string, seed uint64, acc float64) Record {
+		c := experiments.Cell{Mechanism: "laplace", Epsilon: eps, Mode: mode, Seed: seed}
+		if mode == "none" {
+			c = experiments.Cell{Mode: "none", Seed: seed}
+		}
+		return Record{Key: key, Cell: c, Status: "ok", Test: metrics.Classification{N: 10, Accuracy: acc}}
+	}
+	recs := []Record{mk("b1", 0, "none", 1, 0.9), mk("b2", 0, "none", 2, 0.8), mk("g1", 10, "both", 1, 0.7), mk("g2", 10, "both", 2, 0.6),
+		mk("s1", 30, "both", 1, 0.85), mk("s2", 34, "both", 2, 0.75)}
+	rows := Table(recs, TableOptions{FromStage: map[string]string{"s1": "matched-privacy", "s2": "matched-privacy"}})
+	if len(rows) != 3 {
+		t.Fatalf("%d lines, want the baseline, the grid's and the stage's", len(rows))
+	}
+	r := rows[2]
+	if r.Stage != "matched-privacy" || r.Epsilon != 32 || math.Abs(r.EpsCI-12.706204736174698*2) > 1e-6 || r.Seeds != 2 || math.Abs(r.Diff-(-0.05)) > 1e-12 {
+		t.Errorf("stage line %+v", r)
+	}
+	if got := Label(r); got != "laplace both matched-privacy" {
+		t.Errorf("label %q", got)
+	}
+	if md := Markdown(rows); !strings.Contains(md, "| laplace | ? | both | 32 ± 25 (matched-privacy) | 2 |") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	if tex := LaTeX(rows); !strings.Contains(tex, "32 $\\pm$ 25 (matched-privacy)") {
+		t.Errorf("LaTeX:\n%s", tex)
+	}
+	// Without the stage's map the same records are grid lines of their own.
+	if n := len(Table(recs, TableOptions{})); n != 4 {
+		t.Errorf("%d lines without FromStage, want 4", n)
 	}
 }

@@ -129,13 +129,25 @@ func KeysOf(cells []CellStatus) []string {
 }
 
 // Records returns the records of the run's cells and stages that are
-// there, in plan order.
+// there, in plan order, then those of the utility cells its stages ran.
 func (st *State) Records() ([]results.Record, error) {
-	stages, err := st.store.Records(KeysOf(st.Stages))
+	stages, err := st.store.Records(slices.Concat(KeysOf(st.Stages), KeysOf(st.StageCells)))
 	if err != nil {
 		return nil, err
 	}
 	return append(slices.Clone(st.records), stages...), nil
+}
+
+// FromStage maps the keys of utility cells stages ran outside the plan to
+// their stage (results.TableOptions.FromStage).
+func FromStage(cells []CellStatus) map[string]string {
+	m := map[string]string{}
+	for _, cs := range cells {
+		if cs.Stage != "" {
+			m[cs.Key] = cs.Stage
+		}
+	}
+	return m
 }
 
 // Unfinished returns the shards of n whose groups hold a cell without a
@@ -231,6 +243,7 @@ func ReadTables(dir string) (st *State, rows []results.Row, stats []results.Stat
 func (st *State) Tables(recs []results.Record) (rows []results.Row, stats []results.StatRow) {
 	c := st.Plan.Config
 	opt := TableOptions(&c)
+	opt.FromStage = FromStage(st.StageCells)
 	if c.HasUtilityCells() {
 		rows = results.Table(recs, opt)
 	}

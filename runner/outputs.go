@@ -17,6 +17,7 @@ import (
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -71,7 +72,12 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		}
 		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 	}
-	long, err := results.WriteLongTable(c.Output, mine)
+	// long.csv holds every record, the utility cells stages ran too.
+	extra, err := store.Records(keysOf(sum.StageCells))
+	if err != nil {
+		return err
+	}
+	long, err := results.WriteLongTable(c.Output, slices.Concat(mine, extra), rundir.FromStage(sum.StageCells))
 	if err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
@@ -91,17 +97,15 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 // writeUtility writes the utility table and plots.
 func writeUtility(c *experiments.Config, store *results.Store, mine []results.Record, sum *Summary) (err error) {
 	opt := TableOptions(c)
-	rows := results.Table(mine, opt)
-	sum.Rows = rows
-	// cells.csv also lists the utility cells stages ran outside the plan.
+	// The tables also list the utility cells stages ran outside the plan,
+	// as the stages' lines.
 	extra, err := store.Records(keysOf(sum.StageCells))
 	if err != nil {
 		return err
 	}
-	opt.FromStage = map[string]string{}
-	for _, cs := range sum.StageCells {
-		opt.FromStage[cs.Key] = cs.Stage
-	}
+	opt.FromStage = rundir.FromStage(sum.StageCells)
+	rows := results.Table(slices.Concat(mine, extra), opt)
+	sum.Rows = rows
 	if sum.Tables, err = results.WriteTables(c.Output, rows, slices.Concat(mine, extra), opt); err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}

@@ -46,11 +46,16 @@ func priceMatched(x *estimator, g stageGroup) {
 
 // matchedJobs compare the mechanisms at matched privacy: per mechanism
 // setting and seed of the reconstruction cells, the ε at which the
-// context-free attacker recovers the target share of tokens, and at that
-// ε the whole attack and the utility cell of the stage's apply mode,
-// beside the seed's baseline. The utility cell at the ε found is run and
-// recorded like any cell (under its own key, so a killed stage keeps it
-// and a rerun reuses it); it is not one of the run's planned cells.
+// stronger of the attackers that need no training — copying the observed
+// word, and the context-free attacker — recovers the target share of
+// tokens, and at that ε the whole attack (its tagger too) and the utility
+// cell of the stage's apply mode, beside the seed's baseline. A match no
+// attacker beats copying at, and one the tagger beats, are flagged: the
+// first matches unchanged shares, not an attacker's success; the second
+// matched a weaker attacker than the run has. The utility cell at the ε
+// found is run and recorded like any cell (under its own key, so a killed
+// stage keeps it and a rerun reuses it); it is not one of the run's
+// planned cells, and the tables list it as the stage's.
 func (s *Session) matchedJobs(in stageInputs) []stageJob {
 	c := in.c
 	v := c.StageParams(in.i)
@@ -77,16 +82,17 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 				if err != nil {
 					return 0, err
 				}
-				pct, n, err := analysis.ContextFreeRecovery(ctx, c.Analysis.Params, env)
+				r, n, err := analysis.ContextFreeRecovery(ctx, c.Analysis.Params, env)
 				a.Lookups += n
-				s.logf("%s: ε %.4g: context-free recovery %.2f%% (target %g%%)", cell, eps, pct, target)
+				pct, who := r.Best()
+				s.logf("%s: ε %.4g: %s recovers %.2f%% (context-free %.2f%%, copying %.2f%%; target %g%%)", cell, eps, who, pct, r.ContextFree, r.Copy, target)
 				return pct, err
 			}
 			eps, got, trace, found, err := analysis.SearchEpsilon(ctx, target, v.Float("lo"), v.Float("hi"), v.Float("tolerance"), v.Int("probes"), recovery)
 			if err != nil {
 				return a, err
 			}
-			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected) for the context-free attacker's recovery %g%% (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
+			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected) for the recovery %g%% by the stronger of copying and the context-free attacker (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
 			if !found {
 				a.Notes = append(a.Notes, fmt.Sprintf("target recovery %g%% not reached within tolerance in [%g, %g] after %d probes: closest %.4g%% at ε %.4g (the results below are at that ε)", target, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
 				a.Flag(fmt.Sprintf("target not reached (%.3g%% at ε %.4g)", got, eps))
@@ -105,10 +111,16 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			a.Lookups += attack.Lookups
 			a.Add("ε", eps)
 			a.Add("probes", float64(len(trace)))
+			cheap := analysis.CheapRecovery{Copy: attack.Stat("unchanged %"), ContextFree: attack.Stat("context-free recovery %")}
+			matched, who := cheap.Best()
+			a.Add("matched recovery %", matched)
 			for _, st := range []string{"context-free recovery %", "recovery %", "context-free recovery % rare", "recovery % rare", "unchanged %", "tokens"} {
 				a.Add(st, attack.Stat(st))
 			}
 			for _, f := range attack.Flags {
+				a.Flag(f)
+			}
+			if f := matchFlag(cheap, attack.Stat("recovery %")); f != "" {
 				a.Flag(f)
 			}
 			u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: eps, Mode: mode, Seed: cell.Seed}
@@ -120,9 +132,25 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			a.Add("accuracy", rec.Test.Accuracy)
 			a.Add("baseline accuracy", base)
 			a.Add("Δ accuracy", rec.Test.Accuracy-base)
-			a.Notes = append(a.Notes, fmt.Sprintf("seed %d: ε %.4g; utility cell %s (key %.12s)", cell.Seed, eps, u, rec.Key))
+			a.Notes = append(a.Notes, fmt.Sprintf("seed %d: ε %.4g, matched on %s; utility cell %s (key %.12s)", cell.Seed, eps, who, u, rec.Key))
 			return a, nil
 		}})
 	}
 	return jobs
+}
+
+// matchFlag is the flag of a match at which the attackers that need no
+// training recover cheap and the tagger tagger (percent): a match no
+// attacker beats copying at compares unchanged shares, not attacks; one
+// the tagger beats matched a weaker attacker than the run has; "" for a
+// match on the strongest attacker.
+func matchFlag(cheap analysis.CheapRecovery, tagger float64) string {
+	matched, _ := cheap.Best()
+	switch {
+	case max(cheap.ContextFree, tagger) <= cheap.Copy+analysis.CopyMargin:
+		return fmt.Sprintf("matched on copying alone: no attacker beats the unchanged share %.3g%% here (context-free %.3g%%, tagger %.3g%%): equal unchanged shares, not equal attacks", cheap.Copy, cheap.ContextFree, tagger)
+	case tagger > matched+analysis.CopyMargin:
+		return fmt.Sprintf("the tagger recovers %.3g%% here, above the %.3g%% matched: matched on a weaker attacker than the run has", tagger, matched)
+	}
+	return ""
 }
