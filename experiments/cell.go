@@ -23,6 +23,9 @@ type Cell struct {
 	Epsilon float64        `json:"epsilon,omitempty"`
 	Mode    string         `json:"mode,omitempty"`
 	Seed    uint64         `json:"seed"`
+	// Model holds the cell's values of the model parameters the config
+	// sweeps (see Config.ModelPoints); nil where none is swept.
+	Model map[string]any `json:"model,omitempty"`
 }
 
 // Privatizes reports whether the cell privatizes the given role: "train"
@@ -97,8 +100,12 @@ func (c Cell) String() string {
 		return fmt.Sprintf("%s: %s seed=%d", c.Analysis, c.Setting(), c.Seed)
 	case c.Analysis != "":
 		return fmt.Sprintf("%s: %s ε=%s seed=%d", c.Analysis, c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64), c.Seed)
+	case c.Mode == "none" && c.Model != nil:
+		return fmt.Sprintf("baseline model %s seed=%d", c.ModelPoint(), c.Seed)
 	case c.Mode == "none":
 		return fmt.Sprintf("baseline seed=%d", c.Seed)
+	case c.Model != nil:
+		return fmt.Sprintf("%s ε=%s %s model %s seed=%d", c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64), c.Mode, c.ModelPoint(), c.Seed)
 	}
 	return fmt.Sprintf("%s ε=%s %s seed=%d", c.Setting(), strconv.FormatFloat(c.Epsilon, 'g', -1, 64), c.Mode, c.Seed)
 }
@@ -214,20 +221,22 @@ func (c *Config) utilityCells(apply []string) []Cell {
 	if len(apply) == 0 {
 		return nil
 	}
-	if slices.Contains(apply, "none") {
-		for _, s := range c.Seeds {
-			out = append(out, Cell{Mode: "none", Seed: s})
+	for _, model := range c.ModelPoints() {
+		if slices.Contains(apply, "none") {
+			for _, s := range c.Seeds {
+				out = append(out, Cell{Mode: "none", Seed: s, Model: model})
+			}
 		}
-	}
-	for _, m := range c.Mechanisms {
-		for _, point := range gridPoints(m) {
-			for _, e := range m.Epsilon {
-				for _, mode := range apply {
-					if mode == "none" {
-						continue
-					}
-					for _, s := range c.Seeds {
-						out = append(out, Cell{Mechanism: m.Name, Params: point, Epsilon: e, Mode: mode, Seed: s})
+		for _, m := range c.Mechanisms {
+			for _, point := range gridPoints(m) {
+				for _, e := range m.Epsilon {
+					for _, mode := range apply {
+						if mode == "none" {
+							continue
+						}
+						for _, s := range c.Seeds {
+							out = append(out, Cell{Mechanism: m.Name, Params: point, Epsilon: e, Mode: mode, Seed: s, Model: model})
+						}
 					}
 				}
 			}

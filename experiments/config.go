@@ -53,6 +53,9 @@ type Config struct {
 	Output      string       `yaml:"output" json:"output"`
 	Cache       string       `yaml:"cache" json:"cache"`
 	Checks      ChecksConfig `yaml:"checks" json:"checks"`
+	// SelectModel, given with a model sweep (a model parameter that is a list),
+	// makes the tables keep one model point per line: see SelectConfig.
+	SelectModel *SelectConfig `yaml:"select,omitempty" json:"select,omitempty"`
 	// Origin is written by xp into a run's resolved config: the file and
 	// overrides it was resolved from.
 	Origin *Origin `yaml:"origin,omitempty" json:"origin,omitempty"`
@@ -148,6 +151,15 @@ type TrainConfig struct {
 	Batch    int `yaml:"batch" json:"batch"`
 	MaxLen   int `yaml:"max_len" json:"max_len"`
 	Patience int `yaml:"patience" json:"patience"` // 0: never stop early
+}
+
+// SelectConfig chooses, of a model sweep's points, the one each line of
+// the tables reports: BestBy "valid", the highest mean validation
+// accuracy over seeds (the validation split carved from the training
+// split), so that the test split plays no part in the choice. It changes
+// no cell and no record, only which lines the tables keep.
+type SelectConfig struct {
+	BestBy string `yaml:"best_by" json:"best_by"`
 }
 
 // ChecksConfig sets the warnings a run raises; they change no number.
@@ -350,6 +362,10 @@ func (c *Config) Clone() *Config {
 	d.Apply = append([]string(nil), c.Apply...)
 	d.Seeds = append([]uint64(nil), c.Seeds...)
 	d.Model.Params = cloneMap(c.Model.Params)
+	if c.SelectModel != nil {
+		sel := *c.SelectModel
+		d.SelectModel = &sel
+	}
 	d.Analysis.Params = cloneMap(c.Analysis.Params)
 	if c.MechEmbedding != nil {
 		e := *c.MechEmbedding

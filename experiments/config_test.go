@@ -81,10 +81,10 @@ func TestExplicitValuesHonoured(t *testing.T) {
 	if c.Dataset.SplitSeed != 0 || c.Threads != 0 || c.Train.Patience != 0 || c.Dataset.Test != "test" || c.Checks.MaxOOV != 0 {
 		t.Errorf("explicit values replaced: %+v", c)
 	}
-	if v := c.modelKey().Params; v.Float("clip") != 0 {
+	if v := c.modelKey(Cell{}).Params; v.Float("clip") != 0 {
 		t.Errorf("model.clip: 0 (no clipping) became %v", v.Float("clip"))
 	}
-	if d := parse(t, good); d.Dataset.SplitSeed != 1 || d.modelKey().Params.Float("clip") != 5 {
+	if d := parse(t, good); d.Dataset.SplitSeed != 1 || d.modelKey(Cell{}).Params.Float("clip") != 5 {
 		t.Error("defaults of absent keys")
 	}
 }

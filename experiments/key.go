@@ -89,12 +89,13 @@ type corpusKey struct {
 
 // Unkeyed are the config keys that never change a cell's numbers, so
 // they stay out of every key: where things are read from and written to,
-// how the work is spread, and warnings. The thread count is here: it can
+// how the work is spread, warnings, and which lines of a model sweep the
+// tables keep (select). The thread count is here: it can
 // change the last bits of libtorch's sums, so records carry the count
 // used, but a rerun with other threads reuses the records.
 // Mechanisms, apply and seeds choose which cells exist; each cell's key
 // holds its own mechanism, parameters, ε, mode and seed.
-var Unkeyed = []string{"name", "data", "threads", "workers", "output", "cache", "checks", "origin"}
+var Unkeyed = []string{"name", "data", "threads", "workers", "output", "cache", "checks", "origin", "select"}
 
 // analysisKey is everything an analysis cell's numbers depend on: the
 // analysis and its parameters, the cell's mechanism setting, ε and seed,
@@ -136,7 +137,7 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 	}
 	k := cellKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
-		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(), Train: c.Train,
+		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(cell), Train: c.Train,
 		Device: deviceKind(c.Device), Inputs: in, Stream: c.sharedStream(cell),
 	}
 	if cell.Mode != "none" {
@@ -214,10 +215,12 @@ func (c *Config) DrawsKey(cell Cell, in Inputs) string {
 	return hash(k)
 }
 
-func (c *Config) modelKey() modelKey {
+// modelKey is the classifier a cell trains: the model's kind and its
+// parameters resolved, the swept ones at the cell's values.
+func (c *Config) modelKey(cell Cell) modelKey {
 	k := modelKey{Kind: c.Model.Kind}
 	if d, err := spec.Lookup(spec.Model, c.Model.Kind); err == nil {
-		k.Params, _ = d.Resolve(c.Model.Params)
+		k.Params, _ = d.Resolve(c.ModelParams(cell))
 	}
 	return k
 }
@@ -287,7 +290,7 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 		in.MechEmbedding = "" // a clean model never reads the mechanisms' vectors
 	}
 	k := trainingKey{Version: Version, Seed: cell.Seed, Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding,
-		Model: c.modelKey(), Train: c.Train, Device: deviceKind(c.Device), Inputs: in}
+		Model: c.modelKey(cell), Train: c.Train, Device: deviceKind(c.Device), Inputs: in}
 	if cell.Privatizes("train") {
 		k.Corpus = c.CorpusKey(cell, "train", in)
 	}

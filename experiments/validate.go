@@ -404,8 +404,22 @@ func (c *Config) validateModel() error {
 	if err != nil {
 		return c.errAt(err.Error(), "model", "kind")
 	}
-	if _, err := d.Resolve(c.Model.Params); err != nil {
-		return c.paramErr(err, "model")
+	if err := c.validateModelGrid(); err != nil {
+		return err
+	}
+	for _, point := range c.ModelPoints() {
+		if _, err := d.Resolve(c.ModelParams(Cell{Model: point})); err != nil {
+			return c.paramErr(err, "model")
+		}
+	}
+	if sel := c.SelectModel; sel != nil {
+		names, _ := c.ModelGrid()
+		switch {
+		case sel.BestBy != "valid":
+			return c.errAt(fmt.Sprintf("select.best_by = %q: the one criterion is valid (the highest mean validation accuracy)", sel.BestBy), "select", "best_by")
+		case len(names) == 0:
+			return c.errAt("select chooses among the points of a model sweep, and no model parameter is a list (give one as [a, b])", "select")
+		}
 	}
 	t := c.Train
 	switch {

@@ -149,8 +149,40 @@ func Plot(dir, title string, rows []results.Row, opt PlotOptions) ([]string, err
 // written: the report page inlines them as SVG. A stage's lines (each
 // seed at the ε it found) are in the tables and the stage's own figure,
 // not on the grid's curves.
+//
+// A model sweep's points (results.Row.Model) each get their figures, with
+// their own baseline: named "<figure>-model<i>" by the point's place in
+// the sweep, the point in the title.
 func UtilityFigures(title string, rows []results.Row, opt PlotOptions) ([]Figure, error) {
 	rows = slices.DeleteFunc(slices.Clone(rows), func(r results.Row) bool { return r.Stage != "" })
+	var points []string
+	for _, r := range rows {
+		if !slices.Contains(points, r.Model) {
+			points = append(points, r.Model)
+		}
+	}
+	if len(points) < 2 {
+		return figuresOf(title, rows, opt)
+	}
+	var out []Figure
+	for i, p := range points {
+		mine := slices.DeleteFunc(slices.Clone(rows), func(r results.Row) bool { return r.Model != p })
+		figs, err := figuresOf(title+" — model "+p, mine, opt)
+		if err != nil {
+			continue // every privatized line of this point failed: the others still draw
+		}
+		for j := range figs {
+			figs[j].Name = fmt.Sprintf("%s-model%d", figs[j].Name, i+1)
+		}
+		out = append(out, figs...)
+	}
+	if len(out) == 0 {
+		return figuresOf(title, rows, opt) // the error of the whole
+	}
+	return out, nil
+}
+
+func figuresOf(title string, rows []results.Row, opt PlotOptions) ([]Figure, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("results: plot: %w", err)

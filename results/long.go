@@ -15,7 +15,7 @@ import (
 )
 
 // LongHeader is the header of tables/long.csv.
-var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "flags", "key", "stage"}
+var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "flags", "key", "stage", "model"}
 
 // WriteLong writes the run's tidy table: one row per record and statistic
 // — a utility cell's accuracy, macro-F1, difference to its seed's baseline
@@ -25,7 +25,8 @@ var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "se
 // record's (a search that missed its target, an attack no better than
 // copying). kind is "utility", the analysis or the stage; stage names the
 // stage that ran a utility cell at an ε of its finding (fromStage, by
-// record key: matched-privacy's). For reading in R, pandas or a
+// record key: matched-privacy's), model a cell's point of the config's
+// model sweep. For reading in R, pandas or a
 // spreadsheet: filter by kind and statistic, group by setting, mode and
 // ε.
 func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
@@ -39,10 +40,14 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	baseline := map[uint64]float64{}
+	type modelSeed struct {
+		model string
+		seed  uint64
+	}
+	baseline := map[modelSeed]float64{}
 	for _, r := range recs {
 		if r.Cell.Analysis == "" && r.Cell.Mode == "none" && r.Status == "ok" {
-			baseline[r.Cell.Seed] = r.Test.Accuracy
+			baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}] = r.Test.Accuracy
 		}
 	}
 	for _, r := range recs {
@@ -59,7 +64,7 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 			flags = r.Analysis.Flags
 		}
 		row := func(stat string, v, lo, hi float64) error {
-			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, strings.Join(flags, "; "), r.Key, fromStage[r.Key]})
+			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, strings.Join(flags, "; "), r.Key, fromStage[r.Key], r.Cell.ModelPoint()})
 		}
 		nan := math.NaN()
 		switch {
@@ -85,7 +90,7 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 		default:
 			p := privacyOf(r)
 			diff := nan
-			if b, ok := baseline[r.Cell.Seed]; ok && r.Cell.Mode != "none" {
+			if b, ok := baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}]; ok && r.Cell.Mode != "none" {
 				diff = r.Test.Accuracy - b
 			}
 			accLo, accHi := nan, nan // the test set's Wilson interval

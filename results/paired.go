@@ -15,14 +15,21 @@ import (
 // ("laplace test 10", "santext p=0.3 both 3"), a stage's line by its
 // stage in place of ε ("laplace both matched-privacy"), or "none" for
 // the baseline.
+//
+// A line of a model sweep (not chosen by select) adds its point
+// ("laplace test 10 hidden=64", "none hidden=64").
 func Label(r Row) string {
+	l := r.Setting + " " + r.Mode + " " + epsilon(r.Mode, r.Epsilon)
 	switch {
 	case r.Mode == "none":
-		return "none"
+		l = "none"
 	case r.Stage != "":
-		return r.Setting + " " + r.Mode + " " + r.Stage
+		l = r.Setting + " " + r.Mode + " " + r.Stage
 	}
-	return r.Setting + " " + r.Mode + " " + epsilon(r.Mode, r.Epsilon)
+	if r.Model != "" && !r.Selected {
+		l += " " + r.Model
+	}
+	return l
 }
 
 // find is the line a label names (spaces collapsed; "baseline" is

@@ -33,16 +33,24 @@ type Row struct {
 	// finding (matched-privacy), "" for the config's own cells; EpsCI is
 	// then the half-width of the found ε's 95% t-interval over seeds (NaN
 	// otherwise, and below two seeds).
-	Stage     string
-	EpsCI     float64
-	Seeds     int     // successful cells aggregated
-	Failed    int     // failed cells of this line
-	Accuracy  float64 // mean over seeds
-	AccSD     float64 // sample standard deviation (0 for one seed)
-	AccCI     float64 // half-width of the mean's 95% confidence interval (Student's t; NaN below 2 seeds)
-	MacroF1   float64
-	MacroF1SD float64
-	MacroF1CI float64
+	Stage string
+	EpsCI float64
+	// Model is the line's point of the config's model sweep ("dropout=0.3
+	// hidden=64"; experiments.Cell.ModelPoint), "" where none is swept.
+	Model string
+	// ValidAccuracy is the mean over seeds of the accuracy on the
+	// validation split carved from the training split: what Select
+	// chooses a model point by; Selected marks a line Select kept.
+	ValidAccuracy float64
+	Selected      bool
+	Seeds         int     // successful cells aggregated
+	Failed        int     // failed cells of this line
+	Accuracy      float64 // mean over seeds
+	AccSD         float64 // sample standard deviation (0 for one seed)
+	AccCI         float64 // half-width of the mean's 95% confidence interval (Student's t; NaN below 2 seeds)
+	MacroF1       float64
+	MacroF1SD     float64
+	MacroF1CI     float64
 	// Diff is the paired difference of accuracy against the baseline of
 	// the same seed (cell − baseline), averaged over the seeds that have
 	// both, with its 95% half-width; NaN for the baseline or without a
@@ -98,8 +106,9 @@ type Row struct {
 	// BySeed are the cells' values by seed ("accuracy", "macro-F1",
 	// "Δ accuracy", "unchanged"): the claims compare two lines trained
 	// on the same seeds pairwise.
-	BySeed BySeed
-	order  int // the setting's place in the config (TableOptions.Order)
+	BySeed     BySeed
+	order      int // the setting's place in the config (TableOptions.Order)
+	modelOrder int // the model point's place in the sweep (TableOptions.Models)
 }
 
 // TableOptions set how a table is judged.
@@ -118,6 +127,13 @@ type TableOptions struct {
 	// outside the plan (matched-privacy's at the ε it found): cells.csv's
 	// stage column.
 	FromStage map[string]string
+	// Models lists the model sweep's points (experiments.Cell.ModelPoint)
+	// in the config's order: lines of one setting follow it.
+	Models []string
+	// Select keeps, of each line's model points, the one with the best
+	// validation accuracy (the config's select: best_by: valid; see
+	// selectModels).
+	Select bool
 }
 
 // Table aggregates records into rows: the baseline first, then by
@@ -128,34 +144,37 @@ func Table(recs []Record, opt TableOptions) []Row {
 	type key struct {
 		setting, mode string
 		eps           float64
-		stage         string
+		stage, model  string
+	}
+	type modelSeed struct {
+		model string
+		seed  uint64
 	}
 	groups := map[key][]Record{}
+	baseline := map[modelSeed]float64{} // the baseline's accuracy of a model point and seed
 	for _, r := range recs {
 		if r.Cell.Analysis != "" {
 			continue // analyses and stages have their own table
 		}
-		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon, ""}
+		k := key{r.Cell.Setting(), r.Cell.Mode, r.Cell.Epsilon, "", r.Cell.ModelPoint()}
 		if st := opt.FromStage[r.Key]; st != "" {
 			k.eps, k.stage = 0, st
 		}
 		groups[k] = append(groups[k], r)
-	}
-	baseline := map[uint64]float64{} // seed → the baseline's accuracy
-	for _, r := range groups[key{"none", "none", 0, ""}] {
-		if r.Status == "ok" {
-			baseline[r.Cell.Seed] = r.Test.Accuracy
+		if r.Cell.Mode == "none" && r.Status == "ok" {
+			baseline[modelSeed{k.model, r.Cell.Seed}] = r.Test.Accuracy
 		}
 	}
 	var rows []Row
 	for k, rs := range groups {
-		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Stage: k.stage, EpsCI: math.NaN(), Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
+		row := Row{Setting: k.setting, Mode: k.mode, Epsilon: k.eps, Stage: k.stage, Model: k.model, EpsCI: math.NaN(), Unchanged: math.NaN(), OOV: math.NaN(), Stopwords: math.NaN(), Attacker: opt.Attacker,
 			Diff: math.NaN(), DiffCI: math.NaN(), Nw: math.NaN(), Sw: math.NaN(), Recovery: math.NaN(), order: len(opt.Order),
 			TestLo: math.NaN(), TestHi: math.NaN(), VsBaseline: stats.Paired{P: math.NaN()}, PHolm: math.NaN()}
 		if i := slices.Index(opt.Order, k.setting); i >= 0 {
 			row.order = i
 		}
-		var acc, f1, unch, oov, stop, types, chance, diff, nw, sw, rec, eps []float64
+		row.modelOrder = slices.Index(opt.Models, k.model)
+		var acc, f1, unch, oov, stop, types, chance, diff, nw, sw, rec, eps, valid []float64
 		for _, r := range rs {
 			row.Notion = cmp.Or(row.Notion, r.Notion)
 			if r.Status != "ok" {
@@ -165,6 +184,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			acc = append(acc, r.Test.Accuracy)
 			f1 = append(f1, r.Test.MacroF1)
 			eps = append(eps, r.Cell.Epsilon)
+			valid = append(valid, r.Valid.Accuracy)
 			row.BySeed.set("accuracy", r.Cell.Seed, r.Test.Accuracy)
 			row.BySeed.set("macro-F1", r.Cell.Seed, r.Test.MacroF1)
 			if r.Test.Correct != "" {
@@ -173,7 +193,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 				}
 				row.correct[r.Cell.Seed] = r.Test.Correct
 			}
-			if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" {
+			if b, ok := baseline[modelSeed{k.model, r.Cell.Seed}]; ok && k.mode != "none" {
 				diff = append(diff, r.Test.Accuracy-b)
 				row.BySeed.set("Δ accuracy", r.Cell.Seed, r.Test.Accuracy-b)
 			}
@@ -187,7 +207,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 				chance = append(chance, ch)
 				// The loss as a share of what the baseline learned above
 				// chance: tasks with other chance levels share its scale.
-				if b, ok := baseline[r.Cell.Seed]; ok && k.mode != "none" && b > ch {
+				if b, ok := baseline[modelSeed{k.model, r.Cell.Seed}]; ok && k.mode != "none" && b > ch {
 					row.BySeed.set(RelativeDiff, r.Cell.Seed, (r.Test.Accuracy-b)/(b-ch))
 				}
 			}
@@ -210,6 +230,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 		}
 		row.Seeds = len(acc)
+		row.ValidAccuracy, _ = stats.MeanSD(valid)
 		if k.stage != "" && len(eps) > 0 {
 			row.Epsilon, _, row.EpsCI = stats.MeanCI(eps)
 		}
@@ -232,6 +253,9 @@ func Table(recs []Record, opt TableOptions) []Row {
 		slices.Sort(row.Flags)
 		rows = append(rows, row)
 	}
+	if opt.Select {
+		rows = selectModels(rows)
+	}
 	testBaseline(rows)
 	slices.SortFunc(rows, func(a, b Row) int {
 		base := func(r Row) int {
@@ -240,23 +264,20 @@ func Table(recs []Record, opt TableOptions) []Row {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(base(a), base(b)), cmp.Compare(a.order, b.order), strings.Compare(a.Setting, b.Setting), strings.Compare(a.Stage, b.Stage),
+		return cmp.Or(cmp.Compare(base(a), base(b)), cmp.Compare(a.order, b.order), strings.Compare(a.Setting, b.Setting), strings.Compare(a.Stage, b.Stage), cmp.Compare(a.modelOrder, b.modelOrder),
 			cmp.Compare(ModeRank(a.Mode), ModeRank(b.Mode)), cmp.Compare(a.Epsilon, b.Epsilon))
 	})
 	return rows
 }
 
-// testBaseline tests every privatized line against the baseline on the
-// same seeds and examples (Row.VsBaseline) and adjusts the p-values over
-// the table by Holm's method (Row.PHolm).
+// testBaseline tests every privatized line against the baseline of its
+// model point on the same seeds and examples (Row.VsBaseline) and adjusts
+// the p-values over the table by Holm's method (Row.PHolm).
 func testBaseline(rows []Row) {
-	i := slices.IndexFunc(rows, func(r Row) bool { return r.Mode == "none" })
-	if i < 0 || rows[i].correct == nil {
-		return
-	}
 	var ps []float64
 	for j := range rows {
-		if rows[j].Mode != "none" && rows[j].correct != nil {
+		i := slices.IndexFunc(rows, func(r Row) bool { return r.Mode == "none" && r.Model == rows[j].Model })
+		if i >= 0 && rows[i].correct != nil && rows[j].Mode != "none" && rows[j].correct != nil {
 			if t, err := stats.SignFlip(rows[j].correct, rows[i].correct); err == nil {
 				rows[j].VsBaseline = t
 			}
@@ -391,6 +412,9 @@ func Frame(rows []Row) dataframe.DataFrame {
 		str("flags", func(r Row) string { return strings.Join(r.Flags, "; ") }),
 		str("stage", func(r Row) string { return r.Stage }),
 		col("epsilon_ci95", func(r Row) float64 { return r.EpsCI }),
+		str("model", func(r Row) string { return r.Model }),
+		col("valid_accuracy", func(r Row) float64 { return r.ValidAccuracy }),
+		str("model_selected", func(r Row) string { return strconv.FormatBool(r.Selected) }),
 	)
 }
 
@@ -445,10 +469,20 @@ func UtilityGrid(rows []Row) Grid {
 	}
 	measured := slices.ContainsFunc(rows, func(r Row) bool { return !math.IsNaN(r.Nw) || !math.IsNaN(r.Recovery) })
 	kept := keeps(rows)
+	swept := slices.ContainsFunc(rows, func(r Row) bool { return r.Model != "" })
 	for _, c := range []struct {
 		name    string
 		numeric bool
-	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}, {"seeds", true}, {acc, true}, {"95% CI", true}, {"test-set 95%", true},
+	}{{"mechanism", false}, {"notion", false}, {"mode", false}, {"ε", true}} {
+		g.column(c.name, c.numeric)
+	}
+	if swept {
+		g.column("model", false)
+	}
+	for _, c := range []struct {
+		name    string
+		numeric bool
+	}{{"seeds", true}, {acc, true}, {"95% CI", true}, {"test-set 95%", true},
 		{"Δ vs baseline (paired)", true}, {"p vs baseline (Holm)", true}, {"macro-F1", true}, {"unchanged (in-vocab)", true}, {"unchanged per word type", true}, {"OOV", true}} {
 		g.column(c.name, c.numeric)
 	}
@@ -471,9 +505,13 @@ func UtilityGrid(rows []Row) Grid {
 		if r.Failed > 0 {
 			seeds += fmt.Sprintf(" (%d failed)", r.Failed)
 		}
-		row := []string{r.Setting, notion, r.Mode, eps, seeds,
+		row := []string{r.Setting, notion, r.Mode, eps}
+		if swept {
+			row = append(row, modelCell(r))
+		}
+		row = append(row, seeds,
 			pm(r.Accuracy, r.AccSD, r.Seeds), interval(r.Accuracy, r.AccCI), testInterval(r), diff(r.Diff, r.DiffCI), pValue(r), pm(r.MacroF1, r.MacroF1SD, r.Seeds),
-			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV)}
+			percent(r.Unchanged), percent(r.TypeUnchanged), percent(r.OOV))
 		if kept {
 			row = append(row, percent(r.Stopwords))
 		}
@@ -489,6 +527,12 @@ func UtilityGrid(rows []Row) Grid {
 		g.Notes = append(g.Notes, fmt.Sprintf("Chance level (always the evaluated split's most frequent class): %.4f.", chance))
 	}
 	g.Notes = append(g.Notes, ciNote)
+	switch {
+	case slices.ContainsFunc(rows, func(r Row) bool { return r.Selected }):
+		g.Notes = append(g.Notes, "Model: of the config's model sweep, the point chosen per line by the highest mean validation accuracy over seeds (the validation split carved from the training split; the test split plays no part in the choice), the baseline's likewise; Δ and p compare each line with the baseline's chosen point. tables/sweep.md has every point.")
+	case swept:
+		g.Notes = append(g.Notes, "Model: the line's point of the config's model sweep; Δ and p compare it with the baseline of the same point.")
+	}
 	if few := slices.ContainsFunc(rows, func(r Row) bool { return r.Seeds > 0 && r.Seeds < 3 }); few {
 		g.Notes = append(g.Notes, "Warning: fewer than 3 seeds on some lines — their t-interval is wide (2 seeds: t(0.975, 1) = 12.7) or absent (1 seed): read the test-set interval and the paired p there.")
 	}
@@ -609,14 +653,22 @@ func LaTeX(rows []Row) string {
 	}
 	b.WriteString("% xp results: mean ± 95% CI half-width over seeds (Student's t), [low, high] where that would leave the range; Δ paired with the baseline of each seed.\n")
 	kept := keeps(rows)
-	cols, keptHead := "lllrrrr", ""
+	swept := slices.ContainsFunc(rows, func(r Row) bool { return r.Model != "" })
+	cols, keptHead, modelHead := "lllrrrr", "", ""
 	if kept {
 		cols, keptHead = cols+"r", " & Kept unguarded"
 	}
+	if swept {
+		cols, modelHead = "l"+cols, " & Model"
+	}
 	fmt.Fprintf(&b, "\\begin{tabular}{%s}\n\\toprule\n", cols)
-	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$ & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged%s \\\\\n\\midrule\n", acc, keptHead)
+	fmt.Fprintf(&b, "Mechanism & Mode & $\\varepsilon$%s & %s & $\\Delta$ vs.\\ baseline & Macro-F1 & Unchanged%s \\\\\n\\midrule\n", modelHead, acc, keptHead)
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s & %s & %s & %s & %s & %s & %s", texEscape(r.Setting), r.Mode, cmp.Or(texEscape(rowEpsilon(r)), "--"),
+		fmt.Fprintf(&b, "%s & %s & %s", texEscape(r.Setting), r.Mode, cmp.Or(texEscape(rowEpsilon(r)), "--"))
+		if swept {
+			b.WriteString(" & " + texEscape(r.Model))
+		}
+		fmt.Fprintf(&b, " & %s & %s & %s & %s",
 			texPM(r.Accuracy, r.AccCI, 0, 1), texPM(r.Diff, r.DiffCI, -1, 1), texPM(r.MacroF1, r.MacroF1CI, 0, 1), texPercent(r.Unchanged))
 		if kept {
 			b.WriteString(" & " + texPercent(r.Stopwords))
@@ -658,9 +710,13 @@ func texEscape(s string) string { return texEscaper.Replace(s) }
 // paired difference to the baseline of the same seed, and the model the
 // cell evaluated; rows in the summary's order, then by seed.
 func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
+	type modelSeed struct {
+		model string
+		seed  uint64
+	}
 	var mine []Record
-	params := map[string]bool{}
-	baseline := map[uint64]float64{}
+	params, model := map[string]bool{}, map[string]bool{}
+	baseline := map[modelSeed]float64{}
 	for _, r := range recs {
 		if r.Cell.Analysis != "" {
 			continue
@@ -669,8 +725,11 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		for k := range r.Cell.Params {
 			params[k] = true
 		}
+		for k := range r.Cell.Model {
+			model[k] = true
+		}
 		if r.Cell.Mode == "none" && r.Status == "ok" {
-			baseline[r.Cell.Seed] = r.Test.Accuracy
+			baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}] = r.Test.Accuracy
 		}
 	}
 	order := func(r Record) int {
@@ -686,10 +745,13 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 		return cmp.Or(cmp.Compare(order(a), order(b)), strings.Compare(a.Cell.Setting(), b.Cell.Setting()), cmp.Compare(ModeRank(a.Cell.Mode), ModeRank(b.Cell.Mode)),
 			cmp.Compare(a.Cell.Epsilon, b.Cell.Epsilon), cmp.Compare(a.Cell.Seed, b.Cell.Seed))
 	})
-	names := slices.Sorted(maps.Keys(params))
+	names, swept := slices.Sorted(maps.Keys(params)), slices.Sorted(maps.Keys(model))
 	head := []string{"setting", "mechanism"}
 	for _, n := range names {
 		head = append(head, "param_"+n)
+	}
+	for _, n := range swept {
+		head = append(head, "model_"+n)
 	}
 	head = append(head, "notion", "mode", "epsilon", "seed", "status", "accuracy", "macro_f1", "accuracy_minus_baseline", "valid_accuracy", "best_epoch",
 		"unchanged_in_vocab", "oov", "kept_stopwords", "unchanged_per_type", "n_w", "s_w", "recovery", "test_examples", "model", "model_reused", "wall_seconds", "stage", "key", "error")
@@ -711,10 +773,13 @@ func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
 				row = append(row, "")
 			}
 		}
+		for _, n := range swept {
+			row = append(row, fmt.Sprint(r.Cell.Model[n]))
+		}
 		p := privacyOf(r)
 		ok := r.Status == "ok"
 		d := math.NaN()
-		if b, has := baseline[r.Cell.Seed]; has && ok && r.Cell.Mode != "none" {
+		if b, has := baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}]; has && ok && r.Cell.Mode != "none" {
 			d = r.Test.Accuracy - b
 		}
 		score := func(x float64) string {
@@ -749,6 +814,11 @@ func WriteTables(dir string, rows []Row, recs []Record, opt TableOptions) ([]str
 		return nil, fmt.Errorf("results: cells csv: %w", err)
 	}
 	files := []struct{ name, data string }{{"results.csv", sum.String()}, {"results.md", Markdown(rows)}, {"results.tex", LaTeX(rows)}, {"cells.csv", cells.String()}}
+	if opt.Select { // every point of the model sweep beside the lines chosen
+		all := opt
+		all.Select = false
+		files = append(files, struct{ name, data string }{"sweep.md", Markdown(Table(recs, all))})
+	}
 	var paths []string
 	for _, f := range files {
 		p := filepath.Join(td, f.name)
@@ -772,14 +842,14 @@ func CompareGrid(names []string, tables [][]Row) Grid {
 	type key struct {
 		setting, mode string
 		eps           float64
-		stage         string
+		stage, model  string
 	}
 	var keys []key
 	at := make([]map[key]Row, len(tables))
 	for i, rows := range tables {
 		at[i] = map[key]Row{}
 		for _, r := range rows {
-			k := key{r.Setting, r.Mode, r.Epsilon, r.Stage}
+			k := key{r.Setting, r.Mode, r.Epsilon, r.Stage, r.Model}
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
@@ -797,7 +867,7 @@ func CompareGrid(names []string, tables [][]Row) Grid {
 		}
 	}
 	for _, k := range keys {
-		row := []string{k.setting, k.mode, cmp.Or(rowEpsilon(Row{Mode: k.mode, Epsilon: k.eps, Stage: k.stage, EpsCI: math.NaN()}), "—")}
+		row := []string{strings.TrimSpace(k.setting + " " + k.model), k.mode, cmp.Or(rowEpsilon(Row{Mode: k.mode, Epsilon: k.eps, Stage: k.stage, EpsCI: math.NaN()}), "—")}
 		first, inFirst := at[0][k]
 		for i := range names {
 			r, ok := at[i][k]

@@ -508,12 +508,12 @@ func TestLong(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,flags,key,stage\n",
-		"utility,laplace,laplace,test,10,1,accuracy,0.7,0.39677814746114526,0.892208732593699,ok,,test-10-1,matched-privacy\n",
-		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,,test-10-1,matched-privacy\n",
-		"utility,laplace,laplace,test,10,2,,,,,failed,,test-10-2,\n",
-		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,copied,k,\n",
-		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,copied,k,\n",
+		"kind,setting,mechanism,mode,epsilon,seed,statistic,value,lo,hi,status,flags,key,stage,model\n",
+		"utility,laplace,laplace,test,10,1,accuracy,0.7,0.39677814746114526,0.892208732593699,ok,,test-10-1,matched-privacy,\n",
+		"utility,laplace,laplace,test,10,1,Δ accuracy,-0.10000000000000009,,,ok,,test-10-1,matched-privacy,\n",
+		"utility,laplace,laplace,test,10,2,,,,,failed,,test-10-2,,\n",
+		"bayes-adversary,laplace,laplace,,5,3,E_M,0.5,0.4,0.6,ok,copied,k,,\n",
+		"bayes-adversary,laplace,laplace,,5,3,prior words,300,,,ok,copied,k,,\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)

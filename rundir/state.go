@@ -263,6 +263,10 @@ func TableOptions(c *experiments.Config) results.TableOptions {
 	if sp, err := datasets.SpecOf(c.Dataset.Name); err == nil {
 		opt.Attacker = sp.Attacker
 	}
+	for _, p := range c.ModelPoints() {
+		opt.Models = append(opt.Models, experiments.Cell{Model: p}.ModelPoint())
+	}
+	opt.Select = c.SelectModel != nil
 	return opt
 }
 

@@ -908,9 +908,10 @@ stages:
 		t.Fatal(err)
 	}
 	keys := map[string]bool{}
+	keyAt, stageAt := slices.Index(results.LongHeader, "key"), slices.Index(results.LongHeader, "stage")
 	for _, l := range strings.Split(string(long), "\n") {
-		if f := strings.Split(l, ","); len(f) > 2 && strings.HasSuffix(l, ",matched-privacy") && f[0] == "utility" {
-			keys[f[len(f)-2]] = true
+		if f := strings.Split(l, ","); len(f) == len(results.LongHeader) && f[stageAt] == "matched-privacy" && f[0] == "utility" {
+			keys[f[keyAt]] = true
 		}
 	}
 	if len(keys) != 3 {

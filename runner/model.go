@@ -132,7 +132,7 @@ func (s *Session) openModel(cell experiments.Cell, t *trained, path string) (mod
 	var err error
 	err = torchrt.Do(func() error {
 		torchrt.ManualSeed(int64(cell.Seed))
-		if m, err = models.New(s.c.Model.Kind, s.c.Model.Params, env); err != nil {
+		if m, err = models.New(s.c.Model.Kind, s.c.ModelParams(cell), env); err != nil {
 			return err
 		}
 		if path != "" {

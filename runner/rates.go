@@ -41,7 +41,7 @@ func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train
 	if cell.Mechanism != "" {
 		privatize = "privatize " + cell.Mechanism + s.searchShape()
 	}
-	m, _ := json.Marshal(s.c.Model)
+	m, _ := json.Marshal(experiments.ModelConfig{Kind: s.c.Model.Kind, Params: s.c.ModelParams(cell)}) // a swept parameter at the cell's value
 	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", s.c.Dataset.Name, m, s.c.Train.MaxLen, s.c.Train.Batch, threads)
 	return privatize, train
 }

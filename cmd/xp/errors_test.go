@@ -60,7 +60,7 @@ var glove3 = "the 0.1 0.2 0.3\nfilm 0.2 0.1 0.0\ngood 0.9 0.1 0.1\nbad -0.9 0.1 
 
 var errorCases = []errorCase{
 	{"a misspelt key", edit("seeds: [1, 2]", "sedes: [1, 2]"), []string{"run", "x.yaml"},
-		`x.yaml:15: unknown key "sedes" in the config (known: analysis, apply, cache, checks, common_noise, data, dataset, device, embedding, mechanism_embedding, mechanisms, model, name, output, privacy, seeds, stages, threads, tokenizer, train, workers); did you mean "seeds"?`},
+		`x.yaml:15: unknown key "sedes" in the config (known: analysis, apply, cache, checks, common_noise, data, dataset, device, embedding, mechanism_embedding, mechanisms, model, name, output, privacy, seeds, select, stages, threads, tokenizer, train, workers); did you mean "seeds"?`},
 	{"a privacy measure that does not exist", edit("seeds: [1, 2]", "seeds: [1, 2]\nprivacy: {measures: [recall]}"), []string{"run", "x.yaml"},
 		`x.yaml:16: privacy: parameter measures = ["recall"], want a list of at least 1 words among deniability, recovery`},
 	{"a misspelt nested key", edit("  epochs: 2", "  epoch: 2"), []string{"run", "x.yaml"},
@@ -103,6 +103,10 @@ var errorCases = []errorCase{
 		`x.yaml:11: laplace: unknown parameter "t" (laplace takes no parameters)`},
 	{"a parameter the model kind does not take", edit("train:", "model:\n  kind: baseline\n  hidden: 64\ntrain:"), []string{"run", "x.yaml"},
 		`x.yaml:15: baseline: unknown parameter "hidden" (known: clip, dropout, fine_tune, head_hidden, lr)`},
+	{"a model sweep listing a value twice", edit("train:", "model:\n  hidden: [64, 64]\ntrain:"), []string{"run", "x.yaml"},
+		"x.yaml:14: model.hidden lists 64 twice"},
+	{"select without a model sweep", edit("train:", "select:\n  best_by: valid\ntrain:"), []string{"run", "x.yaml"},
+		"x.yaml:13: select chooses among the points of a model sweep, and no model parameter is a list (give one as [a, b])"},
 	{"a --set into a list by name", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "seeds.first=3", "x.yaml"},
 		`x.yaml: --set seeds.first=3: "first": want an index below 2`},
 	{"negative workers", map[string]string{"x.yaml": goodConfig}, []string{"run", "--set", "workers=-1", "x.yaml"},
