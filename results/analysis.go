@@ -215,6 +215,20 @@ func AnalysisMarkdown(rows []StatRow) string {
 	return b.String()
 }
 
+// AnalysisLaTeX renders the tables of AnalysisMarkdown for a paper, one
+// booktabs tabular per table (Grid.LaTeX), each captioned in a comment.
+func AnalysisLaTeX(rows []StatRow) string {
+	var b strings.Builder
+	b.WriteString("% xp analysis tables: mean ± sd over seeds where there are several (docs/analyses.md defines each statistic).\n")
+	for i, g := range AnalysisGrids(rows) {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(g.LaTeX())
+	}
+	return b.String()
+}
+
 // PlugIn is the name tables, figures and long.csv give E_M's plug-in
 // estimate where f_M was sampled: biased low (the adversary looks
 // stronger than it is), it stands beside the held-out estimate, which
@@ -506,7 +520,7 @@ func WriteAnalysisTables(dir string, rows []StatRow) ([]string, error) {
 	}
 	w.Flush()
 	var paths []string
-	for name, text := range map[string]string{"analysis.csv": b.String(), "analysis.md": AnalysisMarkdown(rows)} {
+	for name, text := range map[string]string{"analysis.csv": b.String(), "analysis.md": AnalysisMarkdown(rows), "analysis.tex": AnalysisLaTeX(rows)} {
 		p := filepath.Join(td, name)
 		if err := xio.WriteFileAtomic(p, []byte(text)); err != nil {
 			return nil, fmt.Errorf("results: %w", err)

@@ -1,15 +1,17 @@
 package results
 
 import (
-	"github.com/xp-nlp/xp/internal/show"
+	"fmt"
 	"strings"
+
+	"github.com/xp-nlp/xp/internal/show"
 )
 
 // Grid is a table as data: its header, its cells as printed, which
 // columns hold numbers, and the paragraphs under it. Every table xp shows
 // is built once as a Grid and rendered by its reader: Markdown for the
-// terminal and docs, HTML for the report page (package report), so that
-// both always print the same numbers.
+// terminal and docs, HTML for the report page (package report), LaTeX
+// for a paper, so that all always print the same numbers.
 type Grid struct {
 	// Caption, when set, is printed above the table ("Caption:").
 	Caption string
@@ -84,3 +86,52 @@ func mdCell(s string) string {
 }
 
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// LaTeX renders the grid as a booktabs tabular for a paper: numeric
+// columns right-aligned, every cell escaped (texEscape: ε, Δ, ± and the
+// like as math, TeX's special characters quoted), the caption and the
+// notes as comments above it.
+func (g Grid) LaTeX() string {
+	var b strings.Builder
+	if g.Caption != "" {
+		b.WriteString("% " + oneLine(g.Caption) + "\n")
+	}
+	for _, n := range g.Notes {
+		b.WriteString("% " + oneLine(n) + "\n")
+	}
+	cols := ""
+	for i := range g.Header {
+		if g.IsNumeric(i) {
+			cols += "r"
+		} else {
+			cols += "l"
+		}
+	}
+	fmt.Fprintf(&b, "\\begin{tabular}{%s}\n\\toprule\n", cols)
+	row := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString(" & ")
+			}
+			c = texEscape(oneLine(c))
+			if c == "" || c == "---" {
+				c = "--"
+			}
+			b.WriteString(c)
+		}
+		b.WriteString(" \\\\\n")
+	}
+	row(g.Header)
+	b.WriteString("\\midrule\n")
+	for _, r := range g.Rows {
+		row(r)
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	return b.String()
+}
+
+// oneLine is s with its line breaks and control characters as spaces
+// (show.Terminal's cleaning, then newlines folded).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(show.Terminal(s)), " ")
+}

@@ -701,7 +701,7 @@ func texPercent(x float64) string {
 	return fmt.Sprintf("%.1f\\%%", 100*x)
 }
 
-var texEscaper = strings.NewReplacer("±", `$\pm$`, `\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
+var texEscaper = strings.NewReplacer("±", `$\pm$`, "ε", `$\varepsilon$`, "Δ", `$\Delta$`, "—", "---", "−", "$-$", "≤", `$\leq$`, "≥", `$\geq$`, "→", `$\to$`, "×", `$\times$`, "<", `\textless{}`, ">", `\textgreater{}`, `\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`)
 
 func texEscape(s string) string { return texEscaper.Replace(s) }
 
@@ -817,7 +817,8 @@ func WriteTables(dir string, rows []Row, recs []Record, opt TableOptions) ([]str
 	if opt.Select { // every point of the model sweep beside the lines chosen
 		all := opt
 		all.Select = false
-		files = append(files, struct{ name, data string }{"sweep.md", Markdown(Table(recs, all))})
+		sweep := Table(recs, all)
+		files = append(files, struct{ name, data string }{"sweep.md", Markdown(sweep)}, struct{ name, data string }{"sweep.tex", LaTeX(sweep)})
 	}
 	var paths []string
 	for _, f := range files {

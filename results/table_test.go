@@ -675,6 +675,24 @@ func TestAnalysisCSV(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("analysis.csv:\n%s\nwant:\n%s", b, want)
 	}
+	// Every table xp writes has its LaTeX: analysis.tex, one tabular a
+	// table, ε and ± as math, hostile text escaped.
+	rows[1].Setting = "laplace_{x} & 50%"
+	if _, err := WriteAnalysisTables(dir, rows); err != nil {
+		t.Fatal(err)
+	}
+	tex, err := os.ReadFile(filepath.Join(dir, "tables", "analysis.tex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\\begin{tabular}{llrr", "% bayes-adversary", "% matched", "$\\varepsilon$", "laplace\\_\\{x\\} \\& 50\\%", "3.5 $\\pm$ 0.5", "\\bottomrule"} {
+		if !strings.Contains(string(tex), want) {
+			t.Errorf("analysis.tex lacks %q:\n%s", want, tex)
+		}
+	}
+	if n := strings.Count(string(tex), "\\begin{tabular}"); n != 2 {
+		t.Errorf("%d tabulars, want one per table:\n%s", n, tex)
+	}
 }
 
 // TestHonestEM: where f_M was sampled the tables lead with the held-out
