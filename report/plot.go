@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -327,17 +328,81 @@ func writeVia(path string, save func(*os.File) error) error {
 	return os.Rename(f.Name(), path)
 }
 
-// epsilonTicks marks the ε values run, printed as written (%g).
-type epsilonTicks []float64
+// epsilonTicks marks the ε values run, printed as written (%g), each
+// value a tick; a label that would overlap the one before it on an axis
+// width wide (log or linear as the panel draws it) is left off, the
+// largest ε's kept in place of its neighbour's ("2550" was printed for
+// 25 and 50 close together on a log axis).
+type epsilonTicks struct {
+	values []float64
+	width  vg.Length // the data area's width, at least (see tickWidth)
+	style  text.Style
+	log    bool // the axis is log10 ε (logAxis)
+}
 
 func (t epsilonTicks) Ticks(min, max float64) []plot.Tick {
 	var out []plot.Tick
-	for _, e := range t {
-		if e >= min && e <= max {
-			out = append(out, plot.Tick{Value: e, Label: strconv.FormatFloat(e, 'g', -1, 64)})
+	const slack = 1e-9 // log10 of an ε at the range's end
+	for _, e := range t.values {
+		v := e
+		if t.log {
+			v = math.Log10(e)
+		}
+		if v >= min-slack && v <= max+slack {
+			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(e, 'g', -1, 64)})
 		}
 	}
+	at := func(v float64) vg.Length {
+		f := (v - min) / (max - min)
+		if max == min || math.IsNaN(f) {
+			f = 0.5
+		}
+		return vg.Length(f) * t.width
+	}
+	gap := t.style.Width(" ")
+	overlaps := func(a, b plot.Tick) bool {
+		return at(b.Value)-at(a.Value) < (t.style.Width(a.Label)+t.style.Width(b.Label))/2+gap
+	}
+	last := -1 // the last labelled tick
+	for i := range out {
+		if last >= 0 && overlaps(out[last], out[i]) {
+			if i == len(out)-1 && last > 0 { // the largest ε keeps its label
+				out[last].Label = ""
+				last = i
+				continue
+			}
+			out[i].Label = ""
+			continue
+		}
+		last = i
+	}
 	return out
+}
+
+// logAxis marks an axis drawn linearly over log10 of its quantity (see
+// panel).
+type logAxis struct{ plot.LinearScale }
+
+// tickWidth is a lower bound of a panel's data area width: the panel
+// less room for the y axis's label and tick labels.
+func tickWidth(opt PlotOptions) vg.Length { return opt.Width - 8*opt.FontSize }
+
+// wrapLabel breaks an axis label into lines no wider than width, at
+// spaces (a label wider than its panel ran off the image's edge).
+func wrapLabel(style text.Style, label string, width vg.Length) string {
+	if style.Width(label) <= width {
+		return label
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(label) {
+		if line != "" && style.Width(line+" "+w) > width {
+			lines, line = append(lines, line), w
+			continue
+		}
+		line = strings.TrimSpace(line + " " + w)
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptions, m *marks) (*plot.Plot, error) {
@@ -385,10 +450,22 @@ func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptio
 	default:
 		p.X.Label.Text = "ε (per token)"
 	}
+	p.X.Label.Text = wrapLabel(p.X.Label.TextStyle, p.X.Label.Text, opt.Width-2*opt.FontSize)
+	// A log ε axis is drawn as a linear axis over log10 ε (px), ticks
+	// labelled with ε: gonum's plot places an axis label's glyph box at
+	// the data midpoint in linear terms, which on its LogScale pushed the
+	// box, and squeezed the data area to a third of the panel.
+	logX := opt.X == "epsilon" && lo > 0 && hi/lo > 10
+	px := func(x float64) float64 {
+		if logX {
+			return math.Log10(x)
+		}
+		return x
+	}
 	if opt.X == "epsilon" {
-		p.X.Tick.Marker = epsilonTicks(eps)
-		if lo > 0 && hi/lo > 10 {
-			p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = epsilonTicks{values: eps, width: tickWidth(opt), style: p.X.Tick.Label, log: logX}
+		if logX {
+			p.X.Scale = logAxis{}
 		}
 	}
 	for i, s := range settings {
@@ -403,8 +480,8 @@ func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptio
 				if math.IsNaN(q.mean) || math.IsNaN(x) {
 					continue
 				}
-				pts = append(pts, plotter.XY{X: x, Y: q.mean})
-				upper, lower = append(upper, plotter.XY{X: x, Y: q.mean + q.sd}), append(lower, plotter.XY{X: x, Y: q.mean - q.sd})
+				pts = append(pts, plotter.XY{X: px(x), Y: q.mean})
+				upper, lower = append(upper, plotter.XY{X: px(x), Y: q.mean + q.sd}), append(lower, plotter.XY{X: px(x), Y: q.mean - q.sd})
 			}
 			if len(pts) == 0 {
 				continue
@@ -428,7 +505,11 @@ func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptio
 			line.Color, points.Color = c, c
 			line.Width = vg.Points(1.2)
 			line.Dashes = se.dashes
-			if se.dashes == nil {
+			if se.dashes == nil && len(fig.series) == 1 {
+				// One series a setting: dashes tell the settings apart. With
+				// several (privacy's unchanged, per type, OOV), dashes are
+				// the series' — solid, dotted, dashed as docs say — and
+				// colour and marker the setting's.
 				line.Dashes = settingDashes[i%len(settingDashes)]
 			}
 			points.Shape = plotutil.Shape(i)
@@ -447,17 +528,17 @@ func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptio
 					continue
 				}
 				if q, x := se.value(r), xOf(r); !math.IsNaN(q.mean) && !math.IsNaN(x) {
-					h.add(x, q.mean, pointTip(label, fig.ylabel, r, q, x, opt.X))
+					h.add(px(x), q.mean, pointTip(label, fig.ylabel, r, q, x, opt.X))
 				}
 			}
 			p.Add(h)
 			m.hovers = append(m.hovers, h)
 		}
 	}
-	if err := refBand(p, m, lo, hi, fig.base, "unprivatized (± sd)", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
+	if err := refBand(p, m, px(lo), px(hi), fig.base, "unprivatized (± sd)", []vg.Length{vg.Points(4), vg.Points(3)}, 96); err != nil {
 		return nil, err
 	}
-	if err := refBand(p, m, lo, hi, fig.chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
+	if err := refBand(p, m, px(lo), px(hi), fig.chance, "chance (majority class)", []vg.Length{vg.Points(1), vg.Points(3)}, 64); err != nil {
 		return nil, err
 	}
 	p.Add(plotter.NewGrid())

@@ -14,6 +14,10 @@ import (
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/spec"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // TestPlotFiles: a run's default figures are written in each format;
@@ -229,4 +233,78 @@ func histogramRecords() []results.Record {
 		}
 	}
 	return recs
+}
+
+// TestFigureText: drawn at a narrow width with many ε and two notions,
+// every figure's text stays inside its panel — the x label (it ran off
+// the image's left edge) wrapped within the panel, the ε tick labels
+// apart (25 and 50 printed "2550") and inside the image — and the
+// privacy figure draws each share in the docs' style whatever the
+// setting (a second setting's unchanged share was dashed like OOV).
+func TestFigureText(t *testing.T) {
+	var rows []results.Row
+	for _, mode := range []string{"train", "test"} {
+		for _, e := range []float64{1, 2, 5, 10, 25, 50, 100} {
+			rows = append(rows, results.Row{Setting: "laplace", Notion: spec.MetricDP, Mode: mode, Epsilon: e, Seeds: 3, Accuracy: 0.5 + e/400, AccSD: 0.01, Unchanged: e / 100, OOV: 0.01, TypeUnchanged: e / 110},
+				results.Row{Setting: "diffractor", Notion: spec.LineDP, Mode: mode, Epsilon: e, Seeds: 3, Accuracy: 0.55 + e/500, AccSD: 0.01, Unchanged: e / 120, OOV: 0.02, TypeUnchanged: e / 130})
+		}
+	}
+	rows = append(rows, results.Row{Setting: "none", Mode: "none", Seeds: 3, Accuracy: 0.8, AccSD: 0.01})
+	figs, err := UtilityFigures("sst2-mine", rows, PlotOptions{Width: 2.2 * vg.Inch, Height: 2 * vg.Inch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := false
+	for _, f := range figs {
+		w, h := f.size()
+		c := draw.New(vgimg.New(w, h))
+		panels, _ := f.layout(c)
+		for i, p := range f.Panels {
+			area := panels[i]
+			for _, line := range strings.Split(p.X.Label.Text, "\n") {
+				if lw := p.X.Label.TextStyle.Width(line); lw > area.Max.X-area.Min.X {
+					t.Errorf("%s panel %d: x label line %q is %.0f wide, the panel %.0f", f.Name, i, line, lw, area.Max.X-area.Min.X)
+				}
+			}
+			wrapped = wrapped || strings.Contains(p.X.Label.Text, "\n")
+			dc := p.DataCanvas(area)
+			var prevEnd vg.Length = -1
+			labelled := 0
+			for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+				if tk.Label == "" {
+					continue
+				}
+				labelled++
+				x, half := dc.X(p.X.Norm(tk.Value)), p.X.Tick.Label.Width(tk.Label)/2
+				if x-half < prevEnd {
+					t.Errorf("%s panel %d: tick label %q overlaps the one before it", f.Name, i, tk.Label)
+				}
+				if x-half < 0 || x+half > w {
+					t.Errorf("%s panel %d: tick label %q outside the image", f.Name, i, tk.Label)
+				}
+				prevEnd = x + half
+			}
+			if labelled < 3 {
+				t.Errorf("%s panel %d: %d ε labelled of 7", f.Name, i, labelled)
+			}
+		}
+		if f.Name != "privacy" {
+			continue
+		}
+		for _, e := range f.marks.legend {
+			line, ok := e.thumbs[0].(*plotter.Line)
+			if !ok {
+				continue
+			}
+			switch {
+			case strings.HasSuffix(e.label, "unchanged (in-vocab)") && line.Dashes != nil:
+				t.Errorf("privacy: %q dashed %v; the docs draw the unchanged share solid", e.label, line.Dashes)
+			case strings.HasSuffix(e.label, "OOV") && len(line.Dashes) == 0:
+				t.Errorf("privacy: %q solid; the docs draw OOV dashed", e.label)
+			}
+		}
+	}
+	if !wrapped {
+		t.Error("no x label needed wrapping: the test says nothing")
+	}
 }
