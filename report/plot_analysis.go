@@ -148,6 +148,7 @@ func histogramFigures(base, title, stat string, rows []results.StatRow) ([]Figur
 			p.Y.Label.Text = "words"
 			p.Add(h)
 			p.X.Min, p.X.Max = 0, hi
+			p.Y.Tick.Marker = plainTicks{} // word counts: 250, not 250.00
 			hv := &hover{series: p.Title.Text}
 			for _, bin := range h.Bins {
 				hv.add((bin.Min+bin.Max)/2, bin.Weight, fmt.Sprintf("%s: %s in [%s, %s): %g words", p.Title.Text, stat, results.Num(bin.Min), results.Num(bin.Max), bin.Weight))
@@ -249,27 +250,70 @@ func statPanel(title, stat string, rows []results.StatRow, m *marks) (*plot.Plot
 	if len(settings) == 0 {
 		return nil, nil
 	}
-	if lo > 0 && hi/lo > 10 {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var eps []float64
+	notions, several := map[string]string{}, false
+	for _, r := range rows {
+		if !slices.Contains(eps, r.Epsilon) && r.Epsilon > 0 {
+			eps = append(eps, r.Epsilon)
+		}
+		if n, ok := notions[r.Setting]; !ok {
+			notions[r.Setting] = string(r.Notion)
+		} else if n != string(r.Notion) {
+			several = true
+		}
 	}
+	slices.Sort(eps)
+	seen := map[string]bool{}
+	for _, n := range notions {
+		seen[n] = true
+	}
+	several = several || len(seen) > 1
+	logX := lo > 0 && hi/lo > 10
+	px := logTransform(logX)
+	if logX {
+		p.X.Scale = logAxis{}
+	}
+	p.X.Tick.Marker = epsilonTicks{values: eps, width: 4*vg.Inch - 8*9, style: p.X.Tick.Label, log: logX}
+	if several {
+		p.X.Label.Text = "ε (not comparable across the notions in the legend)"
+	}
+	spread := false
 	for i, s := range settings {
 		var pts plotter.XYs
 		var errs plotter.YErrors
 		var tips []string
 		for _, r := range rows {
 			if m, sd := r.Stat(stat); r.Setting == s && !math.IsNaN(m) && !math.IsInf(m, 0) {
-				pts = append(pts, plotter.XY{X: r.Epsilon, Y: m})
+				pts = append(pts, plotter.XY{X: px(r.Epsilon), Y: m})
 				errs = append(errs, struct{ Low, High float64 }{sd, sd})
 				tips = append(tips, fmt.Sprintf("%s, ε = %s\n%s: %s (± sd over seeds)\nseeds: %s", s, r.EpsilonText(), stat, r.StatText(stat), r.SeedsText()))
+				spread = spread || r.Seeds > 1 && sd > 0
 			}
 		}
-		if err := addLine(p, i, s, pts, errs, tips, m); err != nil {
+		label := s
+		if several && notions[s] != "" {
+			label += " [" + notions[s] + "]" // 1-Diffractor's ε is a distance on its line of words
+		}
+		if err := addLine(p, i, label, pts, errs, tips, m); err != nil {
 			return nil, err
 		}
 	}
+	if spread {
+		p.Y.Label.Text += " (bars: ± sd over seeds)"
+	}
 	p.Add(plotter.NewGrid())
 	return p, nil
+}
+
+// logTransform maps a log axis's values to log10 (logAxis), the identity
+// otherwise.
+func logTransform(log bool) func(float64) float64 {
+	return func(x float64) float64 {
+		if log {
+			return math.Log10(x)
+		}
+		return x
+	}
 }
 
 // neighbourPanels plots the distance to the k-th neighbour against k, one
@@ -279,10 +323,10 @@ func neighbourPanels(title string, rows []results.StatRow, m *marks) ([]*plot.Pl
 	p.Title.Text = title + ": distance to the k-th nearest neighbour"
 	p.X.Label.Text = "k"
 	p.Y.Label.Text = "Euclidean distance"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Scale = logAxis{}
 	byQ := map[string]plotter.XYs{}
 	var qs []string
+	var ks []float64
 	r := rows[0]
 	for i, n := range r.Names {
 		var k int
@@ -293,12 +337,17 @@ func neighbourPanels(title string, rows []results.StatRow, m *marks) ([]*plot.Pl
 		if !slices.Contains(qs, q) {
 			qs = append(qs, q)
 		}
-		byQ[q] = append(byQ[q], plotter.XY{X: float64(k), Y: r.Mean[i]})
+		byQ[q] = append(byQ[q], plotter.XY{X: math.Log10(float64(k)), Y: r.Mean[i]})
+		if !slices.Contains(ks, float64(k)) {
+			ks = append(ks, float64(k))
+		}
 	}
+	slices.Sort(ks)
+	p.X.Tick.Marker = epsilonTicks{values: ks, width: 4*vg.Inch - 8*9, style: p.X.Tick.Label, log: true}
 	for i, q := range qs {
 		var tips []string
 		for _, pt := range byQ[q] {
-			tips = append(tips, fmt.Sprintf("percentile %s, k = %g: distance %s (%s seeds)", q, pt.X, results.Num(pt.Y), r.SeedsText()))
+			tips = append(tips, fmt.Sprintf("percentile %s, k = %g: distance %s (%s seeds)", q, math.Round(math.Pow(10, pt.X)), results.Num(pt.Y), r.SeedsText()))
 		}
 		if err := addLine(p, i, "percentile "+q, byQ[q], nil, tips, m); err != nil {
 			return nil, err
@@ -342,4 +391,22 @@ func addLine(p *plot.Plot, i int, label string, pts plotter.XYs, errs plotter.YE
 	p.Add(h)
 	m.hovers = append(m.hovers, h)
 	return nil
+}
+
+// plainTicks are gonum's default ticks for a count: labelled only at
+// whole numbers, printed as integers (250, not 250.00; no 0.5 word).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		switch v := ticks[i].Value; {
+		case ticks[i].Label == "":
+		case v != math.Trunc(v):
+			ticks[i].Label = ""
+		default:
+			ticks[i].Label = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+	}
+	return ticks
 }

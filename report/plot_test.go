@@ -256,38 +256,7 @@ func TestFigureText(t *testing.T) {
 	}
 	wrapped := false
 	for _, f := range figs {
-		w, h := f.size()
-		c := draw.New(vgimg.New(w, h))
-		panels, _ := f.layout(c)
-		for i, p := range f.Panels {
-			area := panels[i]
-			for _, line := range strings.Split(p.X.Label.Text, "\n") {
-				if lw := p.X.Label.TextStyle.Width(line); lw > area.Max.X-area.Min.X {
-					t.Errorf("%s panel %d: x label line %q is %.0f wide, the panel %.0f", f.Name, i, line, lw, area.Max.X-area.Min.X)
-				}
-			}
-			wrapped = wrapped || strings.Contains(p.X.Label.Text, "\n")
-			dc := p.DataCanvas(area)
-			var prevEnd vg.Length = -1
-			labelled := 0
-			for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
-				if tk.Label == "" {
-					continue
-				}
-				labelled++
-				x, half := dc.X(p.X.Norm(tk.Value)), p.X.Tick.Label.Width(tk.Label)/2
-				if x-half < prevEnd {
-					t.Errorf("%s panel %d: tick label %q overlaps the one before it", f.Name, i, tk.Label)
-				}
-				if x-half < 0 || x+half > w {
-					t.Errorf("%s panel %d: tick label %q outside the image", f.Name, i, tk.Label)
-				}
-				prevEnd = x + half
-			}
-			if labelled < 3 {
-				t.Errorf("%s panel %d: %d ε labelled of 7", f.Name, i, labelled)
-			}
-		}
+		wrapped = checkText(t, f) || wrapped
 		if f.Name != "privacy" {
 			continue
 		}
@@ -306,5 +275,102 @@ func TestFigureText(t *testing.T) {
 	}
 	if !wrapped {
 		t.Error("no x label needed wrapping: the test says nothing")
+	}
+}
+
+// checkText lays f out and checks its text against its panels: each x
+// label line within its panel, the x tick labels apart and inside the
+// image, at least three labelled; it reports whether a label wrapped.
+func checkText(t *testing.T, f Figure) (wrapped bool) {
+	t.Helper()
+	w, h := f.size()
+	c := draw.New(vgimg.New(w, h))
+	panels, _ := f.layout(c)
+	for i, p := range f.Panels {
+		area := panels[i]
+		for _, line := range strings.Split(p.X.Label.Text, "\n") {
+			if lw := p.X.Label.TextStyle.Width(line); lw > area.Max.X-area.Min.X {
+				t.Errorf("%s panel %d: x label line %q is %.0f wide, the panel %.0f", f.Name, i, line, lw, area.Max.X-area.Min.X)
+			}
+		}
+		wrapped = wrapped || strings.Contains(p.X.Label.Text, "\n")
+		dc := p.DataCanvas(area)
+		if dw := dc.Max.X - dc.Min.X; dw < (area.Max.X-area.Min.X)/2 {
+			t.Errorf("%s panel %d: the data area is %.0f of the panel's %.0f", f.Name, i, dw, area.Max.X-area.Min.X)
+		}
+		var prevEnd vg.Length = -1
+		labelled := 0
+		for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+			if tk.Label == "" {
+				continue
+			}
+			labelled++
+			x, half := dc.X(p.X.Norm(tk.Value)), p.X.Tick.Label.Width(tk.Label)/2
+			if x-half < prevEnd {
+				t.Errorf("%s panel %d: tick label %q overlaps the one before it", f.Name, i, tk.Label)
+			}
+			if x-half < 0 || x+half > w {
+				t.Errorf("%s panel %d: tick label %q outside the image", f.Name, i, tk.Label)
+			}
+			prevEnd = x + half
+		}
+		if labelled < 3 {
+			t.Errorf("%s panel %d: %d x ticks labelled", f.Name, i, labelled)
+		}
+	}
+	return wrapped
+}
+
+// TestAnalysisFigureText: the analysis figures over a log ε range keep
+// their data area and text in place (gonum's LogScale squeezed them), say
+// when the notions in them differ, name 1-Diffractor's in the legend, say
+// what their bars are, and print a histogram's counts as integers.
+func TestAnalysisFigureText(t *testing.T) {
+	var recs []results.Record
+	for _, m := range []struct {
+		name   string
+		notion spec.Notion
+	}{{"laplace", spec.MetricDP}, {"diffractor", spec.LineDP}} {
+		for _, eps := range []float64{1, 2, 5, 10, 25, 50, 100} {
+			for seed := uint64(1); seed <= 2; seed++ {
+				a := &metrics.Analysis{Series: map[string][]metrics.Num{"N_w": {0, 1, metrics.Num(eps * 10)}, "S_w": {100, 90, 80}}}
+				a.Add("N_w mean", eps+float64(seed))
+				a.Add("S_w mean", 100-eps)
+				recs = append(recs, results.Record{Cell: experiments.Cell{Analysis: "plausible-deniability", Mechanism: m.name, Epsilon: eps, Seed: seed}, Notion: m.notion, Status: "ok", Analysis: a})
+			}
+		}
+	}
+	figs, err := AnalysisFigures("t", results.AnalysisTable(recs, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var main *Figure
+	for i := range figs {
+		if figs[i].Name == "plausible-deniability" {
+			main = &figs[i]
+		}
+	}
+	if main == nil {
+		t.Fatalf("no plausible-deniability figure among %d", len(figs))
+	}
+	checkText(t, *main)
+	p := main.Panels[0]
+	if !strings.Contains(p.X.Label.Text, "not comparable") || !strings.Contains(p.Y.Label.Text, "± sd over seeds") {
+		t.Errorf("axes %q, %q", p.X.Label.Text, p.Y.Label.Text)
+	}
+	if !slices.ContainsFunc(main.marks.legend, func(e legendEntry) bool { return strings.Contains(e.label, "diffractor [metric-dp-line]") }) {
+		t.Errorf("legend %v", main.marks.legend)
+	}
+	for _, f := range figs {
+		if !strings.Contains(f.Name, "-hist") {
+			continue
+		}
+		for _, hi := range []float64{3, 7, 250} {
+			for _, tk := range f.Panels[0].Y.Tick.Marker.Ticks(0, hi) {
+				if strings.Contains(tk.Label, ".") {
+					t.Errorf("%s: count tick %q over [0, %g]", f.Name, tk.Label, hi)
+				}
+			}
+		}
 	}
 }
