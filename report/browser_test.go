@@ -43,6 +43,11 @@ func fixtureRuns(t *testing.T) (utility, analysis string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The utility run measures privacy (three more columns) and flags
+	// every privatized split (max_oov 0): the widest table a run writes.
+	if err := os.WriteFile(cfg, append(text, []byte("privacy:\n  top: 20\nchecks:\n  max_oov: 0\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	acfg := filepath.Join(dir, "analysis.yaml")
 	atext := strings.Replace(string(text), "apply: [none, train, test]\n", "analysis:\n  kind: plausible-deniability\n  words: 10\n  draws: 50\n", 1)
 	atext = strings.Replace(atext, "output: "+filepath.Join(dir, "out"), "output: "+filepath.Join(dir, "analysis-out"), 1)
@@ -336,6 +341,30 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	if sorted != "ascending" || !slices.IsSortedFunc(accs, func(a, b string) int { return strings.Compare(a, b) }) {
 		t.Errorf("sorted by accuracy (aria-sort %q): %q", sorted, accs)
+	}
+
+	// At 1280 px every table fits its column (no horizontal scroll hid
+	// the privacy and flags columns) and no row is a tower of wrapped
+	// words (flagged rows stood 170 px tall).
+	var fit []struct {
+		Table  string  `json:"table"`
+		Scroll float64 `json:"scroll"`
+		Client float64 `json:"client"`
+		Row    float64 `json:"row"`
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`Array.from(document.querySelectorAll(".table-wrap")).map(w => ({
+		table: (w.querySelector("table") || {}).id || "",
+		scroll: w.scrollWidth, client: w.clientWidth,
+		row: Math.max(0, ...Array.from(w.querySelectorAll("tbody tr")).map(r => r.getBoundingClientRect().height))}))`, &fit)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fit {
+		if f.Scroll > f.Client+1 {
+			t.Errorf("table %q: %.0f px wide in a %.0f px column at a 1280 px window", f.Table, f.Scroll, f.Client)
+		}
+		if f.Row > 90 {
+			t.Errorf("table %q: a row %.0f px tall", f.Table, f.Row)
+		}
 	}
 
 	var shot []byte
