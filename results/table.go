@@ -834,9 +834,35 @@ func WriteTables(dir string, rows []Row, recs []Record, opt TableOptions) ([]str
 // Compare renders the utility tables of several runs side by side, one
 // line per setting, mode and ε present in any (in the first run's order,
 // then the others'): each run's accuracy as mean [95% CI] with its seed
-// count, and each later run's difference to the first (unpaired: the runs
-// may differ in anything).
+// count, and each later run's difference to the first — over the seeds
+// both have where they share any (a seed in one run only would pass for
+// a difference: two copies of one baseline cell, one with a seed more,
+// read −0.047), marked unpaired where they share none.
 func Compare(names []string, tables [][]Row) string { return CompareGrid(names, tables).Markdown() }
+
+// runDiff is line b's accuracy minus a's: averaged over the seeds both
+// have, with their count where it is not every seed of both; the means'
+// difference, marked unpaired, where they share none.
+func runDiff(a, b Row) string {
+	var d []float64
+	for _, s := range sortedSeeds(b.BySeed["accuracy"]) {
+		if x, ok := a.BySeed["accuracy"][s]; ok {
+			d = append(d, b.BySeed["accuracy"][s]-x)
+		}
+	}
+	switch {
+	case len(d) == 0:
+		return fmt.Sprintf("%+.4f (unpaired)", b.Accuracy-a.Accuracy)
+	case len(d) < max(a.Seeds, b.Seeds):
+		m, _ := stats.MeanSD(d)
+		if len(d) == 1 {
+			return fmt.Sprintf("%+.4f (1 seed paired)", m)
+		}
+		return fmt.Sprintf("%+.4f (%d seeds paired)", m, len(d))
+	}
+	m, _ := stats.MeanSD(d)
+	return fmt.Sprintf("%+.4f", m)
+}
 
 // CompareGrid is the side-by-side table of Compare.
 func CompareGrid(names []string, tables [][]Row) Grid {
@@ -884,7 +910,7 @@ func CompareGrid(names []string, tables [][]Row) Grid {
 				continue
 			}
 			if ok && inFirst && r.Seeds > 0 && first.Seeds > 0 {
-				row = append(row, fmt.Sprintf("%+.4f", r.Accuracy-first.Accuracy))
+				row = append(row, runDiff(first, r))
 			} else {
 				row = append(row, "—")
 			}

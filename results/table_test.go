@@ -333,9 +333,15 @@ func TestCompare(t *testing.T) {
 	a := Table([]Record{rec("none", 0, 1, 0.8, "ok"), rec("test", 10, 1, 0.6, "ok")}, TableOptions{})
 	b := Table([]Record{rec("none", 0, 1, 0.85, "ok"), rec("none", 0, 2, 0.87, "ok"), rec("test", 5, 1, 0.5, "ok")}, TableOptions{})
 	got := Compare([]string{"A", "B"}, [][]Row{a, b})
+	// Two copies of one run differ by nothing.
+	if same := Compare([]string{"A", "A"}, [][]Row{b, b}); !strings.Contains(same, "| +0.0000 |") || strings.Contains(same, "paired") {
+		t.Errorf("a run beside itself:\n%s", same)
+	}
 	for _, want := range []string{
 		"| mechanism | mode | ε | A: accuracy (seeds) | B: accuracy (seeds) | B − A |",
-		"| none | none | — | 0.8000 (1) | 0.8600 [0.7329, 0.9871] (2) | +0.0600 |",
+		// Paired on seed 1, the one both have (the means' difference,
+		// +0.0600, counted seed 2's 0.87 against nothing).
+		"| none | none | — | 0.8000 (1) | 0.8600 [0.7329, 0.9871] (2) | +0.0500 (1 seed paired) |",
 		"| laplace | test | 10 | 0.6000 (1) | — | — |",
 		"| laplace | test | 5 | — | 0.5000 (1) | — |",
 	} {
