@@ -71,6 +71,10 @@ func TestUndrawn(t *testing.T) {
 	if u := Undrawn(append(rows, results.StatRow{Analysis: "examples", Seeds: 1})); !slices.Equal(u, []string{"select", "examples"}) {
 		t.Errorf("undrawn %v, want [select examples]", u)
 	}
+	// The reconstruction attack has its figure: recovery against ε.
+	if u := Undrawn([]results.StatRow{{Analysis: "reconstruction", Seeds: 1}}); len(u) != 0 {
+		t.Errorf("reconstruction undrawn")
+	}
 }
 
 // TestPlotAllFailed: rows whose every seed failed are not drawn (gonum's
