@@ -223,7 +223,7 @@ func paperTables(rows []results.Row, stats []results.StatRow, run, page string) 
 			n += len(e.Items)
 		}
 		if n > paperItems {
-			fmt.Fprintf(&b, "\nExample outputs and notes of %d rows (%d lines): on [the reproduction page](%s); `xp results %s` prints them.\n", len(ex), n, page, run)
+			fmt.Fprintf(&b, "\nExample outputs and notes (%d entries, %d lines): on [the reproduction page](%s); `xp results %s` prints them.\n", len(ex), n, page, run)
 		} else {
 			for _, e := range ex {
 				fmt.Fprintf(&b, "\n%s:\n", e.Heading)

@@ -339,21 +339,40 @@ type Examples struct {
 }
 
 // AnalysisExamples lists, per row that has them, its example outputs
-// (by word) and its notes.
+// (by word) and its notes; a note several rows of one analysis carry is
+// listed once, after them, with the number of rows (one note stood
+// twelve times under a table).
 func AnalysisExamples(rows []StatRow) []Examples {
-	var out []Examples
+	type shared struct{ analysis, note string }
+	count := map[shared]int{}
 	for _, r := range rows {
-		if len(r.Examples) == 0 && len(r.Notes) == 0 {
-			continue
+		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
+			count[shared{r.Analysis, n}]++
 		}
+	}
+	var out []Examples
+	var common []shared
+	for _, r := range rows {
 		e := Examples{Heading: fmt.Sprintf("%s, %s, ε = %s (%s)", r.Analysis, r.Setting, r.EpsilonText(), r.Method)}
 		for _, w := range slices.Sorted(maps.Keys(r.Examples)) {
 			e.Items = append(e.Items, fmt.Sprintf("%s → %s", w, strings.Join(r.Examples[w], ", ")))
 		}
 		for _, n := range r.Notes {
+			k := shared{r.Analysis, n}
+			if count[k] > 1 {
+				if !slices.Contains(common, k) {
+					common = append(common, k)
+				}
+				continue
+			}
 			e.Items = append(e.Items, "note: "+n)
 		}
-		out = append(out, e)
+		if len(e.Items) > 0 {
+			out = append(out, e)
+		}
+	}
+	for _, k := range common {
+		out = append(out, Examples{Heading: fmt.Sprintf("%s, %d rows", k.analysis, count[k]), Items: []string{"note: " + k.note}})
 	}
 	return out
 }

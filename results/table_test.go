@@ -825,3 +825,19 @@ func TestStageLines(t *testing.T) {
 		t.Errorf("%d lines without FromStage, want 4", n)
 	}
 }
+
+// TestSharedNotes: a note several rows of an analysis carry is listed
+// once, with the count of rows, not under each row.
+func TestSharedNotes(t *testing.T) {
+	note := "f_M sampled: draw more where the two differ"
+	var rows []StatRow
+	for _, eps := range []float64{1, 5, 10} {
+		rows = append(rows, StatRow{Analysis: "bayes-adversary", Setting: "laplace", Epsilon: eps, Seeds: 1, Notes: []string{note}})
+	}
+	rows[2].Notes = append(rows[2].Notes, "its own note")
+	ex := AnalysisExamples(rows)
+	md := AnalysisMarkdown(rows)
+	if strings.Count(md, note) != 1 || len(ex) != 2 || ex[1].Heading != "bayes-adversary, 3 rows" || !strings.Contains(md, "its own note") {
+		t.Errorf("examples %+v\n%s", ex, md)
+	}
+}
