@@ -47,7 +47,7 @@ type kind struct {
 }
 
 // kinds are the mechanisms mech builds, one per descriptor of spec
-// (TestEveryMechanismBuilt); each value lives in its mechanism's file.
+// (TestEveryDescriptorBuilt); each value lives in its mechanism's file.
 var kinds = []kind{laplaceKind, vickreyKind, mahalanobisKind, santextKind, santextPlusKind, temKind, diffractorKind, gumbelKind, custextKind, custextPlusKind}
 
 // kindOf is the named mechanism's kind.

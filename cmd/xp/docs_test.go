@@ -270,8 +270,9 @@ func TestReadmeLayout(t *testing.T) {
 }
 
 // TestCitedTestsExist: every test, fuzz test or example a document cites
-// by name (`TestX`, `FuzzX`, `ExampleX`) exists, so a doc's "this holds
-// (TestX)" points at a check that runs.
+// by name (`TestX`, `FuzzX`, `ExampleX`), or a code comment cites in
+// parentheses, exists, so that "this holds" followed by a test's name
+// points at a check that runs.
 func TestCitedTestsExist(t *testing.T) {
 	defined := map[string]bool{}
 	funcs := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Example)\w*)\(`)
@@ -289,6 +290,39 @@ func TestCitedTestsExist(t *testing.T) {
 			}
 			for _, m := range funcs.FindAllStringSubmatch(string(b), -1) {
 				defined[m[1]] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Code comments cite tests too, in parentheses as docs do (mech's
+	// registry cited a test by a name no test had).
+	inComment := regexp.MustCompile(`\(((?:Test|Fuzz|Example)[A-Z]\w*)[),:; ]`)
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "build" || d.Name() == "runs" || d.Name() == "records") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			_, comment, ok := strings.Cut(line, "//")
+			if !ok {
+				continue
+			}
+			for _, m := range inComment.FindAllStringSubmatch(comment, -1) {
+				if !defined[m[1]] {
+					t.Errorf("%s:%d cites %s, which no test defines", path, i+1, m[1])
+				}
 			}
 		}
 		return nil
