@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -213,6 +214,11 @@ func intoFile(path string, out io.Writer) error {
 	doc, err := xio.ReadFileMax(path, xio.MaxText)
 	if err != nil {
 		return err
+	}
+	if bytes.Contains(doc, []byte("<!-- xp:runs ")) {
+		// The reproduction documents have one generator (report.PaperDocs),
+		// whose blocks read differently; two would fight over them.
+		return fmt.Errorf("%s is written by make paper-tables from its claims file (its xp:runs block says which): run make paper-tables, not xp results --into", path)
 	}
 	updated, n, problems := results.Splice(doc, map[string]func(string) (string, error){
 		"results": func(dir string) (string, error) {

@@ -686,3 +686,25 @@ func TestConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsIntoLeavesPaperDocs: xp results --into refuses the
+// reproduction document, whose blocks make paper-tables writes (two
+// generators filled the same blocks differently), and leaves it as it
+// was.
+func TestResultsIntoLeavesPaperDocs(t *testing.T) {
+	src, err := os.ReadFile("../../docs/reproduction.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "reproduction.md")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), []string{"results", "--into", path}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "run make paper-tables") {
+		t.Errorf("xp results --into the reproduction document: %v", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, src) {
+		t.Error("the document changed")
+	}
+}
