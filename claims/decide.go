@@ -137,6 +137,26 @@ func For(config string) string {
 	return ""
 }
 
+// Checkpoint is the pretrained checkpoint the named run's config
+// fine-tunes (its model's checkpoint parameter, as the config and the
+// run's overrides give it), "" for a run that fine-tunes none or whose
+// config does not load.
+func (f *File) Checkpoint(name string) string {
+	r, ok := f.Run(name)
+	if !ok {
+		return ""
+	}
+	c, err := experiments.Load(f.ConfigPath(r), experiments.Options{Set: r.Set})
+	if err != nil {
+		return ""
+	}
+	if d, err := spec.Lookup(spec.Model, c.Model.Kind); err != nil || !d.Pieces {
+		return ""
+	}
+	ck, _ := c.Model.Params["checkpoint"].(string)
+	return ck
+}
+
 // errNotRun marks a run with no records here.
 var errNotRun = errors.New("no records")
 
@@ -159,6 +179,9 @@ func (f *File) decide(c *Claim, get func(string) (tables, string, error)) (Agree
 			switch {
 			case errors.Is(err, errNotRun):
 				a.Verdict, a.Reason = NotRun, fmt.Sprintf("no records of run %s in %s", name, f.Dir(name))
+				if ck := f.Checkpoint(name); ck != "" {
+					a.Verdict, a.Reason = NeedsCheckpoint, fmt.Sprintf("run %s fine-tunes the checkpoint %s, and no records of it are in %s: put the Hugging Face folder (config.json, vocab.txt, model.safetensors) at DATA/%s, and make paper runs it (docs/models.md)", name, ck, f.Dir(name), ck)
+				}
 				return a, nil
 			case err != nil:
 				return a, lineErr(f.Path, c.line, err)

@@ -42,11 +42,11 @@ func Summary(as []Agreement) string {
 			mag[a.Magnitude.Verdict]++
 		}
 	}
-	return fmt.Sprintf("%d conclusions: %d hold, %d do not hold, %d unsettled, %d not run here. "+
+	return fmt.Sprintf("%d conclusions: %d hold, %d do not hold, %d unsettled, %d need the checkpoint (they fine-tune a pretrained model, and no run of it is recorded), %d not run here. "+
 		"Magnitudes of the conclusions that publish values: %d the same size, %d differ. "+
 		"Apart, not counted: %d sanity checks (what follows by construction from a mechanism's or a procedure's definition, or what a paper assumes: %d hold, %d do not hold, %d unsettled, %d not run here) "+
 		"and %d conclusions tested again on another reading of a paper's setup or against another comparator.",
-		nc, conc[Holds], conc[Fails], conc[Unsettled], conc[NotRun], mag[SameSize], mag[Differs],
+		nc, conc[Holds], conc[Fails], conc[Unsettled], conc[NeedsCheckpoint], conc[NotRun], mag[SameSize], mag[Differs],
 		ns, sanity[Holds], sanity[Fails], sanity[Unsettled], sanity[NotRun], nv)
 }
 
@@ -121,7 +121,7 @@ func Grid(as []Agreement, kind string) results.Grid {
 // valuesText is xp's values: the derived value, or each point's with its
 // interval and basis (one group), or each group's means (several).
 func valuesText(a Agreement) string {
-	if a.Verdict == NotRun && len(a.Values) == 0 {
+	if (a.Verdict == NotRun || a.Verdict == NeedsCheckpoint) && len(a.Values) == 0 {
 		return "—"
 	}
 	if a.Derived != nil {

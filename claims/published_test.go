@@ -114,3 +114,55 @@ func TestRecordsKept(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsCheckpoint: the CusText conclusions on accuracy read the runs
+// that fine-tune bert-base-uncased as the paper does; without records of
+// them (the checkpoint is the user's to bring) they read "needs the
+// checkpoint" — never decided by the biLSTM, whose runs are declared
+// variants with claims of kind variant — and a run without a checkpoint
+// and without records still reads "not run here".
+func TestNeedsCheckpoint(t *testing.T) {
+	f, err := Read("../configs/published.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := f.Decide()
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs := 0
+	for _, a := range as {
+		bert := slices.ContainsFunc(a.Runs, func(r string) bool { return f.Checkpoint(r) != "" })
+		switch {
+		case bert && a.Claim.Kind != Conclusion:
+			t.Errorf("published.yaml:%d: a %s reads a BERT run", a.Claim.Line(), a.Claim.Kind)
+		case bert && a.Verdict != NeedsCheckpoint && !hasRecords(f, a.Runs):
+			t.Errorf("published.yaml:%d: %s without records of %v", a.Claim.Line(), a.Verdict, a.Runs)
+		case a.Verdict == NeedsCheckpoint:
+			needs++
+		}
+		if a.Claim.Kind == Conclusion && a.Claim.Stat == "accuracy" && a.Claim.Paper == "chen2023" && !bert {
+			t.Errorf("published.yaml:%d: a CusText conclusion on accuracy decided without the paper's BERT (%v)", a.Claim.Line(), a.Runs)
+		}
+		for _, r := range a.Runs {
+			if run, _ := f.Run(r); strings.Contains(run.Variant, "biLSTM") && a.Claim.Kind == Conclusion && a.Claim.Stat == "accuracy" {
+				t.Errorf("published.yaml:%d: a conclusion on accuracy reads the biLSTM variant %s", a.Claim.Line(), r)
+			}
+		}
+	}
+	if needs == 0 && !hasRecords(f, []string{"custext-table1-sst2-bert"}) {
+		t.Error("no claim reads needs the checkpoint")
+	}
+	if f.Checkpoint("custext-table1-sst2-bert") != "checkpoints/bert-base-uncased" || f.Checkpoint("custext-table1-sst2") != "" {
+		t.Errorf("checkpoints: %q and %q", f.Checkpoint("custext-table1-sst2-bert"), f.Checkpoint("custext-table1-sst2"))
+	}
+}
+
+func hasRecords(f *File, runs []string) bool {
+	for _, r := range runs {
+		if _, err := os.Stat(filepath.Join(f.Dir(r), "plan.json")); err != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -17,6 +17,12 @@ const (
 	Fails     = "does not hold"
 	Unsettled = "unsettled"
 	NotRun    = "not run here"
+	// NeedsCheckpoint is the verdict of a claim whose run fine-tunes a
+	// pretrained checkpoint (model kind transformer) and has no records:
+	// the checkpoint is the user's to bring (xp never downloads
+	// weights), and the biLSTM variant beside it is not the paper's
+	// setup.
+	NeedsCheckpoint = "needs the checkpoint"
 )
 
 // A Rule decides a claim from the values at its points. Doc says what it

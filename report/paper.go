@@ -138,7 +138,11 @@ func runsGrid(f *claims.File) (results.Grid, error) {
 	g := results.Grid{Header: []string{"run", "config", "overrides", "reduced or varied", "cells recorded", "time in cells", "written by"}}
 	g.Numeric = []bool{4: true, 5: true}
 	for _, r := range f.Runs {
-		row := []string{r.Name, r.Config, strings.Join(r.Set, " "), cmpOr(r.Reduced, r.Variant, "full size"), "not run here", "", ""}
+		notRun := "not run here"
+		if ck := f.Checkpoint(r.Name); ck != "" {
+			notRun = "needs the checkpoint (" + ck + ")"
+		}
+		row := []string{r.Name, r.Config, strings.Join(r.Set, " "), cmpOr(r.Reduced, r.Variant, "full size"), notRun, "", ""}
 		dir := f.Dir(r.Name)
 		if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); err == nil {
 			st, err := rundir.ReadState(dir)

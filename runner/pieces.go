@@ -3,8 +3,11 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,6 +34,19 @@ type pieceInput struct {
 	wp  *hf.WordPiece
 }
 
+// ErrNoCheckpoint is what a run whose pretrained checkpoint is not in the
+// data root fails with (errors.Is): the paper runs report it as "needs
+// the checkpoint" and go on.
+var ErrNoCheckpoint = errors.New("needs the checkpoint")
+
+// missingCheckpoint is a config's error at its checkpoint, which is
+// ErrNoCheckpoint.
+type missingCheckpoint struct{ error }
+
+func (missingCheckpoint) Is(target error) bool { return target == ErrNoCheckpoint }
+
+func (e missingCheckpoint) Unwrap() error { return e.error }
+
 // usesPieces says whether the config's model reads pieces.
 func usesPieces(c *experiments.Config) bool {
 	d, err := spec.Lookup(spec.Model, c.Model.Kind)
@@ -42,6 +58,9 @@ func usesPieces(c *experiments.Config) bool {
 func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	name, _ := c.Model.Params["checkpoint"].(string)
 	dir := c.Path(name)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, "", missingCheckpoint{c.ErrAt(fmt.Sprintf("model.checkpoint %s: no folder at %s; xp never downloads weights: put the checkpoint's Hugging Face folder there (config.json, vocab.txt, model.safetensors, as save_pretrained writes it; docs/models.md)", name, dir), "model", "checkpoint")}
+	}
 	cfg, err := hf.ReadConfig(dir)
 	if err != nil {
 		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")

@@ -70,7 +70,9 @@ func paperCmd(ctx context.Context, args []string, out io.Writer) error {
 // writes nothing (runner.Options.KeepComplete), and what a run writes
 // names no path of this machine (experiments.Options.Portable). A run that fails
 // (its data absent from the root, a failed cell) is reported and the
-// others go on; the error lists them.
+// others go on; the error lists them. A run whose pretrained checkpoint
+// the data root lacks is reported and skipped, not failed: its claims
+// read "needs the checkpoint".
 func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet bool, out io.Writer) error {
 	for _, n := range names {
 		if _, ok := f.Run(n); !ok {
@@ -102,10 +104,14 @@ func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet b
 				err = pruneStale(c.Output, out)
 			}
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return err
+		case errors.Is(err, runner.ErrNoCheckpoint):
+			// The checkpoint is the user's to bring; its claims read
+			// "needs the checkpoint" meanwhile.
+			fmt.Fprintf(out, "%s: skipped, needs the checkpoint: %v\n", r.Name, err)
+		case err != nil:
 			fmt.Fprintf(out, "%s: %v\n", r.Name, err)
 			failed = append(failed, r.Name)
 		}
