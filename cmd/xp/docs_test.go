@@ -153,7 +153,7 @@ func TestDocumentedCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	commands := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage(), -1) {
 		commands[m[1]] = true
 	}
 	flagCache := map[string][]string{}

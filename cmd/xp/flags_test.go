@@ -23,7 +23,7 @@ import (
 func TestHelpExitsZero(t *testing.T) {
 	cmds := [][]string{{"run"}, {"privatize"}, {"slurm"}, {"status"}, {"results"}, {"plot"}, {"report"}, {"paper"}, {"paper", "run"}, {"paper", "tables"}, {"model"}, {"model", "check"}, {"doctor"}, {"smoke"}, {"version"},
 		{"data"}, {"data", "list"}, {"data", "get"}, {"data", "show"}}
-	listed := regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage, -1)
+	listed := regexp.MustCompile(`(?m)^  ([a-z]+) `).FindAllStringSubmatch(usage(), -1)
 	for _, m := range listed {
 		if m[1] != "help" && !slices.ContainsFunc(cmds, func(c []string) bool { return c[0] == m[1] }) {
 			t.Errorf("command %s is in the usage but not tested here", m[1])
@@ -286,5 +286,38 @@ func TestDryRunPricesAnalyses(t *testing.T) {
 	out = dry()
 	if !strings.Contains(out, "1 analysis cells: at most 100 lookups") || !strings.Contains(out, "estimated time: ") || strings.Contains(out, "no rate") || strings.Contains(out, "rough:") {
 		t.Errorf("dry run after one analysis cell (priced by its size alone, not rough):\n%s", out)
+	}
+}
+
+// TestCommandList: the package comment lists every command run
+// dispatches on, and no other (the list was written three times, and the
+// comment had lost xp model); an unknown command gets the closest name.
+func TestCommandList(t *testing.T) {
+	b, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(string(b), "package main")
+	var documented []string
+	for _, m := range regexp.MustCompile(`(?m)^//\txp ([a-z]+)`).FindAllStringSubmatch(head, -1) {
+		documented = append(documented, m[1])
+	}
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+		if !slices.Contains(documented, c.name) {
+			t.Errorf("xp %s is not in main.go's package comment", c.name)
+		}
+		if !strings.Contains(usage(), "  "+c.name+" ") {
+			t.Errorf("xp %s is not in the usage", c.name)
+		}
+	}
+	for _, d := range documented {
+		if !slices.Contains(names, d) {
+			t.Errorf("main.go's package comment lists xp %s, which is no command", d)
+		}
+	}
+	if err := run(context.Background(), []string{"reslts"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `did you mean "results"?`) {
+		t.Errorf("xp reslts: %v", err)
 	}
 }

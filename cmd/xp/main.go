@@ -4,6 +4,7 @@
 //	xp smoke [flags]     train a tiny BiLSTM on a synthetic problem (checks the binding)
 //	xp data list|get|show  the data root: what is there, fetch what is not
 //	xp privatize CONFIG  write the tokens one cell of a config trains or is tested on
+//	xp model check DIR   what xp reads of a Hugging Face checkpoint, and its logits
 //	xp run CONFIG        run an experiment sweep (resumable; see docs/config.md)
 //	xp slurm CONFIG      spread a sweep over Slurm as an array job (docs/cluster.md)
 //	xp status OUTDIR     done, failed and missing cells; Slurm jobs
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -103,74 +105,79 @@ func passiveOpenMP() {
 	syscall.Exec(exe, os.Args, env) // returns only on failure
 }
 
-const usage = `usage: xp <command> [flags]
+// command is one of xp's commands: its name and aliases, its lines of
+// the usage, and what runs it. commands is the one list of them: the
+// usage is printed from it, run dispatches on it, and TestCommandList
+// holds the package comment above to it.
+type command struct {
+	name    string
+	aliases []string
+	doc     string // the usage's text after the name (continuation lines indented)
+	run     func(ctx context.Context, args []string, out io.Writer) error
+}
 
-commands:
-  doctor   describe the libtorch installation xp is linked against
-  smoke    train a tiny BiLSTM on a synthetic problem (checks the binding end to end)
-  data     list, get (download or mirror) and show datasets and embeddings
-  privatize  write the tokens one cell of a config trains or is tested on (TSV):
-           xp privatize [--set k=v]... [--setting S] [--eps E] [--seed N] [--split train|valid|test] CONFIG.yaml
-  model    check a Hugging Face checkpoint as xp reads it: xp model check [--json] CHECKPOINT [TEXT...]
-  run      run an experiment: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml
-  slurm    write (--submit: submit) a sweep as Slurm jobs: xp slurm [--set k=v]... [--partition P] [--gres gpu:1]
-           [--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--tasks N] [--submit] CONFIG.yaml
-  status   done, failed and missing cells of a run folder, and its Slurm jobs: xp status OUTDIR
-  results  print the table of a run (finished or partial): xp results [--csv] OUTDIR; test its lines against each other: xp results --compare OUTDIR 'LINE A' 'LINE B'...
-  plot     redraw the plots of a run: xp plot OUTDIR
-  report   one self-contained web page of runs (tables, figures, provenance, published values):
-           xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]
-  paper    the founding papers' runs and their documents (docs/reproduction.md):
-           xp paper run [--list] [NAME...]   runs each run of configs/published.yaml into records/paper (resumable)
-           xp paper plan [NAME...]           what would settle each unsettled claim: seeds at the measured spread, and their cost
-           xp paper tables                   regenerates docs/reproduction.md and .html from the records alone
-  version  xp's version and commit, Go, libtorch, and the devices it sees
-  help     this text; xp help config: a config's keys; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges
-`
+func commands() []command {
+	plain := func(f func([]string, io.Writer) error) func(context.Context, []string, io.Writer) error {
+		return func(_ context.Context, args []string, out io.Writer) error { return f(args, out) }
+	}
+	return []command{
+		{"doctor", nil, "describe the libtorch installation xp is linked against", plain(doctor)},
+		{"smoke", nil, "train a tiny BiLSTM on a synthetic problem (checks the binding end to end)", smoke},
+		{"data", nil, "list, get (download or mirror) and show datasets and embeddings", data},
+		{"privatize", nil, "write the tokens one cell of a config trains or is tested on (TSV):\n" +
+			"xp privatize [--set k=v]... [--setting S] [--eps E] [--seed N] [--split train|valid|test] CONFIG.yaml", privatize},
+		{"model", nil, "check a Hugging Face checkpoint as xp reads it: xp model check [--json] CHECKPOINT [TEXT...]", plain(modelCmd)},
+		{"run", nil, "run an experiment: xp run [--set k=v]... [--dry-run] [--workers N] CONFIG.yaml", runCmd},
+		{"slurm", nil, "write (--submit: submit) a sweep as Slurm jobs: xp slurm [--set k=v]... [--partition P] [--gres gpu:1]\n" +
+			"[--cpus-per-task N] [--mem M] [--time T] [--array-parallel K] [--account A] [--tasks N] [--submit] CONFIG.yaml", slurmCmd},
+		{"status", nil, "done, failed and missing cells of a run folder, and its Slurm jobs: xp status OUTDIR", statusCmd},
+		{"results", nil, "print the table of a run (finished or partial): xp results [--csv] OUTDIR; test its lines against each other: xp results --compare OUTDIR 'LINE A' 'LINE B'...", plain(resultsCmd)},
+		{"plot", nil, "redraw the plots of a run: xp plot OUTDIR", plain(plotCmd)},
+		{"report", nil, "one self-contained web page of runs (tables, figures, provenance, published values):\n" +
+			"xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]", plain(reportCmd)},
+		{"paper", nil, "the founding papers' runs and their documents (docs/reproduction.md):\n" +
+			"xp paper run [--list] [NAME...]   runs each run of configs/published.yaml into records/paper (resumable)\n" +
+			"xp paper plan [NAME...]           what would settle each unsettled claim: seeds at the measured spread, and their cost\n" +
+			"xp paper tables                   regenerates docs/reproduction.md and .html from the records alone", paperCmd},
+		{"version", []string{"--version"}, "xp's version and commit, Go, libtorch, and the devices it sees", plain(version)},
+		{"help", []string{"-h", "--help"}, "this text; xp help config: a config's keys; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges", plain(help)},
+	}
+}
+
+// usage is xp's usage, printed from commands.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: xp <command> [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		lines := strings.Split(c.doc, "\n")
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "            %s\n", l)
+		}
+	}
+	return b.String()
+}
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(out, usage)
+		fmt.Fprint(out, usage())
 		return errors.New("no command")
 	}
-	switch args[0] {
-	case "doctor":
-		return doctor(args[1:], out)
-	case "smoke":
-		return smoke(ctx, args[1:], out)
-	case "data":
-		return data(ctx, args[1:], out)
-	case "privatize":
-		return privatize(ctx, args[1:], out)
-	case "model":
-		return modelCmd(args[1:], out)
-	case "run":
-		return runCmd(ctx, args[1:], out)
-	case "slurm":
-		return slurmCmd(ctx, args[1:], out)
-	case "status":
-		return statusCmd(ctx, args[1:], out)
-	case "results":
-		return resultsCmd(args[1:], out)
-	case "plot":
-		return plotCmd(args[1:], out)
-	case "report":
-		return reportCmd(args[1:], out)
-	case "paper":
-		return paperCmd(ctx, args[1:], out)
-	case "version", "--version":
-		return version(args[1:], out)
-	case "help", "-h", "--help":
-		return help(args[1:], out)
+	var names []string
+	for _, c := range commands() {
+		if c.name == args[0] || slices.Contains(c.aliases, args[0]) {
+			return c.run(ctx, args[1:], out)
+		}
+		names = append(names, c.name)
 	}
-	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	return fmt.Errorf("unknown command %q%s\n%s", args[0], near.DidYouMean(args[0], names), usage())
 }
 
 // help prints the usage, or the descriptors of the mechanisms or models
 // (the same tables docs/config.md shows).
 func help(args []string, out io.Writer) error {
 	if len(args) == 0 {
-		_, err := fmt.Fprint(out, usage)
+		_, err := fmt.Fprint(out, usage())
 		return err
 	}
 	if args[0] == "config" {
