@@ -2,11 +2,13 @@ package claims
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/datasets/catalog"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/rundir"
 )
@@ -152,6 +154,15 @@ func TestNeedsCheckpoint(t *testing.T) {
 	}
 	if needs == 0 && !hasRecords(f, []string{"custext-table1-sst2-bert"}) {
 		t.Error("no claim reads needs the checkpoint")
+	}
+	// Every checkpoint a run fine-tunes is one the catalog knows (xp data
+	// list shows whether it is there; xp data get fetches it).
+	for _, r := range f.Runs {
+		if ck := f.Checkpoint(r.Name); ck != "" && !slices.ContainsFunc(catalog.All(), func(a catalog.Artifact) bool {
+			return a.Kind == "checkpoint" && len(a.Files) > 0 && path.Dir(a.Files[0].Path) == ck
+		}) {
+			t.Errorf("run %s fine-tunes %s, which the catalog does not list", r.Name, ck)
+		}
 	}
 	if f.Checkpoint("custext-table1-sst2-bert") != "checkpoints/bert-base-uncased" || f.Checkpoint("custext-table1-sst2") != "" {
 		t.Errorf("checkpoints: %q and %q", f.Checkpoint("custext-table1-sst2-bert"), f.Checkpoint("custext-table1-sst2"))

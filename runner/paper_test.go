@@ -71,8 +71,8 @@ func TestPaperConfigs(t *testing.T) {
 					// declares, and the BERT run itself says it needs the
 					// checkpoint.
 					t.Logf("%s is not in the data root: dry-running the biLSTM variant", ck)
-					if _, err := Run(context.Background(), c, Options{DryRun: true}); !errors.Is(err, ErrNoCheckpoint) {
-						t.Errorf("without its checkpoint: %v, want ErrNoCheckpoint", err)
+					if _, err := Run(context.Background(), c, Options{DryRun: true}); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "xp data get bert-base-uncased") {
+						t.Errorf("without its checkpoint: %v, want ErrNoCheckpoint naming how to fetch it", err)
 					}
 					variant := []string{"model={kind: bilstm, hidden: 128, dropout: 0.5}", "train={epochs: 2, batch: 64, max_len: 64}"}
 					if c, err = experiments.Load(p, experiments.Options{DataRoot: root, Set: append([]string{"cache=" + cache, "output=" + out}, variant...)}); err != nil {

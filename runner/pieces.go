@@ -8,9 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/xp-nlp/xp/datasets/catalog"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -59,7 +61,13 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	name, _ := c.Model.Params["checkpoint"].(string)
 	dir := c.Path(name)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, "", missingCheckpoint{c.ErrAt(fmt.Sprintf("model.checkpoint %s: no folder at %s; xp never downloads weights: put the checkpoint's Hugging Face folder there (config.json, vocab.txt, model.safetensors, as save_pretrained writes it; docs/models.md)", name, dir), "model", "checkpoint")}
+		fetch := ""
+		for _, a := range catalog.All() {
+			if a.Kind == "checkpoint" && len(a.Files) > 0 && path.Dir(a.Files[0].Path) == path.Clean(filepath.ToSlash(name)) {
+				fetch = fmt.Sprintf(", or fetch it with xp data get %s", a.Name)
+			}
+		}
+		return nil, "", missingCheckpoint{c.ErrAt(fmt.Sprintf("model.checkpoint %s: no folder at %s; xp never downloads weights while it runs: put the checkpoint's Hugging Face folder there (config.json, vocab.txt, model.safetensors, as save_pretrained writes it; docs/models.md)%s", name, dir, fetch), "model", "checkpoint")}
 	}
 	cfg, err := hf.ReadConfig(dir)
 	if err != nil {

@@ -1,5 +1,5 @@
-// Package catalog owns the list of public artifacts xp knows (corpora and
-// word vectors), where each lives under the data root, where it is
+// Package catalog owns the list of public artifacts xp knows (corpora,
+// word vectors and pretrained checkpoints), where each lives under the data root, where it is
 // published and how to check it; and fetching them: download with resume
 // and checksum verification, or copy from a mirror folder for clusters
 // with a shared dataset folder and machines without internet.
@@ -14,7 +14,7 @@ import (
 // Artifact is one thing that can be fetched into the data root.
 type Artifact struct {
 	Name  string
-	Kind  string // "dataset" or "embedding"
+	Kind  string // "dataset", "embedding" or "checkpoint"
 	Title string
 	Files []File
 	// Unpack extracts the (single) file, a zip or tar.gz, into Dir after
@@ -87,8 +87,21 @@ func All() []Artifact {
 		{Name: "fasttext-xpcorpus-50d", Kind: "embedding", Title: "fastText skip-gram 50d trained on the shared corpora (development only)",
 			Files: []File{{Path: "embeddings/fasttext-sg-xpcorpus-50d.vec.gz", Sum: "sha256:4dd878f3abb8d3bd86aadf8a9e4cc6c62e77b2eedc6cfa2dfa89d320b51234f7"}},
 			Note:  "--mirror only"},
+		// A pretrained checkpoint is the user's to fetch, never xp's at
+		// run time: its folder is where the CusText configs look for it.
+		{Name: "bert-base-uncased", Kind: "checkpoint", Title: "BERT base uncased (Devlin et al. 2019), the Hugging Face hub's save_pretrained files",
+			Files: []File{
+				{URL: hfHub + "config.json", Path: "checkpoints/bert-base-uncased/config.json"},
+				{URL: hfHub + "tokenizer_config.json", Path: "checkpoints/bert-base-uncased/tokenizer_config.json"},
+				{URL: hfHub + "vocab.txt", Path: "checkpoints/bert-base-uncased/vocab.txt"},
+				{URL: hfHub + "model.safetensors", Path: "checkpoints/bert-base-uncased/model.safetensors"},
+			},
+			Note: "the hub publishes no checksum xp could pin: the computed sha256 is reported; what the CusText configs fine-tune (docs/models.md)"},
 	}
 }
+
+// hfHub is the Hugging Face hub's folder of bert-base-uncased's files.
+const hfHub = "https://huggingface.co/google-bert/bert-base-uncased/resolve/main/"
 
 // File is one downloadable file of an artifact.
 type File struct {

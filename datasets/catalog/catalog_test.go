@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -359,8 +361,22 @@ func TestCatalogWellFormed(t *testing.T) {
 			t.Errorf("duplicate name %s", a.Name)
 		}
 		seen[a.Name] = true
-		if a.Kind != "dataset" && a.Kind != "embedding" {
+		if a.Kind != "dataset" && a.Kind != "embedding" && a.Kind != "checkpoint" {
 			t.Errorf("%s: kind %q", a.Name, a.Kind)
+		}
+		if a.Kind == "checkpoint" { // a save_pretrained folder, as models.Bert reads it
+			var names []string
+			for _, f := range a.Files {
+				if dir := path.Dir(f.Path); dir != "checkpoints/"+a.Name {
+					t.Errorf("%s: %s is outside checkpoints/%s", a.Name, f.Path, a.Name)
+				}
+				names = append(names, path.Base(f.Path))
+			}
+			for _, need := range []string{"config.json", "vocab.txt", "model.safetensors"} {
+				if !slices.Contains(names, need) {
+					t.Errorf("%s: no %s", a.Name, need)
+				}
+			}
 		}
 		if a.Dataset != "" {
 			if _, err := datasets.SpecOf(a.Dataset); err != nil {
