@@ -271,12 +271,13 @@ func Table(recs []Record, opt TableOptions) []Row {
 }
 
 // testBaseline tests every privatized line against the baseline of its
-// model point on the same seeds and examples (Row.VsBaseline) and adjusts
-// the p-values over the table by Holm's method (Row.PHolm).
+// model point (the baseline's chosen point where select chose the
+// lines) on the same seeds and examples (Row.VsBaseline) and adjusts the
+// p-values over the table by Holm's method (Row.PHolm).
 func testBaseline(rows []Row) {
 	var ps []float64
 	for j := range rows {
-		i := slices.IndexFunc(rows, func(r Row) bool { return r.Mode == "none" && r.Model == rows[j].Model })
+		i := slices.IndexFunc(rows, func(r Row) bool { return r.Mode == "none" && (r.Model == rows[j].Model || rows[j].Selected) })
 		if i >= 0 && rows[i].correct != nil && rows[j].Mode != "none" && rows[j].correct != nil {
 			if t, err := stats.SignFlip(rows[j].correct, rows[i].correct); err == nil {
 				rows[j].VsBaseline = t

@@ -841,3 +841,30 @@ func TestSharedNotes(t *testing.T) {
 		t.Errorf("examples %+v\n%s", ex, md)
 	}
 }
+
+// TestSelectPairsChosenPoints: under select the baseline's and a line's
+// chosen model points may differ; Δ and the paired test then compare the
+// two chosen lines (the test looked for a baseline of the line's own
+// point, which select had dropped, and printed none).
+func TestSelectPairsChosenPoints(t *testing.T) {
+	mk := func(mode string, model float64, seed uint64, valid float64, correct string) Record {
+		c := experiments.Cell{Mode: mode, Seed: seed, Model: map[string]any{"hidden": model}}
+		if mode != "none" {
+			c.Mechanism, c.Epsilon = "laplace", 5
+		}
+		return Record{Key: fmt.Sprint(mode, model, seed), Cell: c, Status: "ok", Valid: metrics.Classification{Accuracy: valid},
+			Test: metrics.Classification{N: len(correct), Accuracy: share(correct), Correct: correct}}
+	}
+	recs := []Record{
+		mk("none", 4, 1, 0.9, "11111111"), mk("none", 8, 1, 0.7, "11111100"), // the baseline chooses hidden=4
+		mk("test", 4, 1, 0.5, "11110000"), mk("test", 8, 1, 0.6, "00111111"), // the line chooses hidden=8
+	}
+	rows := Table(recs, TableOptions{Select: true, Models: []string{"hidden=4", "hidden=8"}})
+	if len(rows) != 2 || rows[0].Model != "hidden=4" || rows[1].Model != "hidden=8" {
+		t.Fatalf("chosen: %+v", rows)
+	}
+	r := rows[1]
+	if math.Abs(r.Diff-(0.75-1)) > 1e-12 || math.IsNaN(r.VsBaseline.P) || r.VsBaseline.Discordant != 2 {
+		t.Errorf("Δ %v, paired %+v; want −0.25 against the chosen baseline, 2 discordant examples", r.Diff, r.VsBaseline)
+	}
+}

@@ -165,6 +165,11 @@ func TestModelSweep(t *testing.T) {
 				t.Errorf("%s: Δ %v, against the chosen baseline %v", results.Label(r), r.Diff, want)
 			}
 		}
+		// The paired test compares the chosen line with the chosen
+		// baseline, whichever points they are.
+		if r.Mode != "none" && math.IsNaN(r.VsBaseline.P) {
+			t.Errorf("%s (%s, baseline %s): no paired test against the chosen baseline", results.Label(r), r.Model, base.Model)
+		}
 	}
 	md, _ = os.ReadFile(filepath.Join(out, "tables", "results.md"))
 	sweep, err := os.ReadFile(filepath.Join(out, "tables", "sweep.md"))
