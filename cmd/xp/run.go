@@ -140,9 +140,19 @@ func resultsCmd(args []string, out io.Writer) error {
 	csv := fs.Bool("csv", false, "CSV instead of Markdown (the utility table)")
 	into := fs.String("into", "", "rewrite the <!-- xp:results RUN --> … <!-- /xp:results --> blocks of this Markdown file from the runs' records")
 	compare := fs.Bool("compare", false, "test lines of one run's table against each other: xp results --compare OUTDIR 'LINE A' 'LINE B'…, a line named by its mechanism, mode and ε ('laplace test 10') or none")
-	const usage = "usage: xp results [--csv] OUTDIR, xp results OUTDIR_A OUTDIR_B... (side by side), xp results --compare OUTDIR 'LINE A' 'LINE B'... (paired tests), or xp results --into FILE.md"
+	latex := fs.Bool("latex", false, "LaTeX (booktabs) instead of Markdown, for any of the tables")
+	const usage = "usage: xp results [--csv|--latex] OUTDIR, xp results [--latex] OUTDIR_A OUTDIR_B... (side by side), xp results [--latex] --compare OUTDIR 'LINE A' 'LINE B'... (paired tests), or xp results --into FILE.md"
 	if err := parseFlags(fs, args, usage, out); err != nil {
 		return err
+	}
+	if *latex && (*csv || *into != "") {
+		return errors.New("xp results --latex prints a table: not with --csv or --into")
+	}
+	grid := func(g results.Grid) string {
+		if *latex {
+			return g.LaTeX()
+		}
+		return g.Markdown()
 	}
 	if *compare {
 		if fs.NArg() < 3 || *csv || *into != "" {
@@ -157,7 +167,7 @@ func resultsCmd(args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", fs.Arg(0), err)
 		}
-		_, err = fmt.Fprint(out, g.Markdown())
+		_, err = fmt.Fprint(out, grid(g))
 		return err
 	}
 	if *into != "" {
@@ -185,7 +195,7 @@ func resultsCmd(args []string, out io.Writer) error {
 			}
 			tables = append(tables, rows)
 		}
-		_, err := fmt.Fprint(out, results.Compare(fs.Args(), tables))
+		_, err := fmt.Fprint(out, grid(results.CompareGrid(fs.Args(), tables)))
 		return err
 	}
 	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
@@ -198,6 +208,17 @@ func resultsCmd(args []string, out io.Writer) error {
 			return errors.New("xp results --csv: an analysis run's CSV is tables/analysis.csv in its folder")
 		}
 		return results.WriteCSV(out, rows)
+	}
+	if *latex { // the files tables/analysis.tex and results.tex hold
+		var b strings.Builder
+		if len(stats) > 0 {
+			b.WriteString(results.AnalysisLaTeX(stats))
+		}
+		if rows != nil {
+			b.WriteString(results.LaTeX(rows))
+		}
+		_, err = fmt.Fprint(out, b.String())
+		return err
 	}
 	_, err = fmt.Fprint(out, report.Tables(rows, stats))
 	return err

@@ -461,6 +461,14 @@ func TestResultsCompare(t *testing.T) {
 			t.Errorf("xp results --compare lacks %q:\n%s", want, res.String())
 		}
 	}
+	// Every table xp results prints has its LaTeX: the paired tests, the
+	// run's tables, two runs side by side.
+	for _, args := range [][]string{{"--latex", "--compare", out, "laplace test 1", "none"}, {"--latex", out}, {"--latex", out, out}} {
+		var tex bytes.Buffer
+		if err := run(context.Background(), append([]string{"results"}, args...), &tex); err != nil || !strings.Contains(tex.String(), "\\begin{tabular}") || !strings.Contains(tex.String(), "\\bottomrule") || strings.Contains(tex.String(), "|---") {
+			t.Errorf("xp results %v: %v\n%s", args, err, tex.String())
+		}
+	}
 	err = run(context.Background(), []string{"results", "--compare", out, "laplace tset 1", "none"}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), `did you mean "laplace test 1"?`) || !strings.Contains(err.Error(), "laplace train 20") {
 		t.Errorf("a mistyped line: %v", err)
