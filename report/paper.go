@@ -138,41 +138,43 @@ func runsGrid(f *claims.File) (results.Grid, error) {
 	g := results.Grid{Header: []string{"run", "config", "overrides", "reduced or varied", "cells recorded", "time in cells", "written by"}}
 	g.Numeric = []bool{4: true, 5: true}
 	for _, r := range f.Runs {
-		notRun := "not run here"
-		if ck := f.Checkpoint(r.Name); ck != "" {
-			notRun = "needs the checkpoint (" + ck + ")"
-		}
-		row := []string{r.Name, r.Config, strings.Join(r.Set, " "), cmpOr(r.Reduced, r.Variant, "full size"), notRun, "", ""}
+		row := []string{r.Name, r.Config, strings.Join(r.Set, " "), cmpOr(r.Reduced, r.Variant, "full size"), "not run here", "", ""}
 		dir := f.Dir(r.Name)
-		if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); err == nil {
-			st, err := rundir.ReadState(dir)
-			if err != nil {
-				return g, err
+		if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); err != nil {
+			// No records: a run that fine-tunes a checkpoint says so.
+			if ck := f.Checkpoint(r.Name); ck != "" {
+				row[4] = "needs the checkpoint (" + ck + ")"
 			}
-			recs, err := st.Records()
-			if err != nil {
-				return g, err
-			}
-			var secs float64
-			var commits []string
-			for _, rec := range recs {
-				secs += rec.Provenance.WallSeconds
-				c := rec.Provenance.Git
-				if len(c) > 7 {
-					c = c[:7]
-				}
-				if rec.Provenance.GitDirty {
-					c += " (uncommitted changes)"
-				}
-				if c != "" && !slices.Contains(commits, c) {
-					commits = append(commits, c)
-				}
-			}
-			slices.Sort(commits)
-			row[4] = fmt.Sprintf("%d of %d", st.Ok, len(st.Cells))
-			row[5] = time.Duration(secs * float64(time.Second)).Round(time.Second).String()
-			row[6] = strings.Join(commits, ", ")
+			g.Rows = append(g.Rows, row)
+			continue
 		}
+		st, err := rundir.ReadState(dir)
+		if err != nil {
+			return g, err
+		}
+		recs, err := st.Records()
+		if err != nil {
+			return g, err
+		}
+		var secs float64
+		var commits []string
+		for _, rec := range recs {
+			secs += rec.Provenance.WallSeconds
+			c := rec.Provenance.Git
+			if len(c) > 7 {
+				c = c[:7]
+			}
+			if rec.Provenance.GitDirty {
+				c += " (uncommitted changes)"
+			}
+			if c != "" && !slices.Contains(commits, c) {
+				commits = append(commits, c)
+			}
+		}
+		slices.Sort(commits)
+		row[4] = fmt.Sprintf("%d of %d", st.Ok, len(st.Cells))
+		row[5] = time.Duration(secs * float64(time.Second)).Round(time.Second).String()
+		row[6] = strings.Join(commits, ", ")
 		g.Rows = append(g.Rows, row)
 	}
 	g.Notes = []string{"Time in cells is the sum of the cells' recorded wall times on the machines that ran them (the records name each machine); a stage's time is not counted."}

@@ -383,9 +383,10 @@ func (t epsilonTicks) Ticks(min, max float64) []plot.Tick {
 // panel).
 type logAxis struct{ plot.LinearScale }
 
-// tickWidth is a lower bound of a panel's data area width: the panel
-// less room for the y axis's label and tick labels.
-func tickWidth(opt PlotOptions) vg.Length { return opt.Width - 8*opt.FontSize }
+// tickWidth is a lower bound of the data area's width of a panel width
+// wide: the panel less room for the y axis's label and tick labels at
+// the font size given.
+func tickWidth(width, fontSize vg.Length) vg.Length { return width - 8*fontSize }
 
 // wrapLabel breaks an axis label into lines no wider than width, at
 // spaces (a label wider than its panel ran off the image's edge).
@@ -456,14 +457,9 @@ func panel(title, mode string, rows []results.Row, fig figureSpec, opt PlotOptio
 	// the data midpoint in linear terms, which on its LogScale pushed the
 	// box, and squeezed the data area to a third of the panel.
 	logX := opt.X == "epsilon" && lo > 0 && hi/lo > 10
-	px := func(x float64) float64 {
-		if logX {
-			return math.Log10(x)
-		}
-		return x
-	}
+	px := logTransform(logX)
 	if opt.X == "epsilon" {
-		p.X.Tick.Marker = epsilonTicks{values: eps, width: tickWidth(opt), style: p.X.Tick.Label, log: logX}
+		p.X.Tick.Marker = epsilonTicks{values: eps, width: tickWidth(opt.Width, opt.FontSize), style: p.X.Tick.Label, log: logX}
 		if logX {
 			p.X.Scale = logAxis{}
 		}

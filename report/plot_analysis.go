@@ -58,6 +58,9 @@ func PlotAnalysis(dir, title string, rows []results.StatRow) ([]string, error) {
 	return paths, nil
 }
 
+// analysisWidth is the width of an analysis figure's panel.
+const analysisWidth = 4 * vg.Inch
+
 // AnalysisFigures are the figures PlotAnalysis draws of rows (see
 // PlotAnalysis), not yet written: the report page inlines them as SVG.
 func AnalysisFigures(title string, rows []results.StatRow) ([]Figure, error) {
@@ -69,7 +72,7 @@ func AnalysisFigures(title string, rows []results.StatRow) ([]Figure, error) {
 		if len(mine) == 0 || !drawn(a) {
 			continue
 		}
-		f := Figure{Name: a, Width: 4 * vg.Inch, Height: 3.6 * vg.Inch}
+		f := Figure{Name: a, Width: analysisWidth, Height: 3.6 * vg.Inch}
 		var err error
 		if spec.Drawing(a).ByRank {
 			f.Panels, err = neighbourPanels(title, mine, &f.marks)
@@ -273,7 +276,7 @@ func statPanel(title, stat string, rows []results.StatRow, m *marks) (*plot.Plot
 	if logX {
 		p.X.Scale = logAxis{}
 	}
-	p.X.Tick.Marker = epsilonTicks{values: eps, width: 4*vg.Inch - 8*9, style: p.X.Tick.Label, log: logX}
+	p.X.Tick.Marker = epsilonTicks{values: eps, width: tickWidth(analysisWidth, p.X.Tick.Label.Font.Size), style: p.X.Tick.Label, log: logX}
 	if several {
 		p.X.Label.Text = "ε (not comparable across the notions in the legend)"
 	}
@@ -343,7 +346,7 @@ func neighbourPanels(title string, rows []results.StatRow, m *marks) ([]*plot.Pl
 		}
 	}
 	slices.Sort(ks)
-	p.X.Tick.Marker = epsilonTicks{values: ks, width: 4*vg.Inch - 8*9, style: p.X.Tick.Label, log: true}
+	p.X.Tick.Marker = epsilonTicks{values: ks, width: tickWidth(analysisWidth, p.X.Tick.Label.Font.Size), style: p.X.Tick.Label, log: true}
 	for i, q := range qs {
 		var tips []string
 		for _, pt := range byQ[q] {

@@ -40,10 +40,6 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	type modelSeed struct {
-		model string
-		seed  uint64
-	}
 	baseline := map[modelSeed]float64{}
 	for _, r := range recs {
 		if r.Cell.Analysis == "" && r.Cell.Mode == "none" && r.Status == "ok" {

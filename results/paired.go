@@ -2,8 +2,6 @@ package results
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/xp-nlp/xp/internal/near"
@@ -99,15 +97,12 @@ func PairedGrid(rows []Row, labels []string) (Grid, error) {
 		g.column(c.name, c.numeric)
 	}
 	for i, p := range ps {
-		accA, accB := p.a.BySeed["accuracy"], p.b.BySeed["accuracy"]
-		var d, a, b []float64
-		for _, s := range slices.Sorted(maps.Keys(accA)) {
-			if y, ok := accB[s]; ok {
-				if _, paired := p.a.correct[s]; paired {
-					if _, paired = p.b.correct[s]; paired {
-						d, a, b = append(d, accA[s]-y), append(a, accA[s]), append(b, y)
-					}
-				}
+		var d, a, b []float64 // on the seeds the test paired
+		seeds, diffs := seedDiffs(p.a, p.b)
+		for i, s := range seeds {
+			_, inA := p.a.correct[s]
+			if _, inB := p.b.correct[s]; inA && inB {
+				d, a, b = append(d, diffs[i]), append(a, p.a.BySeed["accuracy"][s]), append(b, p.b.BySeed["accuracy"][s])
 			}
 		}
 		ma, _ := stats.MeanSD(a)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -57,12 +58,9 @@ func selectModels(rows []Row) []Row {
 		if base < 0 {
 			continue
 		}
-		var d []float64
-		for _, s := range sortedSeeds(r.BySeed["accuracy"]) {
-			if b, ok := out[base].BySeed["accuracy"][s]; ok {
-				d = append(d, r.BySeed["accuracy"][s]-b)
-				r.BySeed.set("Δ accuracy", s, r.BySeed["accuracy"][s]-b)
-			}
+		seeds, d := seedDiffs(*r, out[base])
+		for i, s := range seeds {
+			r.BySeed.set("Δ accuracy", s, d[i])
 		}
 		if r.DiffSeeds = len(d); len(d) > 0 {
 			r.Diff, _, r.DiffCI = stats.MeanCI(d)
@@ -84,13 +82,22 @@ func better(a, b Row) bool {
 	return cmp.Or(cmp.Compare(va, vb), cmp.Compare(b.modelOrder, a.modelOrder)) > 0
 }
 
-func sortedSeeds(m map[uint64]float64) []uint64 {
-	out := make([]uint64, 0, len(m))
-	for s := range m {
-		out = append(out, s)
+// modelSeed is a model point and a seed: what a baseline's accuracy is
+// looked up by.
+type modelSeed struct {
+	model string
+	seed  uint64
+}
+
+// seedDiffs are line a's accuracy minus line b's on each seed both have,
+// in seed order: the paired differences Δ, select and side by side read.
+func seedDiffs(a, b Row) (seeds []uint64, d []float64) {
+	for _, s := range slices.Sorted(maps.Keys(a.BySeed["accuracy"])) {
+		if y, ok := b.BySeed["accuracy"][s]; ok {
+			seeds, d = append(seeds, s), append(d, a.BySeed["accuracy"][s]-y)
+		}
 	}
-	slices.Sort(out)
-	return out
+	return seeds, d
 }
 
 // modelCell prints a line's model point, marked where Select chose it.

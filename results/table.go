@@ -146,10 +146,6 @@ func Table(recs []Record, opt TableOptions) []Row {
 		eps           float64
 		stage, model  string
 	}
-	type modelSeed struct {
-		model string
-		seed  uint64
-	}
 	groups := map[key][]Record{}
 	baseline := map[modelSeed]float64{} // the baseline's accuracy of a model point and seed
 	for _, r := range recs {
@@ -711,10 +707,6 @@ func texEscape(s string) string { return texEscaper.Replace(s) }
 // paired difference to the baseline of the same seed, and the model the
 // cell evaluated; rows in the summary's order, then by seed.
 func WriteCells(w io.Writer, recs []Record, opt TableOptions) error {
-	type modelSeed struct {
-		model string
-		seed  uint64
-	}
 	var mine []Record
 	params, model := map[string]bool{}, map[string]bool{}
 	baseline := map[modelSeed]float64{}
@@ -845,12 +837,7 @@ func Compare(names []string, tables [][]Row) string { return CompareGrid(names, 
 // have, with their count where it is not every seed of both; the means'
 // difference, marked unpaired, where they share none.
 func runDiff(a, b Row) string {
-	var d []float64
-	for _, s := range sortedSeeds(b.BySeed["accuracy"]) {
-		if x, ok := a.BySeed["accuracy"][s]; ok {
-			d = append(d, b.BySeed["accuracy"][s]-x)
-		}
-	}
+	_, d := seedDiffs(b, a)
 	switch {
 	case len(d) == 0:
 		return fmt.Sprintf("%+.4f (unpaired)", b.Accuracy-a.Accuracy)

@@ -54,6 +54,13 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	if err != nil {
 		return err
 	}
+	// The utility cells stages ran outside the plan: in the utility
+	// tables as the stages' lines, and in long.csv.
+	extra, err := store.Records(keysOf(sum.StageCells))
+	if err != nil {
+		return err
+	}
+	fromStage := rundir.FromStage(sum.StageCells)
 	if c.IsAnalysis() {
 		rows := results.AnalysisTable(mine, TableOptions(c).Order)
 		sum.Stats = rows
@@ -67,17 +74,12 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	if c.HasUtilityCells() {
 		// Utility configs, and the utility cells a utility-loss stage reads.
 		tables, plots := sum.Tables, sum.Plots
-		if err := writeUtility(c, store, mine, sum); err != nil {
+		if err := writeUtility(c, slices.Concat(mine, extra), fromStage, sum); err != nil {
 			return err
 		}
 		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 	}
-	// long.csv holds every record, the utility cells stages ran too.
-	extra, err := store.Records(keysOf(sum.StageCells))
-	if err != nil {
-		return err
-	}
-	long, err := results.WriteLongTable(c.Output, slices.Concat(mine, extra), rundir.FromStage(sum.StageCells))
+	long, err := results.WriteLongTable(c.Output, slices.Concat(mine, extra), fromStage)
 	if err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
@@ -94,19 +96,14 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	return xio.WriteFileAtomic(filepath.Join(c.Output, "manifest.json"), append(b, '\n'))
 }
 
-// writeUtility writes the utility table and plots.
-func writeUtility(c *experiments.Config, store *results.Store, mine []results.Record, sum *Summary) (err error) {
+// writeUtility writes the utility table and plots of recs, the run's
+// records and those of the utility cells its stages ran (fromStage).
+func writeUtility(c *experiments.Config, recs []results.Record, fromStage map[string]string, sum *Summary) (err error) {
 	opt := TableOptions(c)
-	// The tables also list the utility cells stages ran outside the plan,
-	// as the stages' lines.
-	extra, err := store.Records(keysOf(sum.StageCells))
-	if err != nil {
-		return err
-	}
-	opt.FromStage = rundir.FromStage(sum.StageCells)
-	rows := results.Table(slices.Concat(mine, extra), opt)
+	opt.FromStage = fromStage
+	rows := results.Table(recs, opt)
 	sum.Rows = rows
-	if sum.Tables, err = results.WriteTables(c.Output, rows, slices.Concat(mine, extra), opt); err != nil {
+	if sum.Tables, err = results.WriteTables(c.Output, rows, recs, opt); err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
 	if hasPrivatized(sum) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -62,10 +61,8 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	dir := c.Path(name)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		fetch := ""
-		for _, a := range catalog.All() {
-			if a.Kind == "checkpoint" && len(a.Files) > 0 && path.Dir(a.Files[0].Path) == path.Clean(filepath.ToSlash(name)) {
-				fetch = fmt.Sprintf(", or fetch it with xp data get %s", a.Name)
-			}
+		if a, ok := catalog.CheckpointAt(name); ok {
+			fetch = fmt.Sprintf(", or fetch it with xp data get %s", a.Name)
 		}
 		return nil, "", missingCheckpoint{c.ErrAt(fmt.Sprintf("model.checkpoint %s: no folder at %s; xp never downloads weights while it runs: put the checkpoint's Hugging Face folder there (config.json, vocab.txt, model.safetensors, as save_pretrained writes it; docs/models.md)%s", name, dir, fetch), "model", "checkpoint")}
 	}

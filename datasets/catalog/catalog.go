@@ -7,6 +7,7 @@ package catalog
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -131,6 +132,18 @@ func Find(name string) (Artifact, error) {
 		names = append(names, a.Name)
 	}
 	return Artifact{}, fmt.Errorf("unknown artifact %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// CheckpointAt is the catalog's checkpoint whose folder is dir (relative
+// to the data root, as a config's model.checkpoint names it).
+func CheckpointAt(dir string) (Artifact, bool) {
+	dir = path.Clean(filepath.ToSlash(dir))
+	for _, a := range All() {
+		if a.Kind == "checkpoint" && len(a.Files) > 0 && path.Dir(a.Files[0].Path) == dir {
+			return a, true
+		}
+	}
+	return Artifact{}, false
 }
 
 // splitSum parses "algo:hex".
