@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/table"
 )
 
 // RuleText is how every verdict is reached, printed under the tables.
@@ -52,8 +52,8 @@ func Summary(as []Agreement) string {
 
 // Grid is the table of the agreements of one kind (Conclusion, Sanity or
 // Variant): one row per claim.
-func Grid(as []Agreement, kind string) results.Grid {
-	g := results.Grid{Header: []string{"paper", "item", "the paper says", "test", "xp", "verdict", "why / found", "published", "xp vs published", "magnitude", "records", "setup here"}}
+func Grid(as []Agreement, kind string) table.Grid {
+	g := table.Grid{Header: []string{"paper", "item", "the paper says", "test", "xp", "verdict", "why / found", "published", "xp vs published", "magnitude", "records", "setup here"}}
 	g.Numeric = make([]bool, len(g.Header))
 	g.Strong = make([]bool, len(g.Header))
 	g.Strong[5], g.Strong[9] = true, true

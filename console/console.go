@@ -14,9 +14,9 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/show"
-	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/slurm"
+	"github.com/xp-nlp/xp/table"
 )
 
 // DryRun prints what a run would do: where it reads and writes (absolute
@@ -274,9 +274,9 @@ func Diff(out io.Writer, p runner.Privatized, labels []string, limit int, colour
 // run, trained, failed and without a record, and the files written.
 func Finished(out io.Writer, c *experiments.Config, sum runner.Summary) {
 	if c.IsAnalysis() {
-		fmt.Fprint(out, results.AnalysisMarkdown(sum.Stats))
+		fmt.Fprint(out, table.AnalysisMarkdown(sum.Stats))
 	} else {
-		fmt.Fprint(out, results.Markdown(sum.Rows))
+		fmt.Fprint(out, table.Markdown(sum.Rows))
 	}
 	fmt.Fprintf(out, "\n%d cells: %d reused from %s, %d run (%d models trained), %d failed", len(sum.Cells), sum.Reused, c.Output, sum.Ran, sum.Trained, sum.Failed)
 	if sum.Missing > 0 {

@@ -24,8 +24,8 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/report"
-	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/table"
 )
 
 // fixtureRuns runs two small real sweeps through the runner on the
@@ -321,7 +321,7 @@ func TestReportInBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("#run1-utility tbody tr")).map(r => Array.from(r.cells).map(c => c.textContent))`, &cells)); err != nil {
 		t.Fatal(err)
 	}
-	grid := results.UtilityGrid(runs[0].Rows)
+	grid := table.UtilityGrid(runs[0].Rows)
 	if len(cells) != len(grid.Rows) {
 		t.Fatalf("utility table: %d rows in the page, %d in the records' table", len(cells), len(grid.Rows))
 	}

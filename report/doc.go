@@ -5,7 +5,7 @@
 // docs/reproduction.html), a run's figures (Plot, PlotAnalysis: PNG, SVG
 // and PDF files; Figure.SVG inline on the page) and its tables as
 // Markdown — all rendered from results' tables (results.Row,
-// results.StatRow, results.Grid).
+// results.StatRow, table.Grid).
 //
 // The page works offline, opened from disk or mailed: styles, the small
 // script that sorts tables and every figure are inline (figures as SVG),

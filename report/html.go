@@ -16,6 +16,7 @@ import (
 	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/table"
 )
 
 //go:embed page.tmpl
@@ -66,7 +67,7 @@ func Write(w io.Writer, runs []*Run, opt Options) error {
 		}
 	}
 	if len(tables) > 1 && !opt.Paper { // the reproduction page's runs are unrelated studies
-		v.Compare = gridHTML("compare", results.CompareGrid(names, tables))
+		v.Compare = gridHTML("compare", table.CompareGrid(names, tables))
 	}
 	if opt.Paper && len(opt.Agreements) > 0 {
 		v.Agreement = agreementHTML("agreement", opt.Agreements)
@@ -113,7 +114,7 @@ type run struct {
 	Figures               []figure
 	Analyses              []template.HTML
 	AnalysisFigures       []figure
-	Examples              []results.Examples
+	Examples              []table.Examples
 	Undrawn               []string
 	Problems              []problem
 	MoreProblems          int
@@ -192,14 +193,14 @@ func runView(id string, r *Run, opt Options) (run, error) {
 		v.Agreement = agreementHTML(id+"-agreement", mine)
 	}
 	if r.Rows != nil {
-		v.Utility = gridHTML(id+"-utility", results.UtilityGrid(r.Rows))
+		v.Utility = gridHTML(id+"-utility", table.UtilityGrid(r.Rows))
 		figs, err := utilityFigures(c.Name, r.Rows)
 		if err != nil {
 			return v, err
 		}
 		v.Figures = figs
 	}
-	for i, g := range results.AnalysisGrids(r.Stats) {
+	for i, g := range table.AnalysisGrids(r.Stats) {
 		v.Analyses = append(v.Analyses, gridHTML(fmt.Sprintf("%s-analysis%d", id, i+1), g))
 	}
 	afigs, err := AnalysisFigures(c.Name, r.Stats)
@@ -213,7 +214,7 @@ func runView(id string, r *Run, opt Options) (run, error) {
 		}
 		v.AnalysisFigures = append(v.AnalysisFigures, fv)
 	}
-	v.Examples = results.AnalysisExamples(r.Stats)
+	v.Examples = table.AnalysisExamples(r.Stats)
 	v.Undrawn = Undrawn(r.Stats)
 	for _, cs := range append(slices.Clone(st.Cells), st.Stages...) {
 		if cs.Status == "ok" || cs.Status == "" {
@@ -303,7 +304,7 @@ func figureView(f Figure, caption, metric string) (figure, error) {
 // gridHTML renders a table: a caption, a header row whose buttons sort
 // the table (numeric columns by value), the cells escaped, the notes
 // after it.
-func gridHTML(id string, g results.Grid) template.HTML {
+func gridHTML(id string, g table.Grid) template.HTML {
 	var b strings.Builder
 	esc := template.HTMLEscapeString
 	fmt.Fprintf(&b, `<div class="table-wrap"><table id="%s" class="sortable">`, esc(id))

@@ -15,6 +15,7 @@ import (
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/table"
 )
 
 // syntheticRun is a run of made-up rows whose config name needs escaping.
@@ -71,7 +72,7 @@ func TestWrite(t *testing.T) {
 	if want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(html.UnescapeString(page), want) || strings.Contains(page, "script-src 'unsafe-inline'") {
 		t.Errorf("the policy does not allow the page's script by its hash (%s)", want)
 	}
-	for _, cell := range results.UtilityGrid(syntheticRun().Rows).Rows[1] {
+	for _, cell := range table.UtilityGrid(syntheticRun().Rows).Rows[1] {
 		if cell != "" && !strings.Contains(page, ">"+escaped(cell)+"<") {
 			t.Errorf("cell %q not in the page", cell)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
+	"github.com/xp-nlp/xp/table"
 )
 
 // PaperGenerator names what writes the reproduction documents, in the
@@ -50,48 +50,11 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 		}
 		var problems []error
 		var n int
-		outMD, n, problems = results.Splice(doc, map[string]func(string) (string, error){
-			"results": func(dir string) (string, error) {
-				if _, err := os.Stat(filepath.Join(dir, rundir.PlanName)); errors.Is(err, fs.ErrNotExist) {
-					return fmt.Sprintf("Not run here: no records in %s (`make paper` runs what is missing).\n", dir), nil
-				}
-				st, rows, stats, err := rundir.ReadTables(dir)
-				if err != nil {
-					return "", err
-				}
-				page := "reproduction.html" // the page is written beside the document
-				if html != "" {
-					page = filepath.Base(html)
-				}
-				label := filepath.Base(dir) // the run the page labels with the claims file's name for it
-				for _, r := range f.Runs {
-					if xio.SamePath(f.Dir(r.Name), dir) {
-						label = r.Name
-					}
-				}
-				t := paperTables(rows, stats, filepath.ToSlash(dir), page+"#"+RunID(0, &Run{Label: label}))
-				if st.Failed+st.Missing > 0 {
-					t = fmt.Sprintf("Partial run: %d of %d cells have a record (%d failed, %d missing); the tables below read those.\n\n", st.Ok, len(st.Cells), st.Failed, st.Missing) + t
-				}
-				return t, nil
-			},
-			"runs": func(path string) (string, error) {
-				if !xio.SamePath(path, claimsPath) {
-					return "", fmt.Errorf("block names %s, the documents are generated from %s", path, claimsPath)
-				}
-				g, err := runsGrid(f)
-				if err != nil {
-					return "", err
-				}
-				return g.Markdown(), nil
-			},
-			"agreement": func(path string) (string, error) {
-				if !xio.SamePath(path, claimsPath) {
-					return "", fmt.Errorf("block names %s, the documents are generated from %s", path, claimsPath)
-				}
-				return claims.Markdown(as), nil
-			},
-		})
+		page := "reproduction.html" // the page is written beside the document
+		if html != "" {
+			page = filepath.Base(html)
+		}
+		outMD, n, problems = FillBlocks(doc, Blocks{Claims: f, ClaimsPath: claimsPath, Agreements: as, Page: page})
 		if err := errors.Join(problems...); err != nil {
 			return fmt.Errorf("%s: %w", md, err)
 		}
@@ -134,8 +97,8 @@ func PaperDocs(claimsPath, md, html string, log io.Writer) error {
 // runsGrid is the table of the claims file's runs: each one's config and
 // overrides, how it is reduced or what it varies, how many of its cells
 // have a record, its time in cells and the commits that wrote them.
-func runsGrid(f *claims.File) (results.Grid, error) {
-	g := results.Grid{Header: []string{"run", "config", "overrides", "reduced or varied", "cells recorded", "time in cells", "written by"}}
+func runsGrid(f *claims.File) (table.Grid, error) {
+	g := table.Grid{Header: []string{"run", "config", "overrides", "reduced or varied", "cells recorded", "time in cells", "written by"}}
 	g.Numeric = []bool{4: true, 5: true}
 	for _, r := range f.Runs {
 		row := []string{r.Name, r.Config, strings.Join(r.Set, " "), cmpOr(r.Reduced, r.Variant, "full size"), "not run here", "", ""}
@@ -206,7 +169,7 @@ const (
 // beside the document.
 func paperTables(rows []results.Row, stats []results.StatRow, run, page string) string {
 	var b strings.Builder
-	grid := func(g results.Grid) {
+	grid := func(g table.Grid) {
 		if len(g.Rows) <= paperRows {
 			b.WriteString(g.Markdown())
 			return
@@ -217,13 +180,13 @@ func paperTables(rows []results.Row, stats []results.StatRow, run, page string) 
 		fmt.Fprintf(&b, "%d rows: on [the reproduction page](%s); `xp results %s` prints them.\n", len(g.Rows), page, run)
 	}
 	if len(stats) > 0 {
-		for i, g := range results.AnalysisGrids(stats) {
+		for i, g := range table.AnalysisGrids(stats) {
 			if i > 0 {
 				b.WriteString("\n")
 			}
 			grid(g)
 		}
-		ex := results.AnalysisExamples(stats)
+		ex := table.AnalysisExamples(stats)
 		n := 0
 		for _, e := range ex {
 			n += len(e.Items)
@@ -243,7 +206,7 @@ func paperTables(rows []results.Row, stats []results.StatRow, run, page string) 
 		}
 	}
 	if rows != nil {
-		grid(results.UtilityGrid(rows))
+		grid(table.UtilityGrid(rows))
 	}
 	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/table"
 )
 
 // PlotOptions choose what a utility figure shows and how it is written;
@@ -252,7 +253,7 @@ func figuresFor(rows []results.Row, opt PlotOptions) ([]string, []figureSpec, er
 	// The chance level is an accuracy: macro-F1 has none to draw.
 	f1 := figureSpec{name: "macro-f1", ylabel: "macro-F1", series: []quantity{{"", func(r results.Row) quantityAt { return quantityAt{r.MacroF1, r.MacroF1SD, r.MacroF1CI} }, nil}}, base: base, chance: quantityAt{math.NaN(), 0, math.NaN()}}
 	privacy := figureSpec{name: "privacy", ylabel: "share of tokens", shares: true, series: []quantity{
-		{"unchanged (in-vocab)", func(r results.Row) quantityAt { return quantityAt{r.Unchanged, 0, r.UnchangedCI} }, nil},
+		{table.Title("unchanged"), func(r results.Row) quantityAt { return quantityAt{r.Unchanged, 0, r.UnchangedCI} }, nil},
 		{"unchanged per word type", func(r results.Row) quantityAt { return quantityAt{r.TypeUnchanged, 0, math.NaN()} }, []vg.Length{vg.Points(1), vg.Points(2)}},
 		{"OOV", func(r results.Row) quantityAt { return quantityAt{r.OOV, 0, math.NaN()} }, []vg.Length{vg.Points(3), vg.Points(2)}},
 	}, base: quantityAt{math.NaN(), 0, math.NaN()}, chance: quantityAt{math.NaN(), 0, math.NaN()}}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/table"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,7 +28,7 @@ func drawn(a string) bool {
 // Undrawn lists the analyses of rows that PlotAnalysis draws no figure
 // for (their numbers are in the tables only).
 func Undrawn(rows []results.StatRow) []string {
-	return slices.DeleteFunc(results.AnalysisKinds(rows), drawn)
+	return slices.DeleteFunc(table.AnalysisKinds(rows), drawn)
 }
 
 // PlotAnalysis draws each analysis's figure under dir/plots (PNG, SVG and
@@ -65,7 +66,7 @@ const analysisWidth = 4 * vg.Inch
 // PlotAnalysis), not yet written: the report page inlines them as SVG.
 func AnalysisFigures(title string, rows []results.StatRow) ([]Figure, error) {
 	rows = results.Honest(rows) // E_M held-out where sampled, exact otherwise
-	kinds := results.AnalysisKinds(rows)
+	kinds := table.AnalysisKinds(rows)
 	var out []Figure
 	for _, a := range kinds {
 		mine := slices.DeleteFunc(slices.Clone(rows), func(r results.StatRow) bool { return r.Analysis != a || r.Seeds == 0 })

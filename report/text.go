@@ -7,6 +7,7 @@ import (
 
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
+	"github.com/xp-nlp/xp/table"
 )
 
 // Incomplete says, on w, what is wrong with the run's record files (one
@@ -30,13 +31,13 @@ func Incomplete(w io.Writer, st *rundir.State) {
 func Tables(rows []results.Row, stats []results.StatRow) string {
 	var b strings.Builder
 	if len(stats) > 0 {
-		b.WriteString(results.AnalysisMarkdown(stats))
+		b.WriteString(table.AnalysisMarkdown(stats))
 		if rows != nil {
 			b.WriteString("\n")
 		}
 	}
 	if rows != nil {
-		b.WriteString(results.Markdown(rows))
+		b.WriteString(table.Markdown(rows))
 	}
 	return b.String()
 }

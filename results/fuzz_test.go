@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/table"
 )
 
 // FuzzRecord: a record file, whatever its bytes (a damaged disk, a
@@ -39,7 +42,7 @@ func FuzzRecord(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "cells", key+".json"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := ReadStore(dir)
+		s, err := results.ReadStore(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,11 +59,11 @@ func FuzzRecord(f *testing.F) {
 		if r.Key != key {
 			t.Fatalf("record of key %q read as %s", r.Key, key)
 		}
-		recs := []Record{r}
-		Markdown(Table(recs, TableOptions{}))
-		AnalysisMarkdown(AnalysisTable(recs, nil))
+		recs := []results.Record{r}
+		table.Markdown(results.Table(recs, results.TableOptions{}))
+		table.AnalysisMarkdown(results.AnalysisTable(recs, nil))
 		var b nopWriter
-		if err := WriteLong(&b, recs, nil); err != nil {
+		if err := table.WriteLong(&b, recs, nil); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -17,7 +17,7 @@ import (
 // A line of a model sweep (not chosen by select) adds its point
 // ("laplace test 10 hidden=64", "none hidden=64").
 func Label(r Row) string {
-	l := r.Setting + " " + r.Mode + " " + epsilon(r.Mode, r.Epsilon)
+	l := r.Setting + " " + r.Mode + " " + Epsilon(r.Mode, r.Epsilon)
 	switch {
 	case r.Mode == "none":
 		l = "none"
@@ -47,77 +47,69 @@ func find(rows []Row, label string) (Row, error) {
 	return Row{}, fmt.Errorf("no line %q in the table%s (its lines: %s)", label, near.DidYouMean(want, labels), strings.Join(labels, ", "))
 }
 
-// PairedGrid tests the named lines of a utility table against each other,
-// every pair of them: per pair, the seeds and examples both were scored
-// on, each line's accuracy, their difference averaged over those seeds
-// with its t-interval (retraining's spread), the examples on which they
-// differ, the sign-flip test's two-sided p (stats.SignFlip: each example
-// counted once over the seeds) and that p adjusted by Holm's method over
-// the pairs asked for.
-func PairedGrid(rows []Row, labels []string) (Grid, error) {
+// Pairing is the test of two lines of a utility table against each
+// other (see Pairs).
+type Pairing struct {
+	A, B Row
+	// Test is the sign-flip test of their per-example results on the
+	// seeds and examples both were scored on (stats.SignFlip); Holm its p
+	// adjusted over the pairs asked for.
+	Test stats.Paired
+	Holm float64
+	// AccA and AccB are the lines' mean accuracies over the seeds the
+	// test paired; Diff their difference averaged over those seeds with
+	// its t half-width DiffCI (NaN below 2 seeds).
+	AccA, AccB, Diff, DiffCI float64
+}
+
+// Pairs tests the named lines of a utility table against each other,
+// every pair of them in the order named: per pair, the sign-flip test's
+// two-sided p (stats.SignFlip: each example counted once over the seeds)
+// and that p adjusted by Holm's method over the pairs asked for, with the
+// lines' accuracies and their difference on the seeds the test paired.
+func Pairs(rows []Row, labels []string) ([]Pairing, error) {
 	if len(labels) < 2 {
-		return Grid{}, fmt.Errorf("a comparison needs two lines or more, got %d", len(labels))
+		return nil, fmt.Errorf("a comparison needs two lines or more, got %d", len(labels))
 	}
 	lines := make([]Row, len(labels))
 	for i, l := range labels {
 		r, err := find(rows, l)
 		if err != nil {
-			return Grid{}, err
+			return nil, err
 		}
 		if r.correct == nil {
-			return Grid{}, fmt.Errorf("line %q: its records hold no per-example results to pair", Label(r))
+			return nil, fmt.Errorf("line %q: its records hold no per-example results to pair", Label(r))
 		}
 		lines[i] = r
 	}
-	type pair struct {
-		a, b Row
-		t    stats.Paired
-	}
-	var ps []pair
+	var ps []Pairing
 	for i := range lines {
 		for j := i + 1; j < len(lines); j++ {
 			t, err := stats.SignFlip(lines[i].correct, lines[j].correct)
 			if err != nil {
-				return Grid{}, fmt.Errorf("%s against %s: %w", Label(lines[i]), Label(lines[j]), err)
+				return nil, fmt.Errorf("%s against %s: %w", Label(lines[i]), Label(lines[j]), err)
 			}
-			ps = append(ps, pair{lines[i], lines[j], t})
+			ps = append(ps, Pairing{A: lines[i], B: lines[j], Test: t})
 		}
 	}
 	raw := make([]float64, len(ps))
 	for i, p := range ps {
-		raw[i] = p.t.P
+		raw[i] = p.Test.P
 	}
-	holm := stats.Holm(raw)
-	var g Grid
-	for _, c := range []struct {
-		name    string
-		numeric bool
-	}{{"A", false}, {"B", false}, {"seeds", true}, {"examples", true}, {"accuracy A", true}, {"accuracy B", true},
-		{"Δ A − B", true}, {"discordant", true}, {"p", true}, {"p (Holm)", true}} {
-		g.column(c.name, c.numeric)
-	}
-	for i, p := range ps {
+	for i, h := range stats.Holm(raw) {
+		p := &ps[i]
+		p.Holm = h
 		var d, a, b []float64 // on the seeds the test paired
-		seeds, diffs := seedDiffs(p.a, p.b)
-		for i, s := range seeds {
-			_, inA := p.a.correct[s]
-			if _, inB := p.b.correct[s]; inA && inB {
-				d, a, b = append(d, diffs[i]), append(a, p.a.BySeed["accuracy"][s]), append(b, p.b.BySeed["accuracy"][s])
+		seeds, diffs := SeedDiffs(p.A, p.B)
+		for k, s := range seeds {
+			_, inA := p.A.correct[s]
+			if _, inB := p.B.correct[s]; inA && inB {
+				d, a, b = append(d, diffs[k]), append(a, p.A.BySeed["accuracy"][s]), append(b, p.B.BySeed["accuracy"][s])
 			}
 		}
-		ma, _ := stats.MeanSD(a)
-		mb, _ := stats.MeanSD(b)
-		md, _, ci := stats.MeanCI(d)
-		exact := ""
-		if !p.t.Exact {
-			exact = " (normal approx.)"
-		}
-		g.Rows = append(g.Rows, []string{Label(p.a), Label(p.b), fmt.Sprint(p.t.Seeds), fmt.Sprint(p.t.Examples),
-			fmt.Sprintf("%.4f", ma), fmt.Sprintf("%.4f", mb), diff(md, ci), fmt.Sprint(p.t.Discordant),
-			fmt.Sprintf("%.2g%s", p.t.P, exact), fmt.Sprintf("%.2g", holm[i])})
+		p.AccA, _ = stats.MeanSD(a)
+		p.AccB, _ = stats.MeanSD(b)
+		p.Diff, _, p.DiffCI = stats.MeanCI(d)
 	}
-	g.Notes = append(g.Notes, "Paired on the seeds that scored both lines, on the same examples. Δ: A's accuracy minus B's, averaged over those seeds, with the t-interval of the seeds' differences (retraining's spread; — below 2 seeds or where every seed's Δ is the same). "+
-		"p: the two-sided sign-flip test over the examples, each example counted once with its results summed over the seeds (exact; McNemar's exact test at one seed; it conditions on the trained models); discordant: the examples on which the sums differ. "+
-		fmt.Sprintf("p (Holm): adjusted over the %d comparisons asked for.", len(ps)))
-	return g, nil
+	return ps, nil
 }

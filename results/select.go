@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/xp-nlp/xp/stats"
 )
@@ -58,7 +57,7 @@ func selectModels(rows []Row) []Row {
 		if base < 0 {
 			continue
 		}
-		seeds, d := seedDiffs(*r, out[base])
+		seeds, d := SeedDiffs(*r, out[base])
 		for i, s := range seeds {
 			r.BySeed.set("Δ accuracy", s, d[i])
 		}
@@ -89,24 +88,13 @@ type modelSeed struct {
 	seed  uint64
 }
 
-// seedDiffs are line a's accuracy minus line b's on each seed both have,
+// SeedDiffs are line a's accuracy minus line b's on each seed both have,
 // in seed order: the paired differences Δ, select and side by side read.
-func seedDiffs(a, b Row) (seeds []uint64, d []float64) {
+func SeedDiffs(a, b Row) (seeds []uint64, d []float64) {
 	for _, s := range slices.Sorted(maps.Keys(a.BySeed["accuracy"])) {
 		if y, ok := b.BySeed["accuracy"][s]; ok {
 			seeds, d = append(seeds, s), append(d, a.BySeed["accuracy"][s]-y)
 		}
 	}
 	return seeds, d
-}
-
-// modelCell prints a line's model point, marked where Select chose it.
-func modelCell(r Row) string {
-	switch {
-	case r.Model == "":
-		return "—"
-	case r.Selected:
-		return r.Model + " (best valid " + strconv.FormatFloat(r.ValidAccuracy, 'f', 4, 64) + ")"
-	}
-	return r.Model
 }

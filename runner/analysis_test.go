@@ -20,6 +20,7 @@ import (
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/spec"
+	"github.com/xp-nlp/xp/table"
 )
 
 // analysisConfig writes an analysis config over the fixture's corpus and
@@ -908,9 +909,9 @@ stages:
 		t.Fatal(err)
 	}
 	keys := map[string]bool{}
-	keyAt, stageAt := slices.Index(results.LongHeader, "key"), slices.Index(results.LongHeader, "stage")
+	keyAt, stageAt := slices.Index(table.LongHeader, "key"), slices.Index(table.LongHeader, "stage")
 	for _, l := range strings.Split(string(long), "\n") {
-		if f := strings.Split(l, ","); len(f) == len(results.LongHeader) && f[stageAt] == "matched-privacy" && f[0] == "utility" {
+		if f := strings.Split(l, ","); len(f) == len(table.LongHeader) && f[stageAt] == "matched-privacy" && f[0] == "utility" {
 			keys[f[keyAt]] = true
 		}
 	}

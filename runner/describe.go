@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/table"
 )
 
 // Describe loads the inputs a config names, as a run would (its dataset,
@@ -16,10 +16,10 @@ import (
 // they are), writing nothing, and tells what a model will see: for each
 // split, its examples, tokens, the share of tokens without a vector, and
 // each label's count. xp data show CONFIG prints it.
-func Describe(ctx context.Context, c *experiments.Config) (results.Grid, error) {
+func Describe(ctx context.Context, c *experiments.Config) (table.Grid, error) {
 	s, err := Open(ctx, c, SessionOptions{ReadOnly: true})
 	if err != nil {
-		return results.Grid{}, err
+		return table.Grid{}, err
 	}
 	defer s.Close()
 	in := s.in
@@ -27,7 +27,7 @@ func Describe(ctx context.Context, c *experiments.Config) (results.Grid, error) 
 	if in.dataset != nil {
 		labels = in.dataset.Labels
 	}
-	g := results.Grid{Header: []string{"split", "examples", "tokens", "without a vector", "labels"}, Numeric: []bool{false, true, true, true, false}}
+	g := table.Grid{Header: []string{"split", "examples", "tokens", "without a vector", "labels"}, Numeric: []bool{false, true, true, true, false}}
 	names := slices.Sorted(maps.Keys(in.splits))
 	slices.SortStableFunc(names, func(a, b string) int { return slices.Index(Splits, a) - slices.Index(Splits, b) })
 	for _, name := range names {

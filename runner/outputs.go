@@ -18,6 +18,7 @@ import (
 	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
+	"github.com/xp-nlp/xp/table"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -64,7 +65,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	if c.IsAnalysis() {
 		rows := results.AnalysisTable(mine, TableOptions(c).Order)
 		sum.Stats = rows
-		if sum.Tables, err = results.WriteAnalysisTables(c.Output, rows); err != nil {
+		if sum.Tables, err = table.WriteAnalysisTables(c.Output, rows); err != nil {
 			return fmt.Errorf("tables: %w", err)
 		}
 		if sum.Plots, err = report.PlotAnalysis(c.Output, c.Name, rows); err != nil {
@@ -79,7 +80,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 		}
 		sum.Tables, sum.Plots = append(tables, sum.Tables...), append(plots, sum.Plots...)
 	}
-	long, err := results.WriteLongTable(c.Output, slices.Concat(mine, extra), fromStage)
+	long, err := table.WriteLongTable(c.Output, slices.Concat(mine, extra), fromStage)
 	if err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
@@ -103,7 +104,7 @@ func writeUtility(c *experiments.Config, recs []results.Record, fromStage map[st
 	opt.FromStage = fromStage
 	rows := results.Table(recs, opt)
 	sum.Rows = rows
-	if sum.Tables, err = results.WriteTables(c.Output, rows, recs, opt); err != nil {
+	if sum.Tables, err = table.WriteTables(c.Output, rows, recs, opt); err != nil {
 		return fmt.Errorf("tables: %w", err)
 	}
 	if hasPrivatized(sum) {

@@ -9,6 +9,7 @@ import (
 	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/table"
 )
 
 // TestRealQuickstartSubset runs the quick-start config end to end on the
@@ -45,7 +46,7 @@ func TestRealQuickstartSubset(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	}
-	t.Logf("\n%s", results.Markdown(rows))
+	t.Logf("\n%s", table.Markdown(rows))
 	c2, _ := experiments.Load("../configs/sst2_quickstart.yaml", experiments.Options{Set: sets})
 	second, err := Run(context.Background(), c2, Options{})
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
-	"github.com/xp-nlp/xp/claims"
 	"github.com/xp-nlp/xp/console"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
@@ -23,6 +22,7 @@ import (
 	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/table"
 )
 
 // failedCells is returned when a sweep finished with failed or missing
@@ -148,7 +148,7 @@ func resultsCmd(args []string, out io.Writer) error {
 	if *latex && (*csv || *into != "") {
 		return errors.New("xp results --latex prints a table: not with --csv or --into")
 	}
-	grid := func(g results.Grid) string {
+	grid := func(g table.Grid) string {
 		if *latex {
 			return g.LaTeX()
 		}
@@ -163,7 +163,7 @@ func resultsCmd(args []string, out io.Writer) error {
 			return err
 		}
 		report.Incomplete(stderr, st)
-		g, err := results.PairedGrid(rows, fs.Args()[1:])
+		g, err := table.PairedGrid(rows, fs.Args()[1:])
 		if err != nil {
 			return fmt.Errorf("%s: %w", fs.Arg(0), err)
 		}
@@ -195,7 +195,7 @@ func resultsCmd(args []string, out io.Writer) error {
 			}
 			tables = append(tables, rows)
 		}
-		_, err := fmt.Fprint(out, grid(results.CompareGrid(fs.Args(), tables)))
+		_, err := fmt.Fprint(out, grid(table.CompareGrid(fs.Args(), tables)))
 		return err
 	}
 	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
@@ -207,15 +207,15 @@ func resultsCmd(args []string, out io.Writer) error {
 		if rows == nil {
 			return errors.New("xp results --csv: an analysis run's CSV is tables/analysis.csv in its folder")
 		}
-		return results.WriteCSV(out, rows)
+		return table.WriteCSV(out, rows)
 	}
 	if *latex { // the files tables/analysis.tex and results.tex hold
 		var b strings.Builder
 		if len(stats) > 0 {
-			b.WriteString(results.AnalysisLaTeX(stats))
+			b.WriteString(table.AnalysisLaTeX(stats))
 		}
 		if rows != nil {
-			b.WriteString(results.LaTeX(rows))
+			b.WriteString(table.LaTeX(rows))
 		}
 		_, err = fmt.Fprint(out, b.String())
 		return err
@@ -229,7 +229,8 @@ func resultsCmd(args []string, out io.Writer) error {
 // the run folder RUN (relative to the current folder), read from its
 // records, and every "<!-- xp:agreement CLAIMS -->" block with the
 // verdict tables of a claims file (configs/published.yaml):
-// documents whose numbers and verdicts are regenerated, never typed. A block
+// documents whose numbers and verdicts are regenerated, never typed, by
+// the generator make paper-tables uses (report.FillBlocks). A block
 // whose run is missing or unreadable is left as it was, and reported.
 func intoFile(path string, out io.Writer) error {
 	doc, err := xio.ReadFileMax(path, xio.MaxText)
@@ -237,31 +238,11 @@ func intoFile(path string, out io.Writer) error {
 		return err
 	}
 	if bytes.Contains(doc, []byte("<!-- xp:runs ")) {
-		// The reproduction documents have one generator (report.PaperDocs),
-		// whose blocks read differently; two would fight over them.
+		// A runs block is filled from its claims file, with the page
+		// beside the document: report.PaperDocs's whole job.
 		return fmt.Errorf("%s is written by make paper-tables from its claims file (its xp:runs block says which): run make paper-tables, not xp results --into", path)
 	}
-	updated, n, problems := results.Splice(doc, map[string]func(string) (string, error){
-		"results": func(dir string) (string, error) {
-			st, rows, stats, err := runner.ReadTables(dir)
-			if err != nil {
-				return "", err
-			}
-			report.Incomplete(stderr, st)
-			return report.Tables(rows, stats), nil
-		},
-		"agreement": func(path string) (string, error) {
-			f, err := claims.Read(path)
-			if err != nil {
-				return "", err
-			}
-			as, err := f.Decide()
-			if err != nil {
-				return "", err
-			}
-			return claims.Markdown(as), nil
-		},
-	})
+	updated, n, problems := report.FillBlocks(doc, report.Blocks{Warn: stderr})
 	for _, p := range problems {
 		fmt.Fprintf(stderr, "xp: %s: %v (block left as it was)\n", path, p)
 	}

@@ -1,4 +1,4 @@
-package results
+package table
 
 import (
 	"encoding/csv"
@@ -11,11 +11,56 @@ import (
 	"strings"
 
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/stats"
 )
 
+// A longField is one column of tables/long.csv: its header and its value
+// on a line.
+type longField struct {
+	name string
+	val  func(l longLine) string
+}
+
+// longLine is one line of long.csv: a record's statistic.
+type longLine struct {
+	r            results.Record
+	kind, stat   string
+	v, lo, hi    float64
+	flags, stage string
+}
+
+var longFields = []longField{
+	{"kind", func(l longLine) string { return l.kind }},
+	{"setting", func(l longLine) string { return l.r.Cell.Setting() }},
+	{"mechanism", func(l longLine) string { return l.r.Cell.Mechanism }},
+	{"mode", func(l longLine) string { return l.r.Cell.Mode }},
+	{"epsilon", func(l longLine) string {
+		if l.r.Cell.Epsilon == 0 {
+			return ""
+		}
+		return csvNum(l.r.Cell.Epsilon)
+	}},
+	{"seed", func(l longLine) string { return strconv.FormatUint(l.r.Cell.Seed, 10) }},
+	{"statistic", func(l longLine) string { return l.stat }},
+	{"value", func(l longLine) string { return csvNum(l.v) }},
+	{"lo", func(l longLine) string { return csvNum(l.lo) }},
+	{"hi", func(l longLine) string { return csvNum(l.hi) }},
+	{"status", func(l longLine) string { return l.r.Status }},
+	{"flags", func(l longLine) string { return l.flags }},
+	{"key", func(l longLine) string { return l.r.Key }},
+	{"stage", func(l longLine) string { return l.stage }},
+	{"model", func(l longLine) string { return l.r.Cell.ModelPoint() }},
+}
+
 // LongHeader is the header of tables/long.csv.
-var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "seed", "statistic", "value", "lo", "hi", "status", "flags", "key", "stage", "model"}
+var LongHeader = func() []string {
+	var h []string
+	for _, f := range longFields {
+		h = append(h, f.name)
+	}
+	return h
+}()
 
 // WriteLong writes the run's tidy table: one row per record and statistic
 // — a utility cell's accuracy, macro-F1, difference to its seed's baseline
@@ -29,38 +74,28 @@ var LongHeader = []string{"kind", "setting", "mechanism", "mode", "epsilon", "se
 // model sweep. For reading in R, pandas or a
 // spreadsheet: filter by kind and statistic, group by setting, mode and
 // ε.
-func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
+func WriteLong(w io.Writer, recs []results.Record, fromStage map[string]string) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(LongHeader); err != nil {
 		return err
 	}
-	f := func(x float64) string {
-		if math.IsNaN(x) {
-			return ""
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	baseline := map[modelSeed]float64{}
-	for _, r := range recs {
-		if r.Cell.Analysis == "" && r.Cell.Mode == "none" && r.Status == "ok" {
-			baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}] = r.Test.Accuracy
-		}
-	}
+	baseline := results.BaselineDiff(recs)
 	for _, r := range recs {
 		kind := r.Cell.Analysis
 		if kind == "" {
 			kind = "utility"
-		}
-		eps := ""
-		if r.Cell.Epsilon != 0 {
-			eps = f(r.Cell.Epsilon)
 		}
 		var flags []string
 		if r.Analysis != nil {
 			flags = r.Analysis.Flags
 		}
 		row := func(stat string, v, lo, hi float64) error {
-			return cw.Write([]string{kind, r.Cell.Setting(), r.Cell.Mechanism, r.Cell.Mode, eps, strconv.FormatUint(r.Cell.Seed, 10), stat, f(v), f(lo), f(hi), r.Status, strings.Join(flags, "; "), r.Key, fromStage[r.Key], r.Cell.ModelPoint()})
+			l := longLine{r: r, kind: kind, stat: stat, v: v, lo: lo, hi: hi, flags: strings.Join(flags, "; "), stage: fromStage[r.Key]}
+			line := make([]string, len(longFields))
+			for i, f := range longFields {
+				line[i] = f.val(l)
+			}
+			return cw.Write(line)
 		}
 		nan := math.NaN()
 		switch {
@@ -77,18 +112,14 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 				}
 				name := s.Name
 				if heldOut && name == "E_M" { // the plug-in beside a held-out estimate (results.Honest)
-					name = PlugIn
+					name = results.PlugIn
 				}
 				if err := row(name, float64(s.Value), lo, hi); err != nil {
 					return err
 				}
 			}
 		default:
-			p := privacyOf(r)
-			diff := nan
-			if b, ok := baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}]; ok && r.Cell.Mode != "none" {
-				diff = r.Test.Accuracy - b
-			}
+			p := results.SharesOf(r)
 			accLo, accHi := nan, nan // the test set's Wilson interval
 			if r.Test.N > 0 {
 				accLo, accHi = stats.Wilson(r.Test.Accuracy, r.Test.N)
@@ -97,8 +128,8 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 				name   string
 				v      float64
 				lo, hi float64
-			}{{"accuracy", r.Test.Accuracy, accLo, accHi}, {"macro-F1", r.Test.MacroF1, nan, nan}, {"Δ accuracy", diff, nan, nan}, {"unchanged", p.unchanged, nan, nan},
-				{"kept_unguarded", p.stopwords, nan, nan}, {"oov", p.oov, nan, nan}, {"N_w", p.nw, nan, nan}, {"S_w", p.sw, nan, nan}, {"recovery", p.recovery, nan, nan}} {
+			}{{"accuracy", r.Test.Accuracy, accLo, accHi}, {"macro-F1", r.Test.MacroF1, nan, nan}, {"Δ accuracy", baseline(r), nan, nan}, {"unchanged", p.Unchanged, nan, nan},
+				{"kept_unguarded", p.Stopwords, nan, nan}, {"oov", p.OOV, nan, nan}, {"N_w", p.Nw, nan, nan}, {"S_w", p.Sw, nan, nan}, {"recovery", p.Recovery, nan, nan}} {
 				if math.IsNaN(s.v) {
 					continue
 				}
@@ -113,10 +144,10 @@ func WriteLong(w io.Writer, recs []Record, fromStage map[string]string) error {
 }
 
 // WriteLongTable writes tables/long.csv under dir (see WriteLong).
-func WriteLongTable(dir string, recs []Record, fromStage map[string]string) (string, error) {
+func WriteLongTable(dir string, recs []results.Record, fromStage map[string]string) (string, error) {
 	var b strings.Builder
 	if err := WriteLong(&b, recs, fromStage); err != nil {
-		return "", fmt.Errorf("results: long csv: %w", err)
+		return "", fmt.Errorf("table: long csv: %w", err)
 	}
 	p := filepath.Join(dir, "tables", "long.csv")
 	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
