@@ -14,6 +14,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/show"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/slurm"
 	"github.com/xp-nlp/xp/table"
@@ -137,7 +138,7 @@ func Printable(s string) string {
 // cells (the first 20 of each with their errors), and its Slurm jobs
 // still queued or running.
 func Status(ctx context.Context, out io.Writer, dir string) error {
-	st, err := runner.ReadState(dir)
+	st, err := rundir.ReadState(dir)
 	if err != nil {
 		return err
 	}

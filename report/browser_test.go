@@ -24,6 +24,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/report"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/table"
 )
@@ -290,7 +291,7 @@ func TestReportInBrowser(t *testing.T) {
 
 	// The utility table holds the records' numbers: the baseline's mean
 	// test accuracy over its seeds, computed here from the records.
-	st, err := runner.ReadState(utility)
+	st, err := rundir.ReadState(utility)
 	if err != nil {
 		t.Fatal(err)
 	}

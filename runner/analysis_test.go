@@ -19,6 +19,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/table"
 )
@@ -840,7 +841,7 @@ stages:
 	if heads != 1 {
 		t.Errorf("%d stage tables in analysis.md:\n%s", heads, md)
 	}
-	st, err := ReadState(out)
+	st, err := rundir.ReadState(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -919,7 +920,7 @@ stages:
 		t.Errorf("long.csv holds %d stage cells, want 3:\n%s", len(keys), long)
 	}
 	// The reader of a run folder (xp results, the report) sees the same line.
-	_, rows, stats, err := ReadTables(out)
+	_, rows, stats, err := rundir.ReadTables(out)
 	if err != nil {
 		t.Fatal(err)
 	}

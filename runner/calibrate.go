@@ -61,8 +61,8 @@ func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []
 		if cell.Analysis != "" {
 			continue
 		}
-		priv, train := s.rateKeys(cell, threads)
-		if cell.Mode != "none" && priv != "" && !known(priv, s.sameSearch(cell, false)) && mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
+		priv, train := s.rates.keys(cell, threads)
+		if cell.Mode != "none" && priv != "" && !known(priv, s.rates.sameSearch(cell, false)) && mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
 			done[priv] = true
 			if c, err := s.calibratePrivatize(ctx, cell, priv); err == nil {
 				out = append(out, c)

@@ -16,6 +16,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // Estimate is what a dry run says the cells to run will compute, and how
@@ -109,7 +110,7 @@ type estimator struct {
 
 func newEstimator(s *Session, p *runPlan, store *results.Store, threads int) *estimator {
 	host, _ := os.Hostname()
-	rates := maps.Clone(readRates(s.c.Cache)[host])
+	rates := maps.Clone(s.rates.read()[host])
 	file := filepath.Join(s.c.Cache, ratesFile)
 	basis := fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, file)
 	if len(rates) == 0 {
@@ -152,7 +153,7 @@ func (x *estimator) estimate(ctx context.Context, startup time.Duration) *Estima
 			x.analysis(cell)
 			continue
 		}
-		priv, train := s.rateKeys(cell, x.threads)
+		priv, train := s.rates.keys(cell, x.threads)
 		for _, split := range Splits {
 			if !cell.Privatizes(role(split)) {
 				continue
@@ -172,7 +173,7 @@ func (x *estimator) estimate(ctx context.Context, startup time.Duration) *Estima
 				}
 				e.Measured++
 				e.Lookups += n * int64(measures.Int("draws"))
-				x.price(priv, n*int64(measures.Int("draws")), s.sameSearch(cell, false)...)
+				x.price(priv, n*int64(measures.Int("draws")), s.rates.sameSearch(cell, false)...)
 			}
 			key := s.c.CorpusKey(cell, split, s.in.sums)
 			if x.seen[key] || exists(filepath.Join(s.c.Cache, "corpora", key+".gob.gz")) {
@@ -234,14 +235,14 @@ func (x *estimator) unknown(key string) {
 func (x *estimator) privatization(priv string, cell experiments.Cell, n int64) {
 	x.e.Privatizations++
 	x.e.Tokens += n
-	x.price(priv, n, x.s.sameSearch(cell, false)...)
+	x.price(priv, n, x.s.rates.sameSearch(cell, false)...)
 }
 
 // construction adds building the cell's mechanism's costly structure,
 // once per setting, unless the cache holds it.
 func (x *estimator) construction(cell experiments.Cell) {
 	s := x.s
-	keys := s.constructRateKeys(cell)
+	keys := s.rates.constructKeys(cell)
 	key := keys[0]
 	if cell.Mechanism == "" || x.built[key] {
 		return
@@ -294,12 +295,12 @@ func (x *estimator) stages() {
 			continue
 		}
 		for _, idx := range byGroup.groups {
-			cells := make([]CellStatus, len(idx))
+			cells := make([]rundir.CellStatus, len(idx))
 			for k, j := range idx {
 				cells[k] = x.p.cells[j]
 			}
 			cell := cells[0].Cell
-			keys := keysOf(cells)
+			keys := rundir.KeysOf(cells)
 			if kind.baseline {
 				b, ok := byGroup.baseline[cell.Seed]
 				if !ok {
@@ -332,7 +333,7 @@ func (x *estimator) stages() {
 type stageGroup struct {
 	i     int
 	cell  experiments.Cell
-	cells []CellStatus
+	cells []rundir.CellStatus
 	units int64
 }
 
@@ -364,7 +365,7 @@ func (x *estimator) analysis(cell experiments.Cell) {
 	if sampled {
 		e.AnalysisLookups += w.Units(true)
 	}
-	keys := analysisRateKeys(cell, s.searchShape())
+	keys := analysisRateKeys(cell, s.rates.shape())
 	if r, ok := firstRate(x.rates, keys); ok {
 		secs := float64(w.Units(r.Sampled)) / r.PerSec
 		e.Seconds += secs
@@ -375,8 +376,8 @@ func (x *estimator) analysis(cell experiments.Cell) {
 		}
 		return
 	}
-	if priv, _ := s.rateKeys(cell, 0); sampled {
-		x.price(priv, w.Units(true), s.sameSearch(cell, true)...) // batched draws run at about the privatization rate
+	if priv, _ := s.rates.keys(cell, 0); sampled {
+		x.price(priv, w.Units(true), s.rates.sameSearch(cell, true)...) // batched draws run at about the privatization rate
 	} else {
 		x.unknown(keys[len(keys)-1])
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // snapshot is every file under dir with its bytes and modification time,
@@ -100,7 +101,7 @@ func TestKeepComplete(t *testing.T) {
 			t.Errorf("%s names the data root %s", p, root)
 		}
 	}
-	if !strings.Contains(before[filepath.Join(out, ResolvedName)], "\ndata: \"\"\n") {
+	if !strings.Contains(before[filepath.Join(out, rundir.ResolvedName)], "\ndata: \"\"\n") {
 		t.Errorf("config.yaml does not write the command's data root as \"\"")
 	}
 	time.Sleep(20 * time.Millisecond) // a rewrite shows in the modification time
@@ -152,7 +153,7 @@ func TestPortableSourceOwned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolved := filepath.Join(out, ResolvedName)
+	resolved := filepath.Join(out, rundir.ResolvedName)
 	b, err := os.ReadFile(resolved)
 	if err != nil {
 		t.Fatal(err)

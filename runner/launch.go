@@ -37,7 +37,7 @@ type Sweep struct {
 	Config string // the resolved config in the run folder
 	Out    string // the run folder
 	Groups int
-	Cells  []CellStatus
+	Cells  []rundir.CellStatus
 	// Threads is the libtorch threads asked of each shard (0: the
 	// launcher's choice).
 	Threads int
@@ -47,7 +47,7 @@ type Sweep struct {
 
 // Todo returns the shards of n that hold a cell to run.
 func (sw *Sweep) Todo(n int) []int {
-	return rundir.ShardsOf(sw.Cells, n, func(cs CellStatus) bool { return cs.Status == "todo" })
+	return rundir.ShardsOf(sw.Cells, n, func(cs rundir.CellStatus) bool { return cs.Status == "todo" })
 }
 
 // recorded counts the todo cells that have a record now.

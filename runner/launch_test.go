@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // TestLocalReportsWorkers: a worker's lines are passed on as they come;
 // one that crashes is reported with the tail of its output, one that
 // cannot start says so, and one that exits 0 is no error.
 func TestLocalReportsWorkers(t *testing.T) {
-	sw := &Sweep{Config: "c.yaml", Groups: 2, Cells: []CellStatus{{Key: "a", Group: 0, Status: "todo"}, {Key: "b", Group: 1, Status: "todo"}}, Threads: 1}
+	sw := &Sweep{Config: "c.yaml", Groups: 2, Cells: []rundir.CellStatus{{Key: "a", Group: 0, Status: "todo"}, {Key: "b", Group: 1, Status: "todo"}}, Threads: 1}
 	var err error
 	if sw.store, err = results.OpenStore(t.TempDir()); err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestLocalReportsWorkers(t *testing.T) {
 // TestSweepTodo: the shards to start are those whose groups hold a cell
 // to run.
 func TestSweepTodo(t *testing.T) {
-	sw := &Sweep{Groups: 5, Cells: []CellStatus{{Group: 0, Status: "cached"}, {Group: 1, Status: "todo"}, {Group: 4, Status: "todo"}, {Group: 3, Status: "cached"}}}
+	sw := &Sweep{Groups: 5, Cells: []rundir.CellStatus{{Group: 0, Status: "cached"}, {Group: 1, Status: "todo"}, {Group: 4, Status: "todo"}, {Group: 3, Status: "cached"}}}
 	for n, want := range map[int][]int{3: {1}, 5: {1, 4}, 2: {0, 1}, 1: {0}} {
 		if got := sw.Todo(n); !slices.Equal(got, want) {
 			t.Errorf("Todo(%d) = %v, want %v", n, got, want)

@@ -12,6 +12,7 @@ import (
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // TestModelSweep: a model parameter given as a list runs every cell once
@@ -80,7 +81,7 @@ func TestModelSweep(t *testing.T) {
 	if sum.Trained == 0 {
 		t.Fatal("no model trained")
 	}
-	_, rows, _, err := ReadTables(out)
+	_, rows, _, err := rundir.ReadTables(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestModelSweep(t *testing.T) {
 	if sel.Ran != 0 {
 		t.Errorf("select ran %d cells: it chooses among records", sel.Ran)
 	}
-	_, chosen, _, err := ReadTables(out)
+	_, chosen, _, err := rundir.ReadTables(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,13 +57,13 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 	}
 	// The utility cells stages ran outside the plan: in the utility
 	// tables as the stages' lines, and in long.csv.
-	extra, err := store.Records(keysOf(sum.StageCells))
+	extra, err := store.Records(rundir.KeysOf(sum.StageCells))
 	if err != nil {
 		return err
 	}
 	fromStage := rundir.FromStage(sum.StageCells)
 	if c.IsAnalysis() {
-		rows := results.AnalysisTable(mine, TableOptions(c).Order)
+		rows := results.AnalysisTable(mine, rundir.TableOptions(c).Order)
 		sum.Stats = rows
 		if sum.Tables, err = table.WriteAnalysisTables(c.Output, rows); err != nil {
 			return fmt.Errorf("tables: %w", err)
@@ -100,7 +100,7 @@ func writeOutputs(c *experiments.Config, store *results.Store, sum *Summary, pro
 // writeUtility writes the utility table and plots of recs, the run's
 // records and those of the utility cells its stages ran (fromStage).
 func writeUtility(c *experiments.Config, recs []results.Record, fromStage map[string]string, sum *Summary) (err error) {
-	opt := TableOptions(c)
+	opt := rundir.TableOptions(c)
 	opt.FromStage = fromStage
 	rows := results.Table(recs, opt)
 	sum.Rows = rows
@@ -126,7 +126,7 @@ func (s *Summary) RecordKeys() []string {
 }
 
 // Keys are the record keys of the run's cells, in sweep order.
-func (s *Summary) Keys() []string { return keysOf(s.Cells) }
+func (s *Summary) Keys() []string { return rundir.KeysOf(s.Cells) }
 
 // hasPrivatized reports whether the sweep has a privatized cell with a
 // result (a baseline-only sweep, or one whose privatized cells all

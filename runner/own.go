@@ -156,9 +156,9 @@ func resolveExisting(abs string) string {
 // identified by its resolved config, or by its plan's config name where
 // that is damaged; its records are never what is removed.
 func sameSource(c *experiments.Config) error {
-	name, file, err := experiments.ReadSource(filepath.Join(c.Output, ResolvedName))
+	name, file, err := experiments.ReadSource(filepath.Join(c.Output, rundir.ResolvedName))
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, perr := os.Stat(filepath.Join(c.Output, PlanName)); errors.Is(perr, fs.ErrNotExist) {
+		if _, perr := os.Stat(filepath.Join(c.Output, rundir.PlanName)); errors.Is(perr, fs.ErrNotExist) {
 			return nil // records alone: reused by key, or not
 		}
 	}
@@ -170,7 +170,7 @@ func sameSource(c *experiments.Config) error {
 		}
 		if !ok {
 			return c.ErrAt(fmt.Sprintf("output %s holds a run xp cannot identify (%v; its plan is unreadable too): its records in %s are intact — to keep them with this config, remove %s and %s (the records are reused by key), or move the folder aside",
-				c.Output, err, filepath.Join(c.Output, "cells"), ResolvedName, PlanName), "output")
+				c.Output, err, filepath.Join(c.Output, "cells"), rundir.ResolvedName, rundir.PlanName), "output")
 		}
 	}
 	mine, _ := c.Source()
@@ -189,11 +189,11 @@ func sameSource(c *experiments.Config) error {
 // planName is the config name of the run in dir as its plan records it
 // (the plan does not record the source file).
 func planName(dir string) (string, bool) {
-	b, err := xio.ReadFileMax(filepath.Join(dir, PlanName), xio.MaxRecord)
+	b, err := xio.ReadFileMax(filepath.Join(dir, rundir.PlanName), xio.MaxRecord)
 	if err != nil {
 		return "", false
 	}
-	var p Plan
+	var p rundir.Plan
 	if err := json.Unmarshal(b, &p); err != nil {
 		return "", false
 	}

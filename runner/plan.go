@@ -14,34 +14,11 @@ import (
 )
 
 // The run folder's files and what they hold are package rundir's: the
-// runner writes them, rundir reads them (without libtorch).
-const (
-	PlanName     = rundir.PlanName
-	ResolvedName = rundir.ResolvedName
-)
-
-type (
-	Plan       = rundir.Plan
-	State      = rundir.State
-	CellStatus = rundir.CellStatus
-)
-
-// ReadState reads a run folder (see rundir.ReadState).
-func ReadState(dir string) (*State, error) { return rundir.ReadState(dir) }
-
-// ReadTables reads the last run in dir (see rundir.ReadTables).
-func ReadTables(dir string) (*State, []results.Row, []results.StatRow, error) {
-	return rundir.ReadTables(dir)
-}
-
-// TableOptions are how the config's tables are judged (see
-// rundir.TableOptions).
-func TableOptions(c *experiments.Config) results.TableOptions { return rundir.TableOptions(c) }
-
-func keysOf(cells []CellStatus) []string { return rundir.KeysOf(cells) }
+// runner writes them, rundir reads them (without libtorch), and readers
+// of run folders use rundir.
 
 func writePlan(out string, c *experiments.Config, sum *Summary) error {
-	p := Plan{Config: c.Recorded(), Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
+	p := rundir.Plan{Config: c.Recorded(), Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
 	for i := range p.Cells {
 		p.Cells[i].Status, p.Cells[i].Error = "", ""
 	}
@@ -49,7 +26,7 @@ func writePlan(out string, c *experiments.Config, sum *Summary) error {
 	if err != nil {
 		return err
 	}
-	if err := xio.WriteFileAtomic(filepath.Join(out, PlanName), append(b, '\n')); err != nil {
+	if err := xio.WriteFileAtomic(filepath.Join(out, rundir.PlanName), append(b, '\n')); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
 	return nil
@@ -63,7 +40,7 @@ func writePlan(out string, c *experiments.Config, sum *Summary) error {
 // cells grouped by mechanism setting and seed, the unit of a searching
 // stage's results, of its jobs and of its price.
 type runPlan struct {
-	cells  []CellStatus
+	cells  []rundir.CellStatus
 	groups int // the number of groups (CellStatus.Group)
 	reused int // cells cached
 	todo   []int
@@ -83,7 +60,7 @@ func newPlan(s *Session, store *results.Store, opt Options) (*runPlan, error) {
 	groups, n := experiments.Groups(groupKeys)
 	p := &runPlan{groups: n, analysis: s.c.Analysis.Kind}
 	for i, cell := range cells {
-		cs := CellStatus{Key: s.Key(cell), Cell: cell, Group: groups[i], Status: "todo"}
+		cs := rundir.CellStatus{Key: s.Key(cell), Cell: cell, Group: groups[i], Status: "todo"}
 		switch done, err := store.Done(cs.Key); {
 		case err != nil:
 			return nil, err

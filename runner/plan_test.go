@@ -9,6 +9,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 // TestPrepare: a preparation run writes the run's config and plan, runs
@@ -36,14 +37,14 @@ func TestPrepare(t *testing.T) {
 	if len(corpora) != 1 {
 		t.Errorf("prepared corpora %v, want the shared test split only", corpora)
 	}
-	st, err := ReadState(c.Output)
+	st, err := rundir.ReadState(c.Output)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Missing != 3 || st.Plan.Groups != 2 || len(st.Unfinished(2)) != 2 {
 		t.Errorf("state after prepare: %+v", st)
 	}
-	if _, err := os.Stat(filepath.Join(c.Output, ResolvedName)); err != nil {
+	if _, err := os.Stat(filepath.Join(c.Output, rundir.ResolvedName)); err != nil {
 		t.Error(err)
 	}
 	// The shards reuse the prepared split: its file is not rewritten.
@@ -56,7 +57,7 @@ func TestPrepare(t *testing.T) {
 	if after, _ := os.Stat(corpora[0]); !after.ModTime().Equal(info.ModTime()) {
 		t.Error("a shard privatized the prepared test split again")
 	}
-	if st, _ := ReadState(c.Output); st.Ok != 3 {
+	if st, _ := rundir.ReadState(c.Output); st.Ok != 3 {
 		t.Errorf("after both shards: %d ok", st.Ok)
 	}
 }

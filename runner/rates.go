@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sugarme/gotch"
+	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/mech"
@@ -25,6 +26,16 @@ const outputsRate = "write outputs"
 // rateKeys): cache/rates.json. Only estimates read it.
 const ratesFile = "rates.json"
 
+// rateBook names the speeds a cell's work runs at on this host and keeps
+// them in the cache's rates.json: execution writes it (observe, note),
+// the estimate of a dry run reads it (read) and prices with its names.
+type rateBook struct {
+	c    *experiments.Config
+	emb  *embedding.Embedding // the candidates searched: their shape names a rate
+	dev  gotch.Device
+	logf func(format string, args ...any)
+}
+
 type rate struct {
 	PerSec float64 `json:"per_sec"`
 	When   string  `json:"when"`
@@ -33,16 +44,16 @@ type rate struct {
 	Sampled bool `json:"sampled,omitempty"`
 }
 
-// rateKeys name the speeds that a cell's work runs at: privatizing with
+// keys name the speeds that a cell's work runs at: privatizing with
 // its mechanism (tokens/s) over these candidates with this search,
 // training its model on this data (examples/s; the model's parameters,
 // the sequence bound, batch and threads set it).
-func (s *Session) rateKeys(cell experiments.Cell, threads int) (privatize, train string) {
+func (b *rateBook) keys(cell experiments.Cell, threads int) (privatize, train string) {
 	if cell.Mechanism != "" {
-		privatize = "privatize " + cell.Mechanism + s.searchShape()
+		privatize = "privatize " + cell.Mechanism + b.shape()
 	}
-	m, _ := json.Marshal(experiments.ModelConfig{Kind: s.c.Model.Kind, Params: s.c.ModelParams(cell)}) // a swept parameter at the cell's value
-	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", s.c.Dataset.Name, m, s.c.Train.MaxLen, s.c.Train.Batch, threads)
+	m, _ := json.Marshal(experiments.ModelConfig{Kind: b.c.Model.Kind, Params: b.c.ModelParams(cell)}) // a swept parameter at the cell's value
+	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", b.c.Dataset.Name, m, b.c.Train.MaxLen, b.c.Train.Batch, threads)
 	return privatize, train
 }
 
@@ -84,12 +95,11 @@ func firstRate(rates map[string]rate, keys []string) (rate, bool) {
 	return rate{}, false
 }
 
-// searchShape names what a lookup costs: the candidate matrix and the
+// shape names what a lookup costs: the candidate matrix and the
 // search's scoring path (a rate measured on other vectors, or on the
 // other path, would price the work several times off).
-func (s *Session) searchShape() string {
-	e := s.in.mech
-	return searchShape(e.Len(), e.Dim, s.dev)
+func (b *rateBook) shape() string {
+	return searchShape(b.emb.Len(), b.emb.Dim, b.dev)
 }
 
 // searchShape names n candidates of dim dimensions searched on device:
@@ -108,17 +118,17 @@ func pathShape(n, dim int, path knn.Scoring) string {
 	return fmt.Sprintf(" on %d×%d %s", n, dim, path)
 }
 
-// otherSearchShapes are searchShape's names for the same candidates on
+// otherShapes are searchShape's names for the same candidates on
 // the CPU's other scoring paths (none off the CPU): a host's rates may
 // have been recorded on one that this xp no longer takes there
 // (int8-avx2 replaced the float32 kernel on AVX2 CPUs).
-func (s *Session) otherSearchShapes() []string {
-	e := s.in.mech
-	if s.dev != gotch.CPU {
+func (b *rateBook) otherShapes() []string {
+	e := b.emb
+	if b.dev != gotch.CPU {
 		return nil
 	}
 	var out []string
-	cur := knn.AutoScoring(s.dev, e.Dim)
+	cur := knn.AutoScoring(b.dev, e.Dim)
 	for _, p := range knn.CPUScorings() {
 		if p != cur {
 			out = append(out, pathShape(e.Len(), e.Dim, p))
@@ -127,10 +137,12 @@ func (s *Session) otherSearchShapes() []string {
 	return out
 }
 
-func readRates(cache string) map[string]map[string]rate {
+// read returns every host's recorded speeds (none where the file is
+// missing or damaged: that only loses estimates).
+func (b *rateBook) read() map[string]map[string]rate {
 	all := map[string]map[string]rate{}
-	if b, err := xio.ReadFileMax(filepath.Join(cache, ratesFile), xio.MaxRecord); err == nil {
-		json.Unmarshal(b, &all) // a damaged file only loses estimates
+	if data, err := xio.ReadFileMax(filepath.Join(b.c.Cache, ratesFile), xio.MaxRecord); err == nil {
+		json.Unmarshal(data, &all)
 	}
 	return all
 }
@@ -138,16 +150,16 @@ func readRates(cache string) map[string]map[string]rate {
 // measuredBy are the speeds a finished cell's record measured: its
 // analysis's work per second (construction left out), or its
 // privatization's tokens and its training's examples per second.
-func (s *Session) measuredBy(r results.Record) map[string]rate {
+func (b *rateBook) measuredBy(r results.Record) map[string]rate {
 	out := map[string]rate{}
 	if r.Status != "ok" {
 		return out
 	}
-	switch p, t := s.rateKeys(r.Cell, r.Provenance.Threads); {
+	switch p, t := b.keys(r.Cell, r.Provenance.Threads); {
 	case r.Analysis != nil:
 		if secs := r.Provenance.WallSeconds - r.Provenance.ConstructSeconds; r.Provenance.WorkUnits > 0 && secs > 0 {
 			rt := rate{PerSec: float64(r.Provenance.WorkUnits) / secs, Sampled: r.Analysis.Method != "exact"}
-			for _, k := range analysisRateKeys(r.Cell, s.searchShape()) {
+			for _, k := range analysisRateKeys(r.Cell, b.shape()) {
 				out[k] = rt
 			}
 		}
@@ -162,10 +174,10 @@ func (s *Session) measuredBy(r results.Record) map[string]rate {
 	return out
 }
 
-// noteRate records one speed measured by this process (see observe).
-func (s *Session) noteRate(key string, r rate) {
+// note records one speed measured by this process (see observe).
+func (b *rateBook) note(key string, r rate) {
 	host, _ := os.Hostname()
-	s.observe(host, map[string]rate{key: r})
+	b.observe(host, map[string]rate{key: r})
 }
 
 // observe records speeds measured on host, stamped now, for later
@@ -173,11 +185,11 @@ func (s *Session) noteRate(key string, r rate) {
 // measuredBy, a mechanism's construction, a stage result's, the
 // outputs'). Processes sharing the cache may overwrite each other's
 // update: a lost rate only costs an estimate.
-func (s *Session) observe(host string, measured map[string]rate) {
+func (b *rateBook) observe(host string, measured map[string]rate) {
 	if len(measured) == 0 {
 		return
 	}
-	all := readRates(s.c.Cache)
+	all := b.read()
 	if all[host] == nil {
 		all[host] = map[string]rate{}
 	}
@@ -186,9 +198,9 @@ func (s *Session) observe(host string, measured map[string]rate) {
 		r.When = now
 		all[host][k] = r
 	}
-	if b, err := json.MarshalIndent(all, "", "  "); err == nil {
-		if err := xio.WriteFileAtomic(filepath.Join(s.c.Cache, ratesFile), b); err != nil {
-			s.logf("warning: rates for estimates: %v", err)
+	if data, err := json.MarshalIndent(all, "", "  "); err == nil {
+		if err := xio.WriteFileAtomic(filepath.Join(b.c.Cache, ratesFile), data); err != nil {
+			b.logf("warning: rates for estimates: %v", err)
 		}
 	}
 }
@@ -199,8 +211,8 @@ func (s *Session) observe(host string, measured map[string]rate) {
 // built), which prices a setting never built at a sibling's time
 // (CusText's mappings take about as long whatever K and mapping:
 // docs/performance.md).
-func (s *Session) constructRateKeys(cell experiments.Cell) []string {
-	shape := s.searchShape()
+func (b *rateBook) constructKeys(cell experiments.Cell) []string {
+	shape := b.shape()
 	return []string{"construct " + cell.Setting() + shape, "construct " + cell.Mechanism + shape}
 }
 
@@ -208,9 +220,9 @@ func (s *Session) constructRateKeys(cell experiments.Cell) []string {
 // mechanism has none on this host: those of the mechanisms with the same
 // search per token (mech.SameSearch) on this scoring path, then, where
 // the host recorded none, its own and theirs on the CPU's other paths
-// (otherSearchShapes); with analysis, each one's rates for the cell's
+// (otherShapes); with analysis, each one's rates for the cell's
 // analysis (at its ε, then at any) before its privatization rates.
-func (s *Session) sameSearch(cell experiments.Cell, analysis bool) []string {
+func (b *rateBook) sameSearch(cell experiments.Cell, analysis bool) []string {
 	others := mech.SameSearch(cell.Mechanism)
 	if others == nil {
 		return nil
@@ -226,8 +238,8 @@ func (s *Session) sameSearch(cell experiments.Cell, analysis bool) []string {
 			keys = append(keys, "privatize "+m+shape)
 		}
 	}
-	add(others, s.searchShape())
-	for _, shape := range s.otherSearchShapes() {
+	add(others, b.shape())
+	for _, shape := range b.otherShapes() {
 		add(append([]string{cell.Mechanism}, others...), shape)
 	}
 	return keys
@@ -242,5 +254,5 @@ func (s *Session) stageWork(i int, cell experiments.Cell) (key string, units int
 	if !ok || kind.work == nil {
 		return "", 0
 	}
-	return "stage " + kind.name + " " + cell.Mechanism + s.searchShape(), kind.work(s, i, cell)
+	return "stage " + kind.name + " " + cell.Mechanism + s.rates.shape(), kind.work(s, i, cell)
 }

@@ -184,7 +184,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 	if err != nil {
 		return sum, err
 	}
-	sum.Config = filepath.Join(c.Output, ResolvedName)
+	sum.Config = filepath.Join(c.Output, rundir.ResolvedName)
 	if err := xio.WriteFileAtomic(sum.Config, resolved); err != nil {
 		return sum, fmt.Errorf("output: %w", err)
 	}
@@ -223,7 +223,7 @@ func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, erro
 		return sum, err
 	}
 	if secs := time.Since(w).Seconds(); secs > 0 && len(sum.Cells) > 0 {
-		s.noteRate(outputsRate, rate{PerSec: float64(len(sum.Cells)) / secs})
+		s.rates.note(outputsRate, rate{PerSec: float64(len(sum.Cells)) / secs})
 	}
 	return sum, nil
 }
@@ -297,7 +297,7 @@ func (s *Session) record(ctx context.Context, store *results.Store, key string, 
 	if err := store.Put(rec); err != nil {
 		return rec, err
 	}
-	s.observe(rec.Provenance.Host, s.measuredBy(rec))
+	s.rates.observe(rec.Provenance.Host, s.rates.measuredBy(rec))
 	s.logf("%s: %s", cell, outcome(rec))
 	for _, f := range rec.Flags {
 		s.logf("  warning: %s", f)

@@ -17,6 +17,7 @@ import (
 	"github.com/xp-nlp/xp/internal/fixture"
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 )
 
 func TestRunCachesAndResumes(t *testing.T) {
@@ -391,13 +392,13 @@ func TestOutputOwned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(c.Output, ResolvedName), []byte("name: [unclosed"), 0o644)
+	os.WriteFile(filepath.Join(c.Output, rundir.ResolvedName), []byte("name: [unclosed"), 0o644)
 	again, err := Run(ctx, c, Options{})
 	if err != nil || again.Reused != len(sum.Cells) {
 		t.Errorf("a run with a damaged config.yaml: %v, %d of %d cells reused, want it resumed", err, again.Reused, len(sum.Cells))
 	}
-	os.WriteFile(filepath.Join(c.Output, ResolvedName), []byte("name: [unclosed"), 0o644)
-	os.WriteFile(filepath.Join(c.Output, PlanName), []byte("{"), 0o644)
+	os.WriteFile(filepath.Join(c.Output, rundir.ResolvedName), []byte("name: [unclosed"), 0o644)
+	os.WriteFile(filepath.Join(c.Output, rundir.PlanName), []byte("{"), 0o644)
 	if _, err := Run(ctx, c, Options{}); err == nil || !strings.Contains(err.Error(), "records in") || !strings.Contains(err.Error(), "are intact") {
 		t.Errorf("config.yaml and plan.json damaged: %v, want how to keep the records", err)
 	}

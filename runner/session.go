@@ -33,6 +33,9 @@ type Session struct {
 	loaded float64
 	// readOnly: the session writes nothing (SessionOptions.ReadOnly).
 	readOnly bool
+	// rates are the speeds this host measured: cells write them, a dry
+	// run's estimate prices with them.
+	rates *rateBook
 }
 
 // SessionOptions tune Open without changing any result.
@@ -78,7 +81,9 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 	if err != nil {
 		return nil, err
 	}
-	return &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds(), readOnly: opt.ReadOnly}, nil
+	s := &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds(), readOnly: opt.ReadOnly}
+	s.rates = &rateBook{c: c, emb: in.mech, dev: dev, logf: s.logf}
+	return s, nil
 }
 
 // Close frees the candidate space.
@@ -154,8 +159,8 @@ func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (m mech.M
 	m, err = mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
 	if err == nil && !prebuilt {
 		if built = time.Since(start).Seconds(); built > 0 {
-			for _, k := range s.constructRateKeys(cell) {
-				s.noteRate(k, rate{PerSec: 1 / built})
+			for _, k := range s.rates.constructKeys(cell) {
+				s.rates.note(k, rate{PerSec: 1 / built})
 			}
 		}
 	}

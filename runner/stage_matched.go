@@ -26,10 +26,10 @@ func priceMatched(x *estimator, g stageGroup) {
 	v := s.c.StageParams(g.i)
 	probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
 	ap := s.c.AnalysisParams()
-	priv, train := s.rateKeys(g.cell, x.threads)
+	priv, train := s.rates.keys(g.cell, x.threads)
 	n := probes * s.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
 	e.StageLookups += n
-	x.price(priv, n, s.sameSearch(g.cell, false)...)
+	x.price(priv, n, s.rates.sameSearch(g.cell, false)...)
 	at := g.cell
 	at.Epsilon = g.cells[len(g.cells)-1].Cell.Epsilon
 	x.analysis(at)

@@ -26,8 +26,8 @@ var searchStage = stageKind{name: "epsilon-search", lookups: true,
 	},
 	price: func(x *estimator, g stageGroup) {
 		if !mech.Exact(g.cell.Mechanism) {
-			priv, _ := x.s.rateKeys(g.cell, x.threads)
-			x.price(priv, g.units, x.s.sameSearch(g.cell, false)...)
+			priv, _ := x.s.rates.keys(g.cell, x.threads)
+			x.price(priv, g.units, x.s.rates.sameSearch(g.cell, false)...)
 		}
 	}}
 

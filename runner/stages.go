@@ -32,7 +32,7 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 	if len(c.Stages) == 0 {
 		return nil
 	}
-	cells, err := store.Records(keysOf(p.cells))
+	cells, err := store.Records(rundir.KeysOf(p.cells))
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 			for k, r := range j.inputs {
 				keys[k] = r.Key
 			}
-			cs := CellStatus{Key: c.StageKey(i, j.cell, keys), Cell: j.cell}
+			cs := rundir.CellStatus{Key: c.StageKey(i, j.cell, keys), Cell: j.cell}
 			rec, ok, err := store.Get(cs.Key)
 			if err != nil {
 				return err
@@ -84,13 +84,13 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 						return err
 					}
 					if has {
-						ran.Cells = append(ran.Cells, CellStatus{Key: k, Cell: r.Cell, Status: "cached", Stage: st.Kind})
+						ran.Cells = append(ran.Cells, rundir.CellStatus{Key: k, Cell: r.Cell, Status: "cached", Stage: st.Kind})
 					}
 				}
 			} else {
 				before := len(ran.Cells)
 				rec = s.runStage(ctx, cs, keys, j, prov)
-				rec.Ran = keysOf(ran.Cells[before:])
+				rec.Ran = rundir.KeysOf(ran.Cells[before:])
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -98,7 +98,7 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 					return err
 				}
 				if key, units := s.stageWork(i, j.cell); units > 0 && rec.Status == "ok" && rec.Provenance.WallSeconds > 0 {
-					s.noteRate(key, rate{PerSec: float64(units) / rec.Provenance.WallSeconds})
+					s.rates.note(key, rate{PerSec: float64(units) / rec.Provenance.WallSeconds})
 				}
 				cs.Status, cs.Error = rec.Status, rec.Error
 				s.logf("%s: %s", j.cell, outcome(rec))
@@ -129,7 +129,7 @@ type stageInputs struct {
 // stageCells are the utility cells stages decided on (matched-privacy's
 // at the ε found), with how many models running them trained.
 type stageCells struct {
-	Cells   []CellStatus
+	Cells   []rundir.CellStatus
 	Trained int
 }
 
@@ -168,7 +168,7 @@ func stageKindOf(name string) (stageKind, bool) {
 }
 
 // runStage computes one stage result, failing it when an input failed.
-func (s *Session) runStage(ctx context.Context, cs CellStatus, keys []string, j stageJob, prov results.Provenance) results.Record {
+func (s *Session) runStage(ctx context.Context, cs rundir.CellStatus, keys []string, j stageJob, prov results.Provenance) results.Record {
 	start := time.Now()
 	rec := results.Record{Key: cs.Key, Cell: j.cell, Notion: j.cell.Notion(), Status: "ok", Inputs: keys, Provenance: prov}
 	rec.Provenance.Started = start.UTC().Format(time.RFC3339)
@@ -207,7 +207,7 @@ func (s *Session) runRecorded(ctx context.Context, in stageInputs, cell experime
 	if err != nil {
 		return rec, err
 	}
-	cs := CellStatus{Key: key, Cell: cell, Status: "cached", Stage: in.c.Stages[in.i].Kind}
+	cs := rundir.CellStatus{Key: key, Cell: cell, Status: "cached", Stage: in.c.Stages[in.i].Kind}
 	defer func() { in.ran.Cells = append(in.ran.Cells, cs) }()
 	if !ok || rec.Status != "ok" {
 		if rec, err = s.record(ctx, store, key, cell, in.prov, s.progress); err != nil {

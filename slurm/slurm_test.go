@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 )
 
@@ -32,7 +33,7 @@ func TestRanges(t *testing.T) {
 func TestScripts(t *testing.T) {
 	out := t.TempDir()
 	sw := &runner.Sweep{Config: filepath.Join(out, "config.yaml"), Out: out, Groups: 7,
-		Cells: []runner.CellStatus{{Group: 0, Status: "todo"}, {Group: 3, Status: "cached"}, {Group: 5, Status: "todo"}, {Group: 6, Status: "todo"}}}
+		Cells: []rundir.CellStatus{{Group: 0, Status: "todo"}, {Group: 3, Status: "cached"}, {Group: 5, Status: "todo"}, {Group: 6, Status: "todo"}}}
 	var log bytes.Buffer
 	l := Launcher{Options{Partition: "gpu", Gres: "gpu:1", CPUsPerTask: 4, Mem: "16G", Time: "2:00:00", ArrayParallel: 2,
 		SbatchArgs: []string{"--qos=low"}, Exe: "/opt/xp it's/xp", Env: []string{"XP_DATA=/shared/data"}, Log: &log}}
@@ -77,7 +78,7 @@ func TestTasksFixed(t *testing.T) {
 	if err := writeJobs(out, Jobs{Tasks: 4, Submissions: []Submission{{Array: "12", Tasks: 4, Shards: []int{0, 1, 2, 3}}}}); err != nil {
 		t.Fatal(err)
 	}
-	sw := &runner.Sweep{Config: filepath.Join(out, "config.yaml"), Out: out, Groups: 9, Cells: []runner.CellStatus{{Group: 6, Status: "todo"}}}
+	sw := &runner.Sweep{Config: filepath.Join(out, "config.yaml"), Out: out, Groups: 9, Cells: []rundir.CellStatus{{Group: 6, Status: "todo"}}}
 	l := Launcher{Options{Exe: "/bin/xp", Tasks: 9}}
 	if err := l.Launch(context.Background(), sw); err == nil || !strings.Contains(err.Error(), "submitted as 4 tasks") {
 		t.Errorf("--tasks 9 on a folder submitted as 4: %v", err)
@@ -112,7 +113,7 @@ func TestHostileNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := &runner.Sweep{Config: filepath.Join(out, "config.yaml"), Out: out, Groups: 2,
-		Cells: []runner.CellStatus{{Group: 0, Status: "todo"}, {Group: 1, Status: "todo"}}}
+		Cells: []rundir.CellStatus{{Group: 0, Status: "todo"}, {Group: 1, Status: "todo"}}}
 	var log bytes.Buffer
 	l := Launcher{Options{Exe: "/bin/xp", Log: &log}}
 	if err := l.Launch(context.Background(), sw); err != nil {

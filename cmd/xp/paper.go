@@ -14,6 +14,7 @@ import (
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/report"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 )
 
@@ -127,7 +128,7 @@ func paperRun(ctx context.Context, f *claims.File, names []string, list, quiet b
 // so that the records the repository keeps are exactly what its
 // documents read; git keeps the ones removed.
 func pruneStale(dir string, out io.Writer) error {
-	st, err := runner.ReadState(dir)
+	st, err := rundir.ReadState(dir)
 	if err != nil {
 		return err
 	}

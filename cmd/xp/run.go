@@ -21,6 +21,7 @@ import (
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/report"
 	"github.com/xp-nlp/xp/results"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/runner"
 	"github.com/xp-nlp/xp/table"
 )
@@ -158,7 +159,7 @@ func resultsCmd(args []string, out io.Writer) error {
 		if fs.NArg() < 3 || *csv || *into != "" {
 			return errors.New("usage: xp results --compare OUTDIR 'LINE A' 'LINE B'... (lines named as the table prints them: mechanism, mode, ε, e.g. 'laplace test 10', or none)")
 		}
-		st, rows, _, err := runner.ReadTables(fs.Arg(0))
+		st, rows, _, err := rundir.ReadTables(fs.Arg(0))
 		if err != nil {
 			return err
 		}
@@ -185,7 +186,7 @@ func resultsCmd(args []string, out io.Writer) error {
 		}
 		var tables [][]results.Row
 		for _, dir := range fs.Args() {
-			st, rows, _, err := runner.ReadTables(dir)
+			st, rows, _, err := rundir.ReadTables(dir)
 			if err != nil {
 				return err
 			}
@@ -198,7 +199,7 @@ func resultsCmd(args []string, out io.Writer) error {
 		_, err := fmt.Fprint(out, grid(table.CompareGrid(fs.Args(), tables)))
 		return err
 	}
-	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
+	st, rows, stats, err := rundir.ReadTables(fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -272,7 +273,7 @@ func plotCmd(args []string, out io.Writer) error {
 	}
 	opt := report.PlotOptions{Metric: *metric, X: *x, Formats: strings.Split(*formats, ","), Out: *dir,
 		Width: vg.Length(*width) * vg.Inch, Height: vg.Length(*height) * vg.Inch, FontSize: vg.Length(*font)}
-	st, rows, stats, err := runner.ReadTables(fs.Arg(0))
+	st, rows, stats, err := rundir.ReadTables(fs.Arg(0))
 	if err != nil {
 		return err
 	}

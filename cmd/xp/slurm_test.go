@@ -15,7 +15,7 @@ import (
 	"github.com/xp-nlp/xp/internal/realdata"
 	"github.com/xp-nlp/xp/internal/slurmtest"
 	"github.com/xp-nlp/xp/results"
-	"github.com/xp-nlp/xp/runner"
+	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/slurm"
 )
 
@@ -119,7 +119,7 @@ func TestSlurm(t *testing.T) {
 	if most := wait(out, sub, nil); most > 2 {
 		t.Errorf("%d array tasks ran at once; the throttle is 2", most)
 	}
-	st, err := runner.ReadState(out)
+	st, err := rundir.ReadState(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestSlurm(t *testing.T) {
 	if killed == "" {
 		t.Fatal("no running task to kill")
 	}
-	st2, err := runner.ReadState(out2)
+	st2, err := rundir.ReadState(out2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestSlurm(t *testing.T) {
 		t.Errorf("re-submission ran shards %v of %d; the shards with cells left were %v of %d (killed %s)", sub3.Shards, sub3.Tasks, want, sub2.Tasks, killed)
 	}
 	wait(out2, sub3, nil)
-	st3, err := runner.ReadState(out2)
+	st3, err := rundir.ReadState(out2)
 	if err != nil {
 		t.Fatal(err)
 	}
