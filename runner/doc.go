@@ -21,6 +21,10 @@
 //     by side), and writing the run's manifest, tables and plots
 //     (outputs.go). One function writes a cell's record (Session.record).
 //
+// A command opens a config's sweep as a Job (job.go: Start) and calls
+// the verbs it needs on it — Estimate, Prepare, Execute, Merge — each
+// reading the plan; Run chains them as Options ask.
+//
 // A run holds its folder's lock (lock.go) and writes only into a folder
 // it owns (own.go). A killed run loses at most the cells in flight; the
 // next run redoes exactly those and removes what the killed one left half

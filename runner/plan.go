@@ -51,23 +51,27 @@ type runPlan struct {
 	bySettingSeed settingSeedGroups[int]
 }
 
-func newPlan(s *Session, store *results.Store, opt Options) (*runPlan, error) {
-	cells := s.c.Cells()
+// newPlan plans the config's cells from the config, the checksums of the
+// inputs each cell reads (sums: what keys it) and the records in the
+// store; with shards > 1, the cells of other shards than shard are not
+// this process's to run.
+func newPlan(c *experiments.Config, sums func(experiments.Cell) experiments.Inputs, store *results.Store, shard, shards int) (*runPlan, error) {
+	cells := c.Cells()
 	groupKeys := make([]string, len(cells))
 	for i, cell := range cells {
-		groupKeys[i] = s.c.GroupKey(cell, s.sums(cell))
+		groupKeys[i] = c.GroupKey(cell, sums(cell))
 	}
 	groups, n := experiments.Groups(groupKeys)
-	p := &runPlan{groups: n, analysis: s.c.Analysis.Kind}
+	p := &runPlan{groups: n, analysis: c.Analysis.Kind}
 	for i, cell := range cells {
-		cs := rundir.CellStatus{Key: s.Key(cell), Cell: cell, Group: groups[i], Status: "todo"}
+		cs := rundir.CellStatus{Key: c.Key(cell, sums(cell)), Cell: cell, Group: groups[i], Status: "todo"}
 		switch done, err := store.Done(cs.Key); {
 		case err != nil:
 			return nil, err
 		case done:
 			cs.Status = "cached"
 			p.reused++
-		case opt.Shards > 1 && experiments.Shard(cs.Group, opt.Shards) != opt.Shard:
+		case shards > 1 && experiments.Shard(cs.Group, shards) != shard:
 			cs.Status = "other-shard"
 		default:
 			p.todo = append(p.todo, i)

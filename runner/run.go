@@ -5,20 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/progress"
-	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
-	"github.com/xp-nlp/xp/torchrt"
 )
 
 // Options control a run without changing its results.
@@ -83,149 +77,41 @@ type Summary struct {
 	Complete bool `json:"-"`
 }
 
-// Run executes the config's sweep: cells with a successful record are
-// reused, the others are run (privatizing through the corpus cache,
-// training, evaluating) and recorded atomically one by one; a failing cell
-// is recorded with its error and the sweep goes on. Unless sharded, Run
-// then writes the manifest, tables and plots. c is not changed.
+// Run executes the config's sweep, chaining the Job's verbs as opt asks:
+// cells with a successful record are reused, the others are run
+// (privatizing through the corpus cache, training, evaluating) and
+// recorded atomically one by one; a failing cell is recorded with its
+// error and the sweep goes on. Unless sharded, Run then writes the
+// manifest, tables and plots. c is not changed.
+//
+//   - DryRun: Estimate only.
+//   - KeepComplete, with nothing to run: nothing, where the folder holds
+//     the whole run (Job.Complete).
+//   - Prepare: Prepare only; Merge: Merge only.
+//   - otherwise Execute (Queue: returns once queued), then Merge.
 func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, error) {
-	started := time.Now()
-	sum := Summary{Outcome: rundir.Outcome{Out: c.Output}}
-	logf := func(format string, args ...any) {
-		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, format+"\n", args...)
-		}
-	}
-	if err := ownOutput(c); err != nil {
-		return sum, err
-	}
-	if err := ownCache(c); err != nil {
-		return sum, err
-	}
-	_, statErr := os.Stat(c.Output)
-	created := errors.Is(statErr, fs.ErrNotExist) && !opt.DryRun // by the writable check below
-	if !opt.DryRun {
-		if err := xio.CheckWritable("output", c.Output); err != nil {
-			return sum, c.ErrAt(err.Error(), "output")
-		}
-		if !opt.Worker { // a worker's parent holds the lock for it
-			release, err := lockOutput(c.Output, opt.Shards > 0)
-			if err != nil {
-				return sum, c.ErrAt(err.Error(), "output")
-			}
-			defer release()
-		}
-		for _, sub := range []string{"", "tables", "plots"} {
-			if _, err := xio.CleanTemps(filepath.Join(c.Output, sub)); err != nil {
-				return sum, fmt.Errorf("output: %w", err)
-			}
-		}
-		if err := rundir.WriteMarker(c.Output); err != nil {
-			return sum, fmt.Errorf("output: %w", err)
-		}
-	}
-	threads := runThreads(c, opt)
-	if err := torchrt.SetThreads(threads); err != nil {
-		// libtorch fixes its pool once parallel work has run in the
-		// process; records carry the count actually used.
-		logf("warning: %v; running with %d threads", err, torchrt.Threads())
-	}
-	s, err := Open(ctx, c, SessionOptions{Log: opt.Log, Progress: opt.Progress, ReadOnly: opt.DryRun || opt.Queue})
+	j, err := Start(ctx, c, opt)
 	if err != nil {
-		if created {
-			// Refused before it began: no folder left behind but the one
-			// this process made, with only its own lock in it (Remove
-			// takes only an empty folder).
-			if opt.Shards == 0 { // held alone: no shard beside it reads the lock
-				os.Remove(filepath.Join(c.Output, LockName))
-			}
-			os.Remove(filepath.Join(c.Output, rundir.MarkerName))
-			os.Remove(c.Output)
-		}
-		return sum, err
+		return Summary{Outcome: rundir.Outcome{Out: c.Output}}, err
 	}
-	defer s.Close()
-	openStore := results.OpenStore
-	if opt.DryRun {
-		openStore = results.ReadStore // a dry run writes nothing
-	}
-	store, err := openStore(c.Output)
-	if err != nil {
-		return sum, err
-	}
-	p, err := newPlan(s, store, opt)
-	if err != nil {
-		return sum, err
-	}
-	todo := p.todo
-	sum.Cells, sum.Groups, sum.Reused = slices.Clone(p.cells), p.groups, p.reused
-	if !opt.Worker {
-		what := "to run"
-		if opt.Merge {
-			what = "without a record (a merge runs none)"
-		}
-		logf("%s: %d cells in %d groups, %d cached, %d %s (data %.12s, vectors %.12s)", c.File(), len(sum.Cells), sum.Groups, sum.Reused, len(todo), what, s.in.sums.Data, s.in.sums.Embedding)
-	}
-	for _, problem := range store.Problems() {
-		logf("warning: %s", problem)
-	}
-	if opt.DryRun {
-		sum.Estimate = newEstimator(s, p, store, torchrt.Threads()).estimate(ctx, opt.Startup)
-		return sum, nil
-	}
-	if opt.KeepComplete && len(todo) == 0 && !opt.Merge && !opt.Prepare && !opt.Queue && opt.Shards == 0 {
-		if st, err := rundir.ReadState(c.Output); err == nil && st.Complete() && slices.Equal(rundir.KeysOf(st.Plan.Cells), rundir.KeysOf(sum.Cells)) {
-			sum.Complete = true
-			logf("%s: every cell and stage recorded, as its plan and manifest list them: nothing written", c.Output)
-			return sum, nil
-		}
-	}
-	resolved, err := c.Resolved()
-	if err != nil {
-		return sum, err
-	}
-	sum.Config = filepath.Join(c.Output, rundir.ResolvedName)
-	if err := xio.WriteFileAtomic(sum.Config, resolved); err != nil {
-		return sum, fmt.Errorf("output: %w", err)
-	}
-	if err := writePlan(c.Output, s.c, &sum); err != nil {
-		return sum, err
-	}
-	prov := newProvenance(s, resolved)
-	prov.Started = started.UTC().Format(time.RFC3339)
+	defer j.Close()
 	switch {
+	case opt.DryRun:
+		j.Estimate(ctx)
+		return j.Summary(), nil
+	case opt.KeepComplete && !opt.Merge && !opt.Prepare && !opt.Queue && j.Complete():
+		return j.Summary(), nil
 	case opt.Prepare:
-		return sum, prepare(ctx, s, p)
-	case opt.Merge:
-		todo = nil
-	case opt.Launcher != nil && opt.Shards == 0 && (len(todo) > 0 || opt.Queue):
-		sw := &Sweep{Config: sum.Config, Out: c.Output, Groups: sum.Groups, Cells: sum.Cells, Threads: opt.Threads, store: store}
-		if err := opt.Launcher.Launch(ctx, sw); err != nil || opt.Queue {
-			sum.Queued = err == nil
-			return sum, interrupted(ctx, err, store, &sum)
+		err := j.Prepare(ctx)
+		return j.Summary(), err
+	}
+	if !opt.Merge {
+		if err := j.Execute(ctx); err != nil || opt.Queue {
+			return j.Summary(), err
 		}
-		todo = nil
 	}
-	if err := execute(ctx, s, store, prov, todo, opt, &sum); err != nil {
-		return sum, interrupted(ctx, err, store, &sum)
-	}
-	if err := collect(store, &sum); err != nil {
-		return sum, err
-	}
-	if opt.Shards > 1 {
-		return sum, nil
-	}
-	if err := runStages(ctx, s, p, store, prov, &sum); err != nil {
-		return sum, err
-	}
-	w := time.Now()
-	if err := writeOutputs(s.c, store, &sum, prov, time.Since(started)); err != nil {
-		return sum, err
-	}
-	if secs := time.Since(w).Seconds(); secs > 0 && len(sum.Cells) > 0 {
-		s.rates.note(outputsRate, rate{PerSec: float64(len(sum.Cells)) / secs})
-	}
-	return sum, nil
+	err = j.Merge(ctx)
+	return j.Summary(), err
 }
 
 // Interrupted is Run's error when its context was cancelled (Ctrl-C,

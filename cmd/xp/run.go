@@ -100,18 +100,32 @@ func runCmd(ctx context.Context, args []string, out io.Writer) error {
 	if *dry {
 		opt.Startup = startup() // read from /proc only where it is used
 	}
-	sum, err := runner.Run(ctx, c, opt)
+	j, err := runner.Start(ctx, c, opt)
 	if err != nil {
 		return err
 	}
-	if *dry {
-		console.DryRun(out, c, opt, sum)
+	defer j.Close()
+	switch {
+	case *dry:
+		j.Estimate(ctx)
+		console.DryRun(out, c, opt, j.Summary())
 		return nil
-	}
-	if *prep {
+	case *prep:
+		if err := j.Prepare(ctx); err != nil {
+			return err
+		}
+		sum := j.Summary()
 		fmt.Fprintf(out, "prepared %s: %d cells in %d groups, %d cached\n", c.Output, len(sum.Cells), sum.Groups, sum.Reused)
 		return nil
+	case !*merge:
+		if err := j.Execute(ctx); err != nil {
+			return err
+		}
 	}
+	if err := j.Merge(ctx); err != nil {
+		return err
+	}
+	sum := j.Summary()
 	if opt.Shards == 0 {
 		console.Finished(out, c, sum)
 		page, err := writeReport([]string{c.Output}, filepath.Join(c.Output, "report.html"), report.Options{}, "")
