@@ -791,7 +791,7 @@ stages:
 		// context-free attacker and copying at the ε found.
 		at := st.Cell
 		at.Analysis, at.Epsilon = "reconstruction", eps
-		env, _, err := s.analysisEnv(at)
+		env, _, err := s.an.analysisEnv(at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -811,7 +811,7 @@ stages:
 	// the CPU whatever the config said).
 	attack := sum.Stages[0].Cell
 	attack.Analysis, attack.Epsilon = "reconstruction", 1
-	if env, _, err := s.analysisEnv(attack); err != nil || env.Device != s.dev {
+	if env, _, err := s.an.analysisEnv(attack); err != nil || env.Device != s.dev {
 		t.Errorf("the analyses' device %v (%v), the session's %v", env.Device, err, s.dev)
 	}
 	// The stage's utility cells are the run's: listed in its summary, in

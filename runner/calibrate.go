@@ -37,7 +37,8 @@ type calibration struct {
 // nothing). A mechanism whose construction is itself costly and not yet
 // cached (CusText's mapping) is not built for a sample: it stays
 // unpriced.
-func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []experiments.Cell, threads int) []calibration {
+func (x *estimator) calibrate(ctx context.Context, rates map[string]rate, cells []experiments.Cell, threads int) []calibration {
+	s := x.s
 	var out []calibration
 	done := map[string]bool{}
 	// Whether a mechanism's costly structure is cached reads the cache
@@ -64,15 +65,15 @@ func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []
 		priv, train := s.rates.keys(cell, threads)
 		if cell.Mode != "none" && priv != "" && !known(priv, s.rates.sameSearch(cell, false)) && mech.Prebuilt(space, cell.Mechanism, cell.Params, s.in.counts) {
 			done[priv] = true
-			if c, err := s.calibratePrivatize(ctx, cell, priv); err == nil {
+			if c, err := x.calibratePrivatize(ctx, cell, priv); err == nil {
 				out = append(out, c)
 			} else {
 				s.logf("calibration of %s: %v", priv, err)
 			}
 		}
-		if s.trains(cell) && !known(train, nil) {
+		if trains(cell) && !known(train, nil) {
 			done[train] = true
-			if c, err := s.calibrateTrain(ctx, cell, train); err == nil {
+			if c, err := x.calibrateTrain(ctx, cell, train); err == nil {
 				out = append(out, c)
 			} else {
 				s.logf("calibration of %s: %v", train, err)
@@ -84,15 +85,16 @@ func (s *Session) calibrate(ctx context.Context, rates map[string]rate, cells []
 
 // trains reports whether the cell trains a model (a test-mode cell
 // evaluates its seed's clean one, which the baseline trains).
-func (s *Session) trains(cell experiments.Cell) bool {
+func trains(cell experiments.Cell) bool {
 	return cell.Analysis == "" && (cell.Mode == "none" || cell.Privatizes("train"))
 }
 
 // calibratePrivatize privatizes the first calibrationTokens tokens of
 // the training split with the cell's mechanism (noise from a stream of
 // its own: nothing a run draws) and times it.
-func (s *Session) calibratePrivatize(ctx context.Context, cell experiments.Cell, key string) (calibration, error) {
-	m, _, err := s.mechanism(cell, nil)
+func (x *estimator) calibratePrivatize(ctx context.Context, cell experiments.Cell, key string) (calibration, error) {
+	s := x.s
+	m, _, err := s.priv.mechanism(cell, nil)
 	if err != nil {
 		return calibration{}, err
 	}
@@ -133,7 +135,8 @@ const calibrationSmall = 0.05
 // calibrationBatches batches of the training split, taken evenly over it
 // (their lengths as the split's), and reads the epoch's examples per
 // second.
-func (s *Session) calibrateTrain(ctx context.Context, cell experiments.Cell, key string) (calibration, error) {
+func (x *estimator) calibrateTrain(ctx context.Context, cell experiments.Cell, key string) (calibration, error) {
+	s := x.s
 	orig, valid := s.in.splits["train"], s.in.splits["valid"]
 	want := min(len(orig.Docs), calibrationBatches*max(1, s.c.Train.Batch))
 	if want == 0 {
@@ -158,13 +161,13 @@ func (s *Session) calibrateTrain(ctx context.Context, cell experiments.Cell, key
 	}
 	splits := map[string]Split{"train": pick(orig, want), "valid": pick(valid, min(len(valid.Docs), 8))}
 	t := &trained{Coverage: map[string]results.Coverage{}}
-	data, err := s.trainingData(splits, t)
+	data, err := s.models.trainingData(splits, t)
 	if err != nil {
 		return calibration{}, err
 	}
 	train, val := data["train"], data["valid"]
 	t.Steps = max(t.Steps, 1)
-	model, err := s.openModel(cell, t, "")
+	model, err := s.models.openModel(cell, t, "")
 	if err != nil {
 		return calibration{}, err
 	}
@@ -174,7 +177,7 @@ func (s *Session) calibrateTrain(ctx context.Context, cell experiments.Cell, key
 		return calibration{}, err
 	}
 	defer os.RemoveAll(dir)
-	opt := s.trainOptions(cell)
+	opt := s.models.trainOptions(cell)
 	opt.Epochs, opt.Dir = 1, dir
 	start := time.Now()
 	res, err := models.Train(ctx, model, train, val, opt)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sugarme/gotch"
 	"github.com/xp-nlp/xp/analysis"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/datasets/embedding"
@@ -28,7 +29,7 @@ func (s *Session) run(ctx context.Context, key string, cell experiments.Cell, pr
 	rec := results.Record{Key: key, Cell: cell, Notion: cell.Notion(), Status: "ok", Provenance: prov}
 	rec.Provenance.Started = start.UTC().Format(time.RFC3339)
 	if err := s.runInto(ctx, cell, &rec, progress); err != nil {
-		rec.Status, rec.Error = "failed", s.oneLine(key, err)
+		rec.Status, rec.Error = "failed", oneLine(s.c.Output, key, err)
 	}
 	rec.Provenance.WallSeconds = time.Since(start).Seconds()
 	rec.Provenance.PeakRSSBytes, _ = torchrt.PeakResidentBytes()
@@ -40,7 +41,7 @@ func (s *Session) run(ctx context.Context, key string, cell experiments.Cell, pr
 // libtorch's backtrace and the Go stack where it was read:
 // torchrt.Detail), the whole text goes to traces/<key>.txt in the output
 // folder, which the line names.
-func (s *Session) oneLine(key string, err error) string {
+func oneLine(out, key string, err error) string {
 	msg := err.Error()
 	first, _, multi := strings.Cut(msg, "\n")
 	detail := torchrt.Detail(err)
@@ -54,7 +55,7 @@ func (s *Session) oneLine(key string, err error) string {
 	if detail != "" {
 		whole += "\n" + detail
 	}
-	path := filepath.Join(s.c.Output, "traces", key+".txt")
+	path := filepath.Join(out, "traces", key+".txt")
 	if werr := os.MkdirAll(filepath.Dir(path), 0o755); werr != nil {
 		return first
 	}
@@ -69,16 +70,16 @@ const maxErrorLine = 500
 
 func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *results.Record, progress io.Writer) error {
 	if cell.Analysis != "" {
-		return s.analyze(ctx, cell, rec)
+		return s.an.analyze(ctx, cell, rec)
 	}
 	splits, err := s.privatized(ctx, cell, rec, progress)
 	if err != nil {
 		return err
 	}
-	if err := s.measure(ctx, cell, rec); err != nil {
+	if err := s.an.measure(ctx, cell, rec); err != nil {
 		return err
 	}
-	m, t, reused, err := s.classifier(ctx, cell, splits, progress)
+	m, t, reused, err := s.models.classifier(ctx, cell, splits, progress)
 	if err != nil {
 		return err
 	}
@@ -87,14 +88,26 @@ func (s *Session) runInto(ctx context.Context, cell experiments.Cell, rec *resul
 	rec.Valid, rec.BestEpoch, rec.Epochs, rec.Provenance.ExamplesPerSec = t.Valid, t.BestEpoch, t.Epochs, t.ExamplesPerSec
 	rec.Coverage = map[string]results.Coverage{"train": t.Coverage["train"], "valid": t.Coverage["valid"]}
 	var cov results.Coverage
-	rec.Test, cov, err = s.evaluate(cell, m, t, splits["test"])
+	rec.Test, cov, err = s.models.evaluate(cell, m, t, splits["test"])
 	rec.Coverage["test"] = cov
 	return err
 }
 
+// An analyzer computes the analysis cells and the utility cells' opt-in
+// privacy measures over the privatizer's candidates and mechanisms, with
+// the draws cache under common noise.
+type analyzer struct {
+	c    *experiments.Config
+	in   *inputs
+	dev  gotch.Device
+	priv *privatizer
+	sums func(experiments.Cell) experiments.Inputs // what keys a cell (Session.sums)
+	logf func(format string, args ...any)
+}
+
 // analyze computes an analysis cell: its mechanism (if it takes one)
 // over the session's candidates, the dataset's word counts when read.
-func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
+func (s *analyzer) analyze(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
 	env, built, err := s.analysisEnv(cell)
 	if err != nil {
 		return err
@@ -126,8 +139,8 @@ func (s *Session) analyze(ctx context.Context, cell experiments.Cell, rec *resul
 // session's candidates, the cell's mechanism (if any) and streams, the
 // dataset's word counts and labels; built is the time spent building the
 // mechanism's costly structure (see mechanism).
-func (s *Session) analysisEnv(cell experiments.Cell) (env analysis.Env, built float64, err error) {
-	space, err := s.candidates()
+func (s *analyzer) analysisEnv(cell experiments.Cell) (env analysis.Env, built float64, err error) {
+	space, err := s.priv.candidates()
 	if err != nil {
 		return analysis.Env{}, 0, err
 	}
@@ -135,14 +148,14 @@ func (s *Session) analysisEnv(cell experiments.Cell) (env analysis.Env, built fl
 	env = analysis.Env{Space: space, Seed: cell.Seed, Counts: in.counts, Labels: in.labels, Texts: in.splits["train"].Docs,
 		Source: mech.Source{Seed: cell.Seed, Cell: s.c.SourceStream(cell)}, Device: s.dev}
 	if cell.Mechanism != "" {
-		if env.Mech, built, err = s.mechanism(cell, nil); err != nil {
+		if env.Mech, built, err = s.priv.mechanism(cell, nil); err != nil {
 			return analysis.Env{}, 0, err
 		}
 		env.Memo = s.drawMemo(cell)
 	}
 	if cell.Analysis != "" && cell.Mechanism != "" && s.c.CommonNoise {
 		for _, o := range s.sharers(cell) {
-			m, b, err := s.mechanism(o, nil)
+			m, b, err := s.priv.mechanism(o, nil)
 			if err != nil {
 				return analysis.Env{}, 0, err
 			}
@@ -153,18 +166,18 @@ func (s *Session) analysisEnv(cell experiments.Cell) (env analysis.Env, built fl
 	return env, built, nil
 }
 
-func (s *Session) drawMemo(cell experiments.Cell) *drawMemo {
+func (s *analyzer) drawMemo(cell experiments.Cell) *drawMemo {
 	return &drawMemo{dir: filepath.Join(s.c.Cache, drawsDir), key: s.c.DrawsKey(cell, s.sums(cell)), logf: s.logf}
 }
 
 // drawGroup names the analysis cells that draw together under
 // common_noise: one analysis, seed and streams (experiments.Config.
 // SourceStream); "" for a cell that draws alone.
-func (s *Session) drawGroup(cell experiments.Cell) string {
-	if !s.c.CommonNoise || cell.Analysis == "" || cell.Mechanism == "" {
+func drawGroup(c *experiments.Config, cell experiments.Cell) string {
+	if !c.CommonNoise || cell.Analysis == "" || cell.Mechanism == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s\x00%s\x00%d", cell.Analysis, s.c.SourceStream(cell), cell.Seed)
+	return fmt.Sprintf("%s\x00%s\x00%d", cell.Analysis, c.SourceStream(cell), cell.Seed)
 }
 
 // sharers are the other mechanism settings of the config's analysis
@@ -172,20 +185,20 @@ func (s *Session) drawGroup(cell experiments.Cell) string {
 // seed and streams: experiments.Config.SourceStream), once each, in plan
 // order: cell's draws are drawn for them too, and their cells find
 // them in the draws cache.
-func (s *Session) sharers(cell experiments.Cell) []experiments.Cell {
-	return s.groupOf(cell, s.drawGroup, experiments.Cell.Stream)
+func (s *analyzer) sharers(cell experiments.Cell) []experiments.Cell {
+	return groupOf(s.c, cell, func(o experiments.Cell) string { return drawGroup(s.c, o) }, experiments.Cell.Stream)
 }
 
 // groupOf is the config's other cells in plan order whose group is
 // cell's (not ""), one per id, none with cell's own id.
-func (s *Session) groupOf(cell experiments.Cell, group, id func(experiments.Cell) string) []experiments.Cell {
+func groupOf(c *experiments.Config, cell experiments.Cell, group, id func(experiments.Cell) string) []experiments.Cell {
 	g := group(cell)
 	if g == "" {
 		return nil
 	}
 	seen := map[string]bool{id(cell): true}
 	var out []experiments.Cell
-	for _, o := range s.c.Cells() {
+	for _, o := range c.Cells() {
 		if group(o) != g || seen[id(o)] {
 			continue
 		}
@@ -201,7 +214,7 @@ const drawsDir = "draws"
 // measure computes the config's opt-in privacy measures of each split
 // the cell privatizes (analysis.Split), over the split's original words,
 // with the streams and draws cache of the cell's analysis environment.
-func (s *Session) measure(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
+func (s *analyzer) measure(ctx context.Context, cell experiments.Cell, rec *results.Record) error {
 	if s.c.Privacy == nil || rec.Privacy == nil {
 		return nil
 	}

@@ -11,14 +11,16 @@
 //     Rates are named and observed in one place (rates.go).
 //   - Execute: loading the inputs a config names once (inputs.go, held by
 //     the Session), the one path by which a cell's split is privatized,
-//     with its verified content-addressed cache (privatize.go:
-//     Session.Split, also behind `xp privatize`), a cell's run — the
-//     classifier's vocabulary, the model from models.New, training and
-//     evaluation (cell.go, model.go) —, running the todo cells in this
-//     process or in shards over a shared folder (run.go, launch.go), the
-//     stages that combine the cells' records (stages.go; each kind of
-//     stage in its own file, stage_*.go, with its jobs and its price side
-//     by side), and writing the run's manifest, tables and plots
+//     with its verified content-addressed cache (privatize.go: the
+//     privatizer, which also builds the mechanisms; Session.Split is
+//     behind `xp privatize`), the analysis cells and privacy measures
+//     (cell.go: the analyzer), a cell's classifier — its vocabulary, the
+//     model from models.New, training, caching and evaluation (model.go:
+//     the trainer) —, running the todo cells in this process or in
+//     shards over a shared folder (run.go, launch.go), the stages that
+//     combine the cells' records (stages.go; each kind of stage in its
+//     own file, stage_*.go, with its jobs and its price side by side),
+//     and writing the run's manifest, tables and plots
 //     (outputs.go). One function writes a cell's record (Session.record).
 //
 // A command opens a config's sweep as a Job (job.go: Start) and calls

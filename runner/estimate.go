@@ -132,7 +132,7 @@ func (x *estimator) estimate(ctx context.Context, startup time.Duration) *Estima
 	for k, i := range x.p.todo {
 		cells[k] = x.p.cells[i].Cell
 	}
-	for _, c := range s.calibrate(ctx, x.rates, cells, x.threads) {
+	for _, c := range x.calibrate(ctx, x.rates, cells, x.threads) {
 		x.rates[c.key] = c.rate
 		e.Calibrated = append(e.Calibrated, fmt.Sprintf("%s: %.4g/s on %s", c.key, c.rate.PerSec, c.on))
 		e.CalibrationSeconds += c.seconds
@@ -144,7 +144,7 @@ func (x *estimator) estimate(ctx context.Context, startup time.Duration) *Estima
 		if cell.Analysis != "" {
 			e.Analyses++
 			x.construction(cell)
-			if g := s.drawGroup(cell); g != "" {
+			if g := drawGroup(s.c, cell); g != "" {
 				if x.drawn[g] {
 					continue // its draws are made by its group's first cell (common_noise)
 				}
@@ -180,7 +180,7 @@ func (x *estimator) estimate(ctx context.Context, startup time.Duration) *Estima
 				continue
 			}
 			x.seen[key] = true
-			if g := s.splitGroup(cell, split); g != "" {
+			if g := splitGroup(s.c, cell, split); g != "" {
 				if x.seen[g] {
 					continue // privatized with its group's first missing split (common_noise)
 				}
@@ -340,7 +340,7 @@ type stageGroup struct {
 // attackTokens is the tokens of n of the analysis's texts, each cut to
 // maxLen, at their mean length: what one privatization of the
 // reconstruction attack's texts costs.
-func (s *Session) attackTokens(cell experiments.Cell, n, maxLen int) int64 {
+func (s *analyzer) attackTokens(cell experiments.Cell, n, maxLen int) int64 {
 	docs := s.in.view(cell).splits["train"].Docs
 	var total int64
 	for _, d := range docs {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sugarme/gotch"
 	"github.com/xp-nlp/xp/datasets"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -53,11 +54,20 @@ type trained struct {
 	Coverage map[string]results.Coverage `json:"coverage"`
 }
 
+// A trainer trains, caches, opens and evaluates the cells' classifiers
+// over the session's inputs on its device: the one place a model trains.
+type trainer struct {
+	c    *experiments.Config
+	in   *inputs
+	dev  gotch.Device
+	logf func(format string, args ...any)
+}
+
 // classifier returns the cell's trained model, open (the caller closes
 // it), with its training record: from the cache when it holds the cell's
 // model key, otherwise trained on the cell's training and validation
 // splits and cached. reused says which.
-func (s *Session) classifier(ctx context.Context, cell experiments.Cell, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, reused bool, err error) {
+func (s *trainer) classifier(ctx context.Context, cell experiments.Cell, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, reused bool, err error) {
 	key := s.c.ModelKey(cell, s.in.sums)
 	dir := filepath.Join(s.c.Cache, modelsDir, key)
 	t, err = readTrained(dir, key)
@@ -117,7 +127,7 @@ func checkWeights(dir string, t *trained) error {
 // openModel builds the config's model over t's vocabulary and loads the
 // parameters saved at path (nil path: fresh parameters, seeded by the
 // cell).
-func (s *Session) openModel(cell experiments.Cell, t *trained, path string) (models.Model, error) {
+func (s *trainer) openModel(cell experiments.Cell, t *trained, path string) (models.Model, error) {
 	env := models.Env{Classes: int64(len(s.in.dataset.Labels)), Pair: s.in.dataset.Pair, Device: s.dev}
 	if s.in.pieces != nil {
 		env.Checkpoint, env.Steps = s.in.pieces.dir, t.Steps
@@ -148,7 +158,7 @@ func (s *Session) openModel(cell experiments.Cell, t *trained, path string) (mod
 }
 
 // trainOptions are the config's training settings for a cell.
-func (s *Session) trainOptions(cell experiments.Cell) models.TrainOptions {
+func (s *trainer) trainOptions(cell experiments.Cell) models.TrainOptions {
 	opt := models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
 		Classes: len(s.in.dataset.Labels), Pad: padID, Seed: cell.Seed, Device: s.dev}
 	if s.in.pieces != nil {
@@ -162,7 +172,7 @@ func (s *Session) trainOptions(cell experiments.Cell) models.TrainOptions {
 // trainingData maps the training and validation splits to the model's
 // input: pieces of its checkpoint, or word ids over a vocabulary of the
 // task (modelVocab), which t then records.
-func (s *Session) trainingData(splits map[string]Split, t *trained) (map[string]models.Data, error) {
+func (s *trainer) trainingData(splits map[string]Split, t *trained) (map[string]models.Data, error) {
 	data := map[string]models.Data{}
 	var vocab *datasets.Vocab
 	if s.in.pieces == nil {
@@ -196,7 +206,7 @@ func (s *Session) trainingData(splits map[string]Split, t *trained) (map[string]
 // killed, a node lost) and run again resumes after its last finished
 // epoch with the same result as an uninterrupted run. The checkpoint is
 // removed once the model is cached, or when training fails.
-func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
+func (s *trainer) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
 	t = &trained{Key: key, Coverage: map[string]results.Coverage{}}
 	data, err := s.trainingData(splits, t)
 	if err != nil {
@@ -249,7 +259,7 @@ func (s *Session) trainModel(ctx context.Context, cell experiments.Cell, key str
 
 // cacheModel writes m and t into the temporary folder tmp, drops the
 // training's own files, and renames tmp to the model's folder.
-func (s *Session) cacheModel(m models.Model, t *trained, tmp string) error {
+func (s *trainer) cacheModel(m models.Model, t *trained, tmp string) error {
 	if err := os.RemoveAll(filepath.Join(tmp, trainDir)); err != nil {
 		return fmt.Errorf("cache model: %w", err)
 	}
@@ -284,7 +294,7 @@ func short(key string) string { return key[:min(12, len(key))] }
 // evaluate scores m on the cell's evaluated split: its words that have a
 // vector but are not in the model's vocabulary reach the model through
 // their vectors (appended to its embedding, see models.Classifier.Extend).
-func (s *Session) evaluate(cell experiments.Cell, m models.Model, t *trained, test Split) (metrics.Classification, results.Coverage, error) {
+func (s *trainer) evaluate(cell experiments.Cell, m models.Model, t *trained, test Split) (metrics.Classification, results.Coverage, error) {
 	if s.in.pieces != nil {
 		data, cov, err := s.in.pieces.pieceData(test, s.c.Train.MaxLen)
 		if err != nil {

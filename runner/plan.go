@@ -112,7 +112,7 @@ func prepare(ctx context.Context, s *Session, p *runPlan) error {
 		}
 		if k := cell.Stream(); !built[k] {
 			built[k] = true
-			if _, _, err := s.mechanism(cell, s.progress); err != nil {
+			if _, _, err := s.priv.mechanism(cell, s.progress); err != nil {
 				return fmt.Errorf("prepare %s: %w", cell, err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sugarme/gotch"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/metrics"
@@ -35,7 +36,7 @@ type Privatized struct {
 // ε, parameters, seed and the split name determine every random draw)
 // and cached. This is the one place a split is privatized: `xp run` and
 // `xp privatize` both call it.
-func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string, progress io.Writer) (Privatized, error) {
+func (s *privatizer) Split(ctx context.Context, cell experiments.Cell, split string, progress io.Writer) (Privatized, error) {
 	orig, ok := s.in.splits[split]
 	if !ok {
 		return Privatized{}, fmt.Errorf("no split %q (want train, valid or test)", split)
@@ -98,18 +99,18 @@ func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string
 
 // corpusPath is where the corpus cache keeps the privatized split of
 // corpus key key.
-func (s *Session) corpusPath(key string) string {
+func (s *privatizer) corpusPath(key string) string {
 	return filepath.Join(s.c.Cache, "corpora", key+".gob.gz")
 }
 
 // splitGroup names the privatized splits made together under
 // common_noise (splitSharers): one split, seed and streams; "" where
 // the option is off or the cell does not privatize split.
-func (s *Session) splitGroup(cell experiments.Cell, split string) string {
-	if !s.c.CommonNoise || cell.Mechanism == "" || cell.Analysis != "" || !cell.Privatizes(role(split)) {
+func splitGroup(c *experiments.Config, cell experiments.Cell, split string) string {
+	if !c.CommonNoise || cell.Mechanism == "" || cell.Analysis != "" || !cell.Privatizes(role(split)) {
 		return ""
 	}
-	return fmt.Sprintf("split\x00%s\x00%s\x00%d", split, s.c.SourceStream(cell), cell.Seed)
+	return fmt.Sprintf("split\x00%s\x00%s\x00%d", split, c.SourceStream(cell), cell.Seed)
 }
 
 // splitSharers are, under common_noise, the config's other utility cells
@@ -118,16 +119,16 @@ func (s *Session) splitGroup(cell experiments.Cell, split string) string {
 // plan order, without those the corpus cache holds: privatizing cell's
 // split privatizes theirs with it (mech.SharedPrivatize), and their
 // cells read them from the cache.
-func (s *Session) splitSharers(cell experiments.Cell, split string) []experiments.Cell {
+func (s *privatizer) splitSharers(cell experiments.Cell, split string) []experiments.Cell {
 	key := func(o experiments.Cell) string { return s.c.CorpusKey(o, split, s.in.sums) }
-	group := s.groupOf(cell, func(o experiments.Cell) string { return s.splitGroup(o, split) }, key)
+	group := groupOf(s.c, cell, func(o experiments.Cell) string { return splitGroup(s.c, o, split) }, key)
 	return slices.DeleteFunc(group, func(o experiments.Cell) bool { return exists(s.corpusPath(key(o))) })
 }
 
 // countTypes measures the per-word-type unchanged rate of a privatized
 // split (cheap: one pass over the text), for cache entries written before
 // it was measured too.
-func (s *Session) countTypes(orig Split, cf *corpusFile) {
+func (s *privatizer) countTypes(orig Split, cf *corpusFile) {
 	if cf.Report.Types > 0 {
 		return
 	}
@@ -165,3 +166,56 @@ func readCorpus(path, key string, n int) (corpusFile, error) {
 
 // writeCorpus caches a privatized split atomically.
 func writeCorpus(path string, cf corpusFile) error { return writeGobGz(path, cf) }
+
+// A privatizer builds the cells' mechanisms over the candidate space (an
+// index built on first use) and privatizes their splits, through the
+// verified content-addressed corpus cache: the one path by which a split
+// is privatized.
+type privatizer struct {
+	c        *experiments.Config
+	in       *inputs
+	dev      gotch.Device
+	space    *mech.Space
+	readOnly bool // reads the caches, writes nothing (a dry run)
+	rates    *rateBook
+	logf     func(format string, args ...any)
+}
+
+// candidates returns the candidate space, indexing the vectors
+// on first use.
+func (s *privatizer) candidates() (*mech.Space, error) {
+	if s.space == nil {
+		sp, err := mech.NewSpace(s.in.mech, s.dev, 0)
+		if err != nil {
+			return nil, err
+		}
+		sp.CacheDir, sp.KeepCache = filepath.Join(s.c.Cache, "mech"), s.readOnly
+		s.space = sp
+	}
+	return s.space, nil
+}
+
+// mechanism builds the cell's mechanism over the session's space. Its
+// task vocabulary (CusText's inputs, SanText's candidates, SanText+'s
+// sensitive words) is the run's task's, for analysis cells too: in a run
+// with utility cells that is every split they read, so that an analysis
+// measures the mechanism the utility cells apply; in an analysis-only run,
+// the analysis's view of the data. A costly structure it computes rather
+// than reads from the cache (CusText's mapping) has its time returned
+// (built; 0 otherwise) and noted for estimates.
+func (s *privatizer) mechanism(cell experiments.Cell, progress io.Writer) (m mech.Mechanism, built float64, err error) {
+	if _, err := s.candidates(); err != nil {
+		return nil, 0, err
+	}
+	prebuilt := mech.Prebuilt(s.space, cell.Mechanism, cell.Params, s.in.counts)
+	start := time.Now()
+	m, err = mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
+	if err == nil && !prebuilt {
+		if built = time.Since(start).Seconds(); built > 0 {
+			for _, k := range s.rates.constructKeys(cell) {
+				s.rates.note(k, rate{PerSec: 1 / built})
+			}
+		}
+	}
+	return m, built, err
+}

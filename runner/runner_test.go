@@ -576,7 +576,7 @@ func TestTrainingInterrupted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	m, tr, err := s.trainModel(ctx, cell, "k", splits, nil)
+	m, tr, err := s.models.trainModel(ctx, cell, "k", splits, nil)
 	if !errors.Is(err, context.Canceled) || m != nil || tr != nil {
 		t.Errorf("cancelled training: %v, model %v, %v", err, m, tr)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
-	"github.com/xp-nlp/xp/mech"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -21,10 +20,9 @@ import (
 // once a cell privatizes, the mechanisms' candidate space. `xp run` runs
 // cells through it; `xp privatize` asks it for one cell's split.
 type Session struct {
-	c     *experiments.Config // the caller's config, cloned, device resolved
-	in    *inputs
-	dev   gotch.Device
-	space *mech.Space
+	c   *experiments.Config // the caller's config, cloned, device resolved
+	in  *inputs
+	dev gotch.Device
 	// Log receives one line per event, Progress progress bars (drawn on
 	// terminals only); either may be nil.
 	log, progress io.Writer
@@ -36,6 +34,13 @@ type Session struct {
 	// rates are the speeds this host measured: cells write them, a dry
 	// run's estimate prices with them.
 	rates *rateBook
+	// models trains and opens the cells' classifiers; priv builds the
+	// mechanisms and privatizes the cells' splits through the corpus
+	// cache.
+	models *trainer
+	priv   *privatizer
+	// an computes analysis cells and privacy measures.
+	an *analyzer
 }
 
 // SessionOptions tune Open without changing any result.
@@ -83,14 +88,17 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 	}
 	s := &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds(), readOnly: opt.ReadOnly}
 	s.rates = &rateBook{c: c, emb: in.mech, dev: dev, logf: s.logf}
+	s.models = &trainer{c: c, in: in, dev: dev, logf: s.logf}
+	s.priv = &privatizer{c: c, in: in, dev: dev, readOnly: opt.ReadOnly, rates: s.rates, logf: s.logf}
+	s.an = &analyzer{c: c, in: in, dev: dev, priv: s.priv, sums: s.sums, logf: s.logf}
 	return s, nil
 }
 
 // Close frees the candidate space.
 func (s *Session) Close() {
-	if s.space != nil {
-		s.space.Close()
-		s.space = nil
+	if s.priv.space != nil {
+		s.priv.space.Close()
+		s.priv.space = nil
 	}
 }
 
@@ -128,41 +136,7 @@ func (s *Session) logf(format string, args ...any) {
 	}
 }
 
-// candidates returns the session's candidate space, indexing the vectors
-// on first use.
-func (s *Session) candidates() (*mech.Space, error) {
-	if s.space == nil {
-		sp, err := mech.NewSpace(s.in.mech, s.dev, 0)
-		if err != nil {
-			return nil, err
-		}
-		sp.CacheDir, sp.KeepCache = filepath.Join(s.c.Cache, "mech"), s.readOnly
-		s.space = sp
-	}
-	return s.space, nil
-}
-
-// mechanism builds the cell's mechanism over the session's space. Its
-// task vocabulary (CusText's inputs, SanText's candidates, SanText+'s
-// sensitive words) is the run's task's, for analysis cells too: in a run
-// with utility cells that is every split they read, so that an analysis
-// measures the mechanism the utility cells apply; in an analysis-only run,
-// the analysis's view of the data. A costly structure it computes rather
-// than reads from the cache (CusText's mapping) has its time returned
-// (built; 0 otherwise) and noted for estimates.
-func (s *Session) mechanism(cell experiments.Cell, progress io.Writer) (m mech.Mechanism, built float64, err error) {
-	if _, err := s.candidates(); err != nil {
-		return nil, 0, err
-	}
-	prebuilt := mech.Prebuilt(s.space, cell.Mechanism, cell.Params, s.in.counts)
-	start := time.Now()
-	m, err = mech.New(cell.Mechanism, s.space, cell.Epsilon, cell.Params, mech.Options{Counts: s.in.counts, Progress: progress})
-	if err == nil && !prebuilt {
-		if built = time.Since(start).Seconds(); built > 0 {
-			for _, k := range s.rates.constructKeys(cell) {
-				s.rates.note(k, rate{PerSec: 1 / built})
-			}
-		}
-	}
-	return m, built, err
+// Split privatizes one split of the cell (see privatizer.Split).
+func (s *Session) Split(ctx context.Context, cell experiments.Cell, split string, progress io.Writer) (Privatized, error) {
+	return s.priv.Split(ctx, cell, split, progress)
 }

@@ -224,12 +224,11 @@ func TestStaleTemporariesRemoved(t *testing.T) {
 // the page printed whole).
 func TestErrorOneLine(t *testing.T) {
 	out := t.TempDir()
-	s := &Session{c: &experiments.Config{Output: out}}
-	if got := s.oneLine("k1", errors.New("no vector for happy")); got != "no vector for happy" {
+	if got := oneLine(out, "k1", errors.New("no vector for happy")); got != "no vector for happy" {
 		t.Errorf("a one-line error became %q", got)
 	}
 	trace := "libtorch call panicked: boom\ngoroutine 1 [running]:\n" + strings.Repeat("main.f()\n\t/x.go:1\n", 200)
-	got := s.oneLine("k2", errors.New(trace))
+	got := oneLine(out, "k2", errors.New(trace))
 	if want := "libtorch call panicked: boom (the whole message: traces/k2.txt)"; got != want {
 		t.Errorf("a trace became %q, want %q", got, want)
 	}
@@ -237,7 +236,7 @@ func TestErrorOneLine(t *testing.T) {
 		t.Errorf("the trace file: %v, %d bytes", err, len(b))
 	}
 	torchErr := &ts.XpError{Msg: "shapes cannot be multiplied\nException raised from mm at x.cpp:1", Stack: "goroutine 7 [running]:\nmain.f()"}
-	got = s.oneLine("k4", fmt.Errorf("train: %w", torchErr))
+	got = oneLine(out, "k4", fmt.Errorf("train: %w", torchErr))
 	if want := "train: shapes cannot be multiplied (the whole message: traces/k4.txt)"; got != want {
 		t.Errorf("a libtorch error became %q, want %q", got, want)
 	}
@@ -245,7 +244,7 @@ func TestErrorOneLine(t *testing.T) {
 		t.Errorf("the libtorch error's trace file: %q", b)
 	}
 	long := strings.Repeat("x", 2000)
-	if got := s.oneLine("k3", errors.New(long)); len(got) > maxErrorLine+100 || !strings.Contains(got, "traces/k3.txt") {
+	if got := oneLine(out, "k3", errors.New(long)); len(got) > maxErrorLine+100 || !strings.Contains(got, "traces/k3.txt") {
 		t.Errorf("a 2,000-byte line became %d bytes: %.80q", len(got), got)
 	}
 }

@@ -27,7 +27,7 @@ func priceMatched(x *estimator, g stageGroup) {
 	probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
 	ap := s.c.AnalysisParams()
 	priv, train := s.rates.keys(g.cell, x.threads)
-	n := probes * s.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
+	n := probes * s.an.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
 	e.StageLookups += n
 	x.price(priv, n, s.rates.sameSearch(g.cell, false)...)
 	at := g.cell
@@ -78,7 +78,7 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 				return x
 			}
 			recovery := func(eps float64) (float64, error) {
-				env, _, err := s.analysisEnv(at(eps))
+				env, _, err := s.an.analysisEnv(at(eps))
 				if err != nil {
 					return 0, err
 				}
@@ -100,7 +100,7 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			if eps == v.Float("lo") || eps == v.Float("hi") {
 				a.Flag(fmt.Sprintf("stopped at the range's end (ε %g)", eps))
 			}
-			env, _, err := s.analysisEnv(at(eps))
+			env, _, err := s.an.analysisEnv(at(eps))
 			if err != nil {
 				return a, err
 			}

@@ -51,7 +51,7 @@ func (s *Session) searchJobs(in stageInputs) []stageJob {
 				nw := func(eps float64) (float64, error) {
 					probe := cell
 					probe.Analysis, probe.Epsilon = "plausible-deniability", eps
-					env, _, err := s.analysisEnv(probe)
+					env, _, err := s.an.analysisEnv(probe)
 					if err != nil {
 						return 0, err
 					}
@@ -77,7 +77,7 @@ func (s *Session) searchJobs(in stageInputs) []stageJob {
 				}
 				at := cell
 				at.Analysis, at.Epsilon = "examples", eps
-				env, _, err := s.analysisEnv(at)
+				env, _, err := s.an.analysisEnv(at)
 				if err != nil {
 					return a, err
 				}

@@ -180,7 +180,7 @@ func (s *Session) runStage(ctx context.Context, cs rundir.CellStatus, keys []str
 	}
 	a, err := j.compute(ctx)
 	if err != nil {
-		rec.Status, rec.Error = "failed", s.oneLine(cs.Key, err)
+		rec.Status, rec.Error = "failed", oneLine(s.c.Output, cs.Key, err)
 	} else {
 		rec.Analysis = &a
 	}
