@@ -187,7 +187,7 @@ func (f *File) decide(c *Claim, get func(string) (tables, string, error)) (Agree
 				return a, lineErr(f.Path, c.line, err)
 			}
 			e := t.lookup(p, c.stat(p)).scale(unit)
-			if !e.Found && !Rules[c.Rule].derived {
+			if !e.Found && !c.rule().derived {
 				a.Verdict, a.Reason = NotRun, fmt.Sprintf("run %s has no %s at %s", name, c.stat(p), p)
 				if e.Note != "" {
 					a.Reason += ": " + e.Note
@@ -200,7 +200,7 @@ func (f *File) decide(c *Claim, get func(string) (tables, string, error)) (Agree
 		a.Values = append(a.Values, g.values)
 	}
 	rd := runReader{c: c, get: get}
-	d := Rules[c.Rule].decide(c, gs, rd)
+	d := c.rule().decide(c, gs, rd)
 	a.Verdict, a.Reason, a.Detail, a.Derived = d.verdict, d.reason, d.detail, d.value
 	if w := worstNote(gs); w != "" && a.Verdict == Holds {
 		a.Detail = strings.TrimPrefix(a.Detail+"; "+w, "; ")

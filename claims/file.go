@@ -87,7 +87,7 @@ type Claim struct {
 	Kind string `yaml:"kind"`
 	// Says is the statement, paraphrased.
 	Says string `yaml:"says"`
-	// Rule decides it (Rules); Stat is the statistic every point reads
+	// Rule decides it (rules.go); Stat is the statistic every point reads
 	// unless the point names its own.
 	Rule string `yaml:"rule"`
 	Stat string `yaml:"stat"`
@@ -337,7 +337,7 @@ func (c *Claim) check(papers, runs map[string]bool) error {
 	case c.Band != nil && (len(c.Band) != 2 || c.Band[0] >= c.Band[1]):
 		return errors.New("band: give [low, high], low < high")
 	}
-	r, ok := Rules[c.Rule]
+	r, ok := ruleOf(c.Rule)
 	if !ok {
 		return fmt.Errorf("rule %q, want one of %s", c.Rule, strings.Join(ruleNames(), ", "))
 	}

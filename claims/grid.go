@@ -66,7 +66,7 @@ func Grid(as []Agreement, kind string) table.Grid {
 		if stat == "" {
 			stat = c.groups()[0][0].Stat
 		}
-		test := stat + ": " + Rules[c.Rule].Doc
+		test := stat + ": " + c.rule().Doc
 		switch c.Rule {
 		case "at-most", "at-least":
 			test += " (" + num(c.Threshold) + ")"

@@ -25,10 +25,12 @@ const (
 	NeedsCheckpoint = "needs the checkpoint"
 )
 
-// A Rule decides a claim from the values at its points. Doc says what it
-// tests (the tables print it); check refuses a claim the rule cannot
-// read; decide returns the decision.
+// A Rule decides a claim from the values at its points. Name is what a
+// claim names it by (its rule:), Doc says what it tests (the tables print
+// it); check refuses a claim the rule cannot read; decide returns the
+// decision.
 type Rule struct {
+	Name   string
 	Doc    string
 	valid  func(c *Claim) error
 	decide func(c *Claim, gs []group, r reader) decision
@@ -58,18 +60,18 @@ type decision struct {
 	value                   *Estimate
 }
 
-// Rules are the rules a claim can name.
-var Rules = map[string]Rule{
-	"greater": {Doc: "the first point's value is above the second's", valid: points(2, 2),
+// rules are the rules a claim can name, one value each (ruleOf).
+var rules = []Rule{
+	{Name: "greater", Doc: "the first point's value is above the second's", valid: points(2, 2),
 		decide: each(func(c *Claim, g group) []step { return []step{above(g, 0, 1)} })},
-	"far-greater": {Doc: "the first point's value is at least factor times the second's (a value recorded as ∞ read as at least the cap)", decide: each(farGreater),
+	{Name: "far-greater", Doc: "the first point's value is at least factor times the second's (a value recorded as ∞ read as at least the cap)", decide: each(farGreater),
 		valid: func(c *Claim) error {
 			if c.Factor <= 1 {
 				return errors.New("rule far-greater needs factor > 1")
 			}
 			return points(2, 2)(c)
 		}},
-	"matched-far-greater": {Doc: "at each ε of the first setting, its value is at least factor times the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", decide: matchedFarGreater, derived: true,
+	{Name: "matched-far-greater", Doc: "at each ε of the first setting, its value is at least factor times the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", decide: matchedFarGreater, derived: true,
 		valid: func(c *Claim) error {
 			switch {
 			case c.By == "":
@@ -81,7 +83,7 @@ var Rules = map[string]Rule{
 			}
 			return points(2, 2)(c)
 		}},
-	"matched-greater": {Doc: "at each ε of the first setting, its value is above the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", derived: true,
+	{Name: "matched-greater", Doc: "at each ε of the first setting, its value is above the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", derived: true,
 		decide: func(c *Claim, gs []group, r reader) decision {
 			above := *c
 			above.Factor = 1 // matched-far-greater by a factor of 1: the first's interval above the second's
@@ -98,50 +100,50 @@ var Rules = map[string]Rule{
 			}
 			return points(2, 2)(c)
 		}},
-	"greatest": {Doc: "the first point's value is above every other point's", valid: points(2, 0),
+	{Name: "greatest", Doc: "the first point's value is above every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, 0, i))
 			}
 			return s
 		})},
-	"least": {Doc: "the first point's value is below every other point's", valid: points(2, 0),
+	{Name: "least", Doc: "the first point's value is below every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, i, 0))
 			}
 			return s
 		})},
-	"increasing": {Doc: "each point's value is above the one before", valid: points(2, 0),
+	{Name: "increasing", Doc: "each point's value is above the one before", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, i, i-1))
 			}
 			return s
 		})},
-	"decreasing": {Doc: "each point's value is below the one before", valid: points(2, 0),
+	{Name: "decreasing", Doc: "each point's value is below the one before", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, i-1, i))
 			}
 			return s
 		})},
-	"at-most": {Doc: "every point's value is at most the threshold", valid: points(1, 0),
+	{Name: "at-most", Doc: "every point's value is at most the threshold", valid: points(1, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := range g.values {
 				s = append(s, bound(c, g, i, true))
 			}
 			return s
 		})},
-	"at-least": {Doc: "every point's value is at least the threshold", valid: points(1, 0),
+	{Name: "at-least", Doc: "every point's value is at least the threshold", valid: points(1, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := range g.values {
 				s = append(s, bound(c, g, i, false))
 			}
 			return s
 		})},
-	"dominates": {Doc: "each value settled at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
-	"range": {Doc: "at least the threshold at min ε of the grid or more, an ε where the mechanism is nearly the identity not counted", decide: rangeRule,
+	{Name: "dominates", Doc: "each value settled at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
+	{Name: "range", Doc: "at least the threshold at min ε of the grid or more, an ε where the mechanism is nearly the identity not counted", decide: rangeRule,
 		valid: func(c *Claim) error {
 			if err := points(1, 1)(c); err != nil {
 				return err
@@ -151,21 +153,21 @@ var Rules = map[string]Rule{
 			}
 			return nil
 		}},
-	"within-factor": {Doc: "the largest value is at most factor times the smallest", decide: withinFactor,
+	{Name: "within-factor", Doc: "the largest value is at most factor times the smallest", decide: withinFactor,
 		valid: func(c *Claim) error {
 			if c.Factor <= 1 {
 				return errors.New("rule within-factor needs factor > 1")
 			}
 			return points(2, 0)(c)
 		}},
-	"flattens": {Doc: "every step after the after-th point at most fraction × the first step", decide: flattens,
+	{Name: "flattens", Doc: "every step after the after-th point at most fraction × the first step", decide: flattens,
 		valid: func(c *Claim) error {
 			if c.After < 2 || c.Fraction <= 0 {
 				return errors.New("rule flattens needs after ≥ 2 and fraction > 0")
 			}
 			return points(c.After+1, 0)(c)
 		}},
-	"matched-gain": {Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it, and is not read where it is within the margin of 0", decide: matchedGain, derived: true,
+	{Name: "matched-gain", Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it, and is not read where it is within the margin of 0", decide: matchedGain, derived: true,
 		valid: func(c *Claim) error {
 			if c.By == "" {
 				return errors.New("rule matched-gain needs by: the privacy statistic matched")
@@ -180,10 +182,26 @@ var Rules = map[string]Rule{
 		}},
 }
 
+// ruleOf is the named rule.
+func ruleOf(name string) (Rule, bool) {
+	i := slices.IndexFunc(rules, func(r Rule) bool { return r.Name == name })
+	if i < 0 {
+		return Rule{}, false
+	}
+	return rules[i], true
+}
+
+// rule is the claim's rule (Read refuses a claim whose rule is unknown).
+func (c *Claim) rule() Rule {
+	r, _ := ruleOf(c.Rule)
+	return r
+}
+
+// ruleNames are the rules a claim can name, sorted.
 func ruleNames() []string {
 	var n []string
-	for k := range Rules {
-		n = append(n, k)
+	for _, r := range rules {
+		n = append(n, r.Name)
 	}
 	slices.Sort(n)
 	return n

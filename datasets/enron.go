@@ -187,3 +187,7 @@ func StripQuoted(body string) string {
 	}
 	return strings.TrimSpace(strings.Join(keep, "\n"))
 }
+
+// enronSpec is the enron corpus (Specs).
+var enronSpec = Spec{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Attacker: "authorship", Splits: "train; 10% of each author's mail carved as test",
+	Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron}

@@ -80,3 +80,7 @@ func loadFolder(ctx context.Context, dir string, opt Options) (*Dataset, error) 
 	}
 	return d, nil
 }
+
+// folderSpec is the folder corpus (Specs).
+var folderSpec = Spec{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
+	Splits: "the folder's train/test/... subfolders, or all", load: loadFolder}

@@ -119,3 +119,11 @@ func readTSV(ctx context.Context, path string, textCols []string, label func(str
 	}
 	return out, nil
 }
+
+// sst2Spec is the sst2 corpus (Specs).
+var sst2Spec = Spec{Name: "sst2", Title: "GLUE SST-2", Labels: sentiment,
+	Splits: "train / dev / test (unlabelled)", Test: "dev", Default: []string{"sst2", "SST-2"}, load: loadSST2}
+
+// qnliSpec is the qnli corpus (Specs).
+var qnliSpec = Spec{Name: "qnli", Title: "GLUE QNLI", Labels: []string{"entailment", "not_entailment"}, Pair: true,
+	Splits: "train / dev / test (unlabelled)", Test: "dev", Default: []string{"qnli", "QNLI"}, load: loadQNLI}

@@ -146,3 +146,9 @@ func readTarGz(ctx context.Context, path string, fn func(name string, r io.Reade
 		}
 	}
 }
+
+// imdbSpec is the imdb corpus (Specs).
+var imdbSpec = Spec{Name: "imdb", Title: "IMDb Large Movie Review Dataset (Maas et al. 2011)", Labels: sentiment,
+	Splits:  "train 25,000 / test 25,000",
+	Default: []string{"imdb/aclImdb", "imdb/aclImdb_v1.tar.gz", "imdb/aclImdb_v1_train_test.tar.gz", "aclImdb", "aclImdb_v1.tar.gz"},
+	load:    loadIMDb}

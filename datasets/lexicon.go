@@ -81,3 +81,7 @@ func latin1IfInvalid(b []byte) string {
 	}
 	return string(r)
 }
+
+// opinionSpec is the opinion corpus (Specs).
+var opinionSpec = Spec{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"}, WordLevel: true,
+	Splits: "all (word-level)", Train: "all", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon}

@@ -75,30 +75,10 @@ type Spec struct {
 	load     func(ctx context.Context, path string, opt Options) (*Dataset, error)
 }
 
-// Specs returns every corpus xp can load, by name.
+// Specs returns every corpus xp can load, by name: one value each,
+// declared in the corpus's own file beside its loader.
 func Specs() []Spec {
-	specs := []Spec{
-		{Name: "imdb", Title: "IMDb Large Movie Review Dataset (Maas et al. 2011)", Labels: sentiment,
-			Splits:  "train 25,000 / test 25,000",
-			Default: []string{"imdb/aclImdb", "imdb/aclImdb_v1.tar.gz", "imdb/aclImdb_v1_train_test.tar.gz", "aclImdb", "aclImdb_v1.tar.gz"},
-			load:    loadIMDb},
-		{Name: "sst2", Title: "GLUE SST-2", Labels: sentiment,
-			Splits: "train / dev / test (unlabelled)", Test: "dev", Default: []string{"sst2", "SST-2"}, load: loadSST2},
-		{Name: "qnli", Title: "GLUE QNLI", Labels: []string{"entailment", "not_entailment"}, Pair: true,
-			Splits: "train / dev / test (unlabelled)", Test: "dev", Default: []string{"qnli", "QNLI"}, load: loadQNLI},
-		{Name: "twitter", Title: "NLP with Disaster Tweets (Kaggle)", Labels: []string{"not_disaster", "disaster"},
-			Splits: "train.csv (labelled), test.csv as split unlabelled; 10% of train carved as test (9:1)",
-			Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter},
-		{Name: "opinion", Title: "Hu & Liu opinion lexicon (product-review opinion words)", Labels: []string{"negative", "positive"}, WordLevel: true,
-			Splits: "all (word-level)", Train: "all", Default: []string{"opinion_lexicon", "opinion-lexicon-English"}, load: loadLexicon},
-		{Name: "enron", Title: "CMU Enron email, authorship of sent mail", Attacker: "authorship", Splits: "train; 10% of each author's mail carved as test",
-			Carve: []Carving{{"train", "test", 0.1}}, Default: []string{"enron/maildir", "maildir", "enron"}, load: loadEnron},
-		{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
-			Splits: "the folder's train/test/... subfolders, or all", load: loadFolder},
-		{Name: "table", Title: "your own data: a CSV, TSV or JSONL file with text (and text2) and label columns",
-			Splits: "train (dataset.path) and test (dataset.test_path), or a test split carved by test_fraction", load: loadTable},
-	}
-	return specs
+	return []Spec{imdbSpec, sst2Spec, qnliSpec, twitterSpec, opinionSpec, enronSpec, folderSpec, tableSpec}
 }
 
 var sentiment = []string{"negative", "positive"}

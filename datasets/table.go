@@ -212,3 +212,7 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 	}
 	return out, nil
 }
+
+// tableSpec is the table corpus (Specs).
+var tableSpec = Spec{Name: "table", Title: "your own data: a CSV, TSV or JSONL file with text (and text2) and label columns",
+	Splits: "train (dataset.path) and test (dataset.test_path), or a test split carved by test_fraction", load: loadTable}

@@ -120,3 +120,8 @@ func csvErr(name string, err error) error {
 	}
 	return srcerr.Wrap(name, 0, err)
 }
+
+// twitterSpec is the twitter corpus (Specs).
+var twitterSpec = Spec{Name: "twitter", Title: "NLP with Disaster Tweets (Kaggle)", Labels: []string{"not_disaster", "disaster"},
+	Splits: "train.csv (labelled), test.csv as split unlabelled; 10% of train carved as test (9:1)",
+	Carve:  []Carving{{"train", "test", 0.1}}, Default: []string{"twitter", "nlp-getting-started"}, load: loadTwitter}

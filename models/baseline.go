@@ -7,6 +7,7 @@ import (
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -137,3 +138,10 @@ func (m *Baseline) Close() {
 		t.Drop()
 	}
 }
+
+// baselineKind builds the bag-of-vectors baseline from the baseline
+// descriptor's parameters.
+var baselineKind = kind{name: "baseline", build: func(v spec.Values, env Env) (Model, error) {
+	return NewBaseline(BaselineConfig{Vocab: env.Vocab, EmbedDim: env.EmbedDim, Classes: env.Classes, Pretrained: env.Pretrained, Pair: env.Pair,
+		Hidden: int64(v.Int("head_hidden")), Dropout: v.Float("dropout"), LR: v.Float("lr"), ClipNorm: v.Float("clip"), Freeze: !v.Bool("fine_tune")}, env.Device)
+}}

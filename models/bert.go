@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/internal/xio"
+	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -683,3 +685,21 @@ func (m *Bert) forward32(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*
 	}
 	return ts.Linear(pooled, p["classifier.weight"], p["classifier.bias"])
 }
+
+// transformerKind fine-tunes the pretrained checkpoint in env.Checkpoint
+// (a Hugging Face folder: config.json and model.safetensors) from the
+// transformer descriptor's parameters.
+var transformerKind = kind{name: "transformer", build: func(v spec.Values, env Env) (Model, error) {
+	cfg, err := hf.ReadConfig(env.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	st, err := hf.OpenSafetensors(filepath.Join(env.Checkpoint, "model.safetensors"))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	m, _, err := NewBert(cfg, st, BertOptions{Classes: int(env.Classes), Dropout: v.Float("dropout"), LR: v.Float("lr"),
+		Warmup: v.Float("warmup"), TotalSteps: env.Steps, Clip: v.Float("clip"), Precision: v.String("precision")}, env.Device)
+	return m, err
+}}

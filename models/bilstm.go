@@ -9,6 +9,7 @@ import (
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/xp-nlp/xp/spec"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -506,3 +507,10 @@ func (m *BiLSTM) Close() {
 		t.Drop()
 	}
 }
+
+// bilstmKind builds a biLSTM from the bilstm descriptor's parameters.
+var bilstmKind = kind{name: "bilstm", build: func(v spec.Values, env Env) (Model, error) {
+	return NewBiLSTM(BiLSTMConfig{Vocab: env.Vocab, EmbedDim: env.EmbedDim, Classes: env.Classes, Pretrained: env.Pretrained, Pair: env.Pair,
+		Hidden: int64(v.Int("hidden")), Layers: int64(v.Int("layers")), Pooling: v.String("pooling"), HeadHidden: int64(v.Int("head_hidden")),
+		Dropout: v.Float("dropout"), LR: v.Float("lr"), ClipNorm: v.Float("clip"), Freeze: !v.Bool("fine_tune")}, env.Device)
+}}

@@ -2,11 +2,10 @@ package models
 
 import (
 	"fmt"
-	"path/filepath"
+	"slices"
 
 	"github.com/sugarme/gotch"
 
-	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -33,30 +32,26 @@ type Env struct {
 	Steps      int
 }
 
-var builders = map[string]func(v spec.Values, env Env) (Model, error){
-	"bilstm": func(v spec.Values, env Env) (Model, error) {
-		return NewBiLSTM(BiLSTMConfig{Vocab: env.Vocab, EmbedDim: env.EmbedDim, Classes: env.Classes, Pretrained: env.Pretrained, Pair: env.Pair,
-			Hidden: int64(v.Int("hidden")), Layers: int64(v.Int("layers")), Pooling: v.String("pooling"), HeadHidden: int64(v.Int("head_hidden")),
-			Dropout: v.Float("dropout"), LR: v.Float("lr"), ClipNorm: v.Float("clip"), Freeze: !v.Bool("fine_tune")}, env.Device)
-	},
-	"transformer": func(v spec.Values, env Env) (Model, error) {
-		cfg, err := hf.ReadConfig(env.Checkpoint)
-		if err != nil {
-			return nil, err
-		}
-		st, err := hf.OpenSafetensors(filepath.Join(env.Checkpoint, "model.safetensors"))
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		m, _, err := NewBert(cfg, st, BertOptions{Classes: int(env.Classes), Dropout: v.Float("dropout"), LR: v.Float("lr"),
-			Warmup: v.Float("warmup"), TotalSteps: env.Steps, Clip: v.Float("clip"), Precision: v.String("precision")}, env.Device)
-		return m, err
-	},
-	"baseline": func(v spec.Values, env Env) (Model, error) {
-		return NewBaseline(BaselineConfig{Vocab: env.Vocab, EmbedDim: env.EmbedDim, Classes: env.Classes, Pretrained: env.Pretrained, Pair: env.Pair,
-			Hidden: int64(v.Int("head_hidden")), Dropout: v.Float("dropout"), LR: v.Float("lr"), ClipNorm: v.Float("clip"), Freeze: !v.Bool("fine_tune")}, env.Device)
-	},
+// kind is what models knows of one model kind beyond its descriptor in
+// spec (its parameters, ranges and defaults, whether it reads its own
+// tokenizer's pieces), declared once in the kind's own file: how it is
+// built from resolved parameters.
+type kind struct {
+	name  string
+	build func(v spec.Values, env Env) (Model, error)
+}
+
+// kinds are the model kinds models builds, one per descriptor of spec
+// (TestRegistry); each value lives in its model's file.
+var kinds = []kind{bilstmKind, baselineKind, transformerKind}
+
+// kindOf is the named model kind.
+func kindOf(name string) (kind, bool) {
+	i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == name })
+	if i < 0 {
+		return kind{}, false
+	}
+	return kinds[i], true
 }
 
 // New builds a model of the named kind (see spec: bilstm, baseline) from
@@ -68,11 +63,11 @@ func New(kind string, params map[string]any, env Env) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	build, ok := builders[kind]
+	k, ok := kindOf(kind)
 	if !ok {
 		return nil, fmt.Errorf("model kind %s is described in spec but not built by models", kind)
 	}
-	return build(v, env)
+	return k.build(v, env)
 }
 
 // checkParams validates a typed config's hyperparameters by the kind's

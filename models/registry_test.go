@@ -15,8 +15,15 @@ import (
 // parameters a config gives, and the descriptor's rules refuse bad ones.
 func TestRegistry(t *testing.T) {
 	names := spec.Names(spec.Model)
-	if len(builders) != len(names) {
-		t.Errorf("%d builders for %d descriptors", len(builders), len(names))
+	for _, n := range names {
+		if _, ok := kindOf(n); !ok {
+			t.Errorf("model kind %s is described in spec but has no kind value in models", n)
+		}
+	}
+	for _, k := range kinds {
+		if _, err := spec.Lookup(spec.Model, k.name); err != nil {
+			t.Errorf("models builds %s, which spec does not describe: %v", k.name, err)
+		}
 	}
 	ck := t.TempDir()
 	if _, err := (hftest.Bert{Hidden: 8, Layers: 1, Heads: 2, Intermediate: 16, MaxPositions: 16, Seed: 1}).Write(ck); err != nil {
