@@ -82,5 +82,5 @@ func loadFolder(ctx context.Context, dir string, opt Options) (*Dataset, error) 
 }
 
 // folderSpec is the folder corpus (Specs).
-var folderSpec = Spec{Name: "folder", Title: "one folder per class, one text per file (optionally under train/ and test/)",
+var folderSpec = Spec{Name: "folder", Own: true, Title: "one folder per class, one text per file (optionally under train/ and test/)",
 	Splits: "the folder's train/test/... subfolders, or all", load: loadFolder}

@@ -62,6 +62,11 @@ type Spec struct {
 	// a dataset is a word list with labels (a polarity lexicon), not a
 	// classification task.
 	WordLevel bool
+	// Own marks a user's own data: dataset.labels pins its labels, and
+	// test_fraction carves its test split where it has none. Columns: it
+	// is read from one file with column keys (dataset.path, test_path,
+	// text, text2, label).
+	Own, Columns bool
 	// Train and Test are the splits a config reads when it names none
 	// ("": train and test).
 	Train, Test string

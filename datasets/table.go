@@ -214,5 +214,5 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 }
 
 // tableSpec is the table corpus (Specs).
-var tableSpec = Spec{Name: "table", Title: "your own data: a CSV, TSV or JSONL file with text (and text2) and label columns",
+var tableSpec = Spec{Name: "table", Own: true, Columns: true, Title: "your own data: a CSV, TSV or JSONL file with text (and text2) and label columns",
 	Splits: "train (dataset.path) and test (dataset.test_path), or a test split carved by test_fraction", load: loadTable}

@@ -139,12 +139,13 @@ func (c *Config) SourceStream(cell Cell) string {
 // noiseCell is the cell whose streams cell takes under common_noise (ok
 // false where it keeps its own).
 func (c *Config) noiseCell(cell Cell) (Cell, bool) {
-	if !c.CommonNoise || cell.Mechanism != "vickrey" {
+	d, err := spec.Lookup(spec.Mechanism, cell.Mechanism)
+	if !c.CommonNoise || err != nil || d.Noise == nil {
 		return Cell{}, false
 	}
-	n := Cell{Mechanism: "laplace", Epsilon: cell.Epsilon, Seed: cell.Seed}
-	if v := cell.Resolved(); v.Has("lambda") {
-		n = Cell{Mechanism: "mahalanobis", Params: map[string]any{"lambda": v.Float("lambda")}, Epsilon: cell.Epsilon, Seed: cell.Seed}
+	n := Cell{Mechanism: d.Noise.Mechanism, Epsilon: cell.Epsilon, Seed: cell.Seed}
+	if v := cell.Resolved(); d.Noise.Param != "" && v.Has(d.Noise.Param) {
+		n = Cell{Mechanism: d.Noise.WithParam, Params: map[string]any{d.Noise.Param: v.Float(d.Noise.Param)}, Epsilon: cell.Epsilon, Seed: cell.Seed}
 	}
 	return n, true
 }
@@ -175,20 +176,21 @@ func (c *Config) Cells() []Cell {
 	return c.utilityCells(c.Apply)
 }
 
-// stageApply is the apply modes the utility-loss stages read, with the
-// baseline first, which a matched-privacy stage reads too (nil when
-// there is no such stage; the matched-privacy stage runs its utility
-// cells at the ε it finds itself).
+// stageApply is the apply modes of the utility cells the stages add
+// (spec.Descriptor.Utility), with the baseline first (nil when no stage
+// adds any; a stage that adds the baseline alone runs its utility cells
+// at the ε it finds itself).
 func (c *Config) stageApply() []string {
 	var apply []string
 	for i, st := range c.Stages {
-		if st.Kind != "utility-loss" && st.Kind != "matched-privacy" {
+		d, err := spec.Lookup(spec.Stage, st.Kind)
+		if err != nil || d.Utility == "" {
 			continue
 		}
 		if apply == nil {
 			apply = []string{"none"}
 		}
-		if st.Kind != "utility-loss" {
+		if d.Utility != spec.UtilityApply {
 			continue
 		}
 		for _, m := range c.StageParams(i).Strings("apply") {

@@ -104,37 +104,45 @@ func (c *Config) validateStages() error {
 		if d.Reads != "" && ad.Name != d.Reads {
 			return c.errAt(fmt.Sprintf("%s %s: it needs analysis %s (not %s)", d.Name, d.ReadsWhy, d.Reads, ad.Name), "stages", i, "kind")
 		}
-		switch st.Kind {
-		case "utility-loss":
-			if !ad.Epsilon {
-				return c.errAt(fmt.Sprintf("utility-loss pairs mechanism cells with utility cells: analysis %s takes no mechanism", ad.Name), "stages", i, "kind")
-			}
+		if d.Pairs && !ad.Epsilon {
+			return c.errAt(fmt.Sprintf("%s pairs mechanism cells with utility cells: analysis %s takes no mechanism", d.Name, ad.Name), "stages", i, "kind")
+		}
+		if d.Searches && v.Float("lo") >= v.Float("hi") {
+			return c.errAt(fmt.Sprintf("%s: lo %v must be below hi %v", st.Kind, v.Float("lo"), v.Float("hi")), "stages", i, "lo")
+		}
+		if d.Utility != "" {
 			if err := c.validateTask(); err != nil {
 				return err
 			}
+		}
+		if d.Utility == spec.UtilityApply {
 			modes = append(modes, v.Strings("apply")...)
-		case "select":
-			loss, _ := strings.CutPrefix(v.String("loss"), "L_M ")
-			switch {
-			case (loss == "flip" || loss == "loss") && !wordLevel(c.Dataset.Name):
-				return c.errAt(fmt.Sprintf("loss L_M %s is the opinion lexicon's; for dataset %s add a utility-loss stage before and use L_M both, train or test", loss, c.Dataset.Name), "stages", i, "loss")
-			case loss != "flip" && loss != "loss" && !slices.Contains(modes, loss):
-				return c.errAt(fmt.Sprintf("loss L_M %s needs a utility-loss stage before this one with %s in its apply", loss, loss), "stages", i, "loss")
+		}
+		if st.Kind == "select" { // Algorithm 2's loss and start: its own rules
+			if err := c.validateSelect(i, v, modes); err != nil {
+				return err
 			}
-			if v.String("procedure") == "paper" {
-				if m := c.withoutStart(); m >= 0 {
-					return c.errAt(fmt.Sprintf("select procedure paper starts from t = 0 (Laplace) and doubles ε: mechanism %s has no setting with t = 0 (add 0 to its grid's t, or give procedure: grid)", c.Mechanisms[m].Name), "mechanisms", m)
-				}
-			}
-		case "epsilon-search", "matched-privacy":
-			if v.Float("lo") >= v.Float("hi") {
-				return c.errAt(fmt.Sprintf("%s: lo %v must be below hi %v", st.Kind, v.Float("lo"), v.Float("hi")), "stages", i, "lo")
-			}
-			if st.Kind == "matched-privacy" {
-				if err := c.validateTask(); err != nil {
-					return err
-				}
-			}
+		}
+	}
+	return nil
+}
+
+// validateSelect checks stage i, a select stage (Xu et al.'s Algorithm
+// 2), against what comes before it: a loss that is the lexicon's needs a
+// word-level dataset, one that is an apply mode's a utility-loss stage
+// with that mode before it (modes), and procedure paper a start (t = 0)
+// in every mechanism's grid.
+func (c *Config) validateSelect(i int, v spec.Values, modes []string) error {
+	loss, _ := strings.CutPrefix(v.String("loss"), "L_M ")
+	switch {
+	case (loss == "flip" || loss == "loss") && !wordLevel(c.Dataset.Name):
+		return c.errAt(fmt.Sprintf("loss L_M %s is the opinion lexicon's; for dataset %s add a utility-loss stage before and use L_M both, train or test", loss, c.Dataset.Name), "stages", i, "loss")
+	case loss != "flip" && loss != "loss" && !slices.Contains(modes, loss):
+		return c.errAt(fmt.Sprintf("loss L_M %s needs a utility-loss stage before this one with %s in its apply", loss, loss), "stages", i, "loss")
+	}
+	if v.String("procedure") == "paper" {
+		if m := c.withoutStart(); m >= 0 {
+			return c.errAt(fmt.Sprintf("select procedure paper starts from t = 0 (Laplace) and doubles ε: mechanism %s has no setting with t = 0 (add 0 to its grid's t, or give procedure: grid)", c.Mechanisms[m].Name), "mechanisms", m)
 		}
 	}
 	return nil
@@ -172,16 +180,17 @@ func (c *Config) validateData() error {
 // split (table, folder).
 func (c *Config) validateSource() error {
 	d := c.Dataset
+	sp, _ := datasets.SpecOf(d.Name) // the callers checked the name
 	switch {
-	case d.Name == "table" && d.Path == "":
+	case sp.Columns && d.Path == "":
 		return c.errAt("dataset table reads your file: set dataset.path (a .csv, .tsv or .jsonl file, optionally .gz)", "dataset", "name")
-	case d.Name != "table" && (d.TestPath != "" || d.Text != "" || d.Text2 != "" || d.Label != ""):
+	case !sp.Columns && (d.TestPath != "" || d.Text != "" || d.Text2 != "" || d.Label != ""):
 		for _, k := range []struct{ key, v string }{{"test_path", d.TestPath}, {"text", d.Text}, {"text2", d.Text2}, {"label", d.Label}} {
 			if k.v != "" {
 				return c.errAt(fmt.Sprintf("dataset.%s belongs to dataset table (a CSV, TSV or JSONL file), not %s", k.key, d.Name), "dataset", k.key)
 			}
 		}
-	case len(d.Labels) > 0 && d.Name != "table" && d.Name != "folder":
+	case len(d.Labels) > 0 && !sp.Own:
 		return c.errAt(fmt.Sprintf("dataset.labels pins the labels of your own data (table, folder); %s's labels are its own", d.Name), "dataset", "labels")
 	case len(d.Labels) == 1 || len(d.Labels) > MaxLabels:
 		return c.errAt(fmt.Sprintf("dataset.labels: %d labels, want 2 to %d", len(d.Labels), MaxLabels), "dataset", "labels")
@@ -201,7 +210,7 @@ func (c *Config) validateSource() error {
 	switch {
 	case d.TestFraction != 0 && !(d.TestFraction > 0 && d.TestFraction < 1):
 		return c.errAt(fmt.Sprintf("test_fraction %v outside (0, 1)", d.TestFraction), "dataset", "test_fraction")
-	case d.TestFraction != 0 && d.Name != "table" && d.Name != "folder":
+	case d.TestFraction != 0 && !sp.Own:
 		return c.errAt(fmt.Sprintf("test_fraction carves a test split from table or folder data; %s has its own test split (dataset.test)", d.Name), "dataset", "test_fraction")
 	case d.TestFraction != 0 && d.TestPath != "":
 		return c.errAt("test_fraction and test_path both give a test split: keep one", "dataset", "test_fraction")
@@ -224,8 +233,9 @@ func (c *Config) validateTask() error {
 	if err := c.validateSource(); err != nil {
 		return err
 	}
+	sp, _ := datasets.SpecOf(d.Name)
 	switch {
-	case d.Name == "table" && d.TestPath == "" && d.TestFraction == 0:
+	case sp.Columns && d.TestPath == "" && d.TestFraction == 0:
 		return c.errAt("dataset table: give its test file (test_path) or carve a test split from it (test_fraction)", "dataset", "name")
 	case d.Train == "":
 		return c.errAt("dataset.train is empty", "dataset", "train")

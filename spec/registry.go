@@ -17,7 +17,7 @@ var mechanisms = []Descriptor{
 	{Kind: Mechanism, Name: "laplace", Doc: "multivariate Laplace noise, nearest candidate (Feyisetan et al. 2020)",
 		Notion: MetricDP, Epsilon: true},
 	{Kind: Mechanism, Name: "vickrey", Doc: "Laplace noise, then the first or second nearest candidate (Xu et al. 2021)",
-		Notion: MetricDP, Unguarded: "exclude_input", Epsilon: true,
+		Notion: MetricDP, Unguarded: "exclude_input", Epsilon: true, Noise: &NoiseSource{Mechanism: "laplace", Param: "lambda", WithParam: "mahalanobis"},
 		Params: []Param{
 			{Name: "t", Type: Float, Default: 0.5, Min: unitMin, Max: unitMax, Grid: true,
 				Doc: "two-neighbour form: the nearer candidate is output with probability (1−t)·d2 / (t·d1 + (1−t)·d2); 0 is Laplace, 1 always the second"},
@@ -193,7 +193,7 @@ var analyses = []Descriptor{
 // stages run after the cells of an analysis config, reading their
 // records (and those of the stages before them).
 var stages = []Descriptor{
-	{Kind: Stage, Name: "utility-loss", Figures: []string{"L_M train", "L_M test", "L_M both"}, Tradeoffs: [][2]string{{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},
+	{Kind: Stage, Name: "utility-loss", Utility: UtilityApply, Pairs: true, Figures: []string{"L_M train", "L_M test", "L_M both"}, Tradeoffs: [][2]string{{"L_M train", "E_M"}, {"L_M test", "E_M"}, {"L_M both", "E_M"}},
 		Doc: "L_M of a sentence dataset: the clean baseline's accuracy minus the accuracy with the mechanism applied, per mechanism setting, ε and seed, beside the analysis's statistics; the run gains the utility cells it reads (Xu et al. 2021, Fig. 2)",
 		Params: []Param{
 			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"},
@@ -208,7 +208,7 @@ var stages = []Descriptor{
 				Doc: "the statistic bounded by the budget: the lexicon's flip or loss rate (bayes-adversary), or the accuracy drop of an apply mode (utility-loss)"},
 			{Name: "privacy", Type: String, Enum: []string{"E_M"}, Default: "E_M", Doc: "the statistic maximized"},
 		}},
-	{Kind: Stage, Name: "epsilon-search", Reads: "examples", ReadsWhy: "shows the examples at the ε found", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bracketed from the middle of the range by decades, then bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
+	{Kind: Stage, Name: "epsilon-search", Searches: true, Reads: "examples", ReadsWhy: "shows the examples at the ε found", Doc: "per mechanism setting and seed, the ε at which the mean N_w over the examples' words reaches each target (bracketed from the middle of the range by decades, then bisection on log ε), and the examples at that ε (Feyisetan et al. 2020, Table 1)",
 		Params: []Param{
 			{Name: "targets", Type: Floats, Min: Excl(0), Max: Excl(1), MinLen: 1, Required: true,
 				Doc: "mean N_w sought, as a share of the draws (Table 1: 0.05, 0.1, 0.2, 0.3 of 1,000)"},
@@ -218,7 +218,7 @@ var stages = []Descriptor{
 			{Name: "tolerance", Type: Float, Min: Excl(0), Default: 0.1, Doc: "stop when the mean N_w is within this share of the target"},
 			{Name: "probes", Type: Int, Min: Incl(1), Default: 30, Doc: "the most ε probed per target"},
 		}},
-	{Kind: Stage, Name: "matched-privacy", Reads: "reconstruction", ReadsWhy: "matches on its attackers that need no training (copying, context-free) and runs the whole attack at the ε found",
+	{Kind: Stage, Name: "matched-privacy", Utility: UtilityBaseline, Searches: true, Reads: "reconstruction", ReadsWhy: "matches on its attackers that need no training (copying, context-free) and runs the whole attack at the ε found",
 		Tradeoffs: [][2]string{{"Δ accuracy", "recovery %"}, {"Δ accuracy", "matched recovery %"}},
 		Doc:       "mechanisms compared at matched privacy: per mechanism setting and seed, the ε at which the stronger of the reconstruction analysis's attackers that need no training — copying the observed word, and the context-free attacker — recovers the target share of tokens (bracketed from the middle of the range by decades, then bisection on log ε, over the same pairs), then at that ε the context-aware attacker's recovery and the accuracy of the classifier with the mechanism applied, beside the baseline's, flagged where no attacker beats copying or the tagger beats the attacker matched; the run gains the baselines",
 		Params: []Param{

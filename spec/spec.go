@@ -8,6 +8,20 @@ import (
 	"strings"
 )
 
+// A NoiseSource names the mechanism whose noise another draws under
+// common_noise: Mechanism, or, where the cell's parameters have Param,
+// WithParam with that parameter carried over (Vickrey draws Laplace's
+// noise, or Mahalanobis's with its λ).
+type NoiseSource struct {
+	Mechanism, Param, WithParam string
+}
+
+// The utility cells a stage adds (Descriptor.Utility).
+const (
+	UtilityApply    = "apply"
+	UtilityBaseline = "baseline"
+)
+
 // Kind is what a descriptor describes.
 type Kind string
 
@@ -121,6 +135,19 @@ type Descriptor struct {
 	// Reads, for a stage, is the analysis whose records it needs ("":
 	// any analysis with ε), and ReadsWhy says why ("maximizes E_M").
 	Reads, ReadsWhy string
+	// Utility, for a stage, is the utility cells it adds to its analysis
+	// run (trained classifiers, so the config needs a task: a dataset,
+	// vectors, a model): UtilityApply, the baseline and the mechanism
+	// cells of its apply parameter's modes; UtilityBaseline, the
+	// baseline alone (the stage runs its own at an ε it finds); ""
+	// none. Pairs: it pairs mechanism cells with utility cells, so its
+	// analysis must take a mechanism. Searches: it searches ε between
+	// its parameters lo and hi.
+	Utility         string
+	Pairs, Searches bool
+	// Noise, for a mechanism, is the mechanism whose noise its cells
+	// draw under common_noise (nil: its own).
+	Noise *NoiseSource
 	// Figures, for an analysis or stage, are the statistics results plots
 	// against ε (one panel each, one line per mechanism setting);
 	// Tradeoffs the (x, y) pairs of statistics plotted one against the

@@ -244,11 +244,41 @@ func TestDescriptorReferences(t *testing.T) {
 		}
 	}
 	for _, d := range All(Stage) {
+		switch d.Utility {
+		case "", UtilityBaseline:
+		case UtilityApply:
+			if !slices.ContainsFunc(d.Params, func(p Param) bool { return p.Name == "apply" }) {
+				t.Errorf("stage %s adds the utility cells of its apply modes and has no apply parameter", d.Name)
+			}
+		default:
+			t.Errorf("stage %s: utility %q", d.Name, d.Utility)
+		}
+		if d.Searches && !slices.ContainsFunc(d.Params, func(p Param) bool { return p.Name == "lo" }) || d.Searches && !slices.ContainsFunc(d.Params, func(p Param) bool { return p.Name == "hi" }) {
+			t.Errorf("stage %s searches ε and lacks lo or hi", d.Name)
+		}
 		if d.Reads == "" {
 			continue
 		}
 		if a, err := Lookup(Analysis, d.Reads); err != nil || !a.Epsilon || d.ReadsWhy == "" {
 			t.Errorf("stage %s reads %s (%v), reason %q", d.Name, d.Reads, err, d.ReadsWhy)
+		}
+	}
+	for _, d := range All(Mechanism) {
+		n := d.Noise
+		if n == nil {
+			continue
+		}
+		if _, err := Lookup(Mechanism, n.Mechanism); err != nil {
+			t.Errorf("mechanism %s draws the noise of %s: %v", d.Name, n.Mechanism, err)
+		}
+		if n.Param != "" {
+			w, err := Lookup(Mechanism, n.WithParam)
+			has := func(d Descriptor) bool {
+				return slices.ContainsFunc(d.Params, func(p Param) bool { return p.Name == n.Param })
+			}
+			if err != nil || !has(d) || !has(*w) {
+				t.Errorf("mechanism %s draws the noise of %s with its %s: %v", d.Name, n.WithParam, n.Param, err)
+			}
 		}
 	}
 }
