@@ -92,7 +92,7 @@ func NewCusText(space *Space, eps float64, p CusTextParams, counts map[string]in
 	}
 	m := &CusText{eps: eps, p: p, space: space, stop: p.stopwords()}
 	xs := custextInputs(space, counts, m.stop)
-	m.mapping, err = space.mapping(mappingKey(space, xs, p), func() (*Mapping, error) { return BuildMapping(space, xs, p) })
+	m.mapping, err = space.mapping(mappingKey(space, xs, p), func() (*Mapping, error) { return buildMapping(space, xs, p) })
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func mappingKey(space *Space, xs []int32, p CusTextParams) string {
 	return space.cacheKey("custext-map", xs, p.K, p.Mapping, p.Score)
 }
 
-// BuildMapping computes f_map for the input rows xs (in that order) with
+// buildMapping computes f_map for the input rows xs (in that order) with
 // output sets of size p.K (Algorithm 1 of the paper; p resolved):
 //
 //   - aggressive: each x gets its own K nearest candidates;
@@ -193,7 +193,7 @@ func mappingKey(space *Space, xs []int32, p CusTextParams) string {
 // Queries run in blocks through the exact search; the conservative
 // mapping searches each block without the words removed before it, and a
 // query whose block-mates took its candidates is searched again alone.
-func BuildMapping(space *Space, xs []int32, p CusTextParams) (*Mapping, error) {
+func buildMapping(space *Space, xs []int32, p CusTextParams) (*Mapping, error) {
 	ix := space.Index
 	cosine := p.Score == "cosine"
 	if cosine {
@@ -319,7 +319,7 @@ func BuildMapping(space *Space, xs []int32, p CusTextParams) (*Mapping, error) {
 }
 
 // zeroSet is x's conservative set when removed words stay as zero
-// vectors (see BuildMapping): ids and dist are x's nearest rows among
+// vectors (see buildMapping): ids and dist are x's nearest rows among
 // those not removed when its block was searched, alone its exact search
 // over the rows not removed now. On unit vectors cosine 0 is distance √2
 // (math.Sqrt2 compared with the search's distances). zeroed marks the

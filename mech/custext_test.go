@@ -219,7 +219,7 @@ func TestPrecomputedCache(t *testing.T) {
 }
 
 // refMapping is Algorithm 1 as the authors' code runs it, one word at a
-// time over every row in float64 (the reference for BuildMapping's
+// time over every row in float64 (the reference for buildMapping's
 // blocked search): with removed = zero a chosen set's rows stay in the
 // ranking at cosine 0 (distance √2 on unit vectors), with drop they leave
 // it.
@@ -317,7 +317,7 @@ func TestBuildMappingEqualsReference(t *testing.T) {
 			{K: 6, Mapping: "conservative", Score: "cosine", Removed: "zero"},
 			{K: 40, Mapping: "conservative", Score: "cosine", Removed: "zero"},
 		} {
-			mp, err := BuildMapping(s, xs, c)
+			mp, err := buildMapping(s, xs, c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ import (
 // positions (method tem: Pr[j] ∝ exp(−ε·min(|i − j|, γ)/2)). Either is
 // ε·d-private in the line's metric d(x, x′) = |pos(x) − pos(x′)|.
 //
-// The line (DiffractorLine): start at the first word of the vectors;
+// The line (diffractorLine): start at the first word of the vectors;
 // repeatedly step to the nearest of the current word's 50 nearest
 // neighbours (itself included, exact Euclidean search, ties by the lower
 // row) that is not yet on the line, or, when all 50 are, to the lowest
@@ -98,7 +98,7 @@ func (s *Space) diffractorLine(progressTo io.Writer) ([]int32, error) {
 	}
 	var line []int32
 	err := s.cached(s.cacheKey("diffractor-line", 50), &line, func() (err error) {
-		line, err = DiffractorLine(s, 50, progressTo)
+		line, err = diffractorLine(s, 50, progressTo)
 		return err
 	})
 	if err != nil {
@@ -108,9 +108,9 @@ func (s *Space) diffractorLine(progressTo io.Writer) ([]int32, error) {
 	return line, nil
 }
 
-// DiffractorLine lays the space's words on a line by greedy nearest
+// diffractorLine lays the space's words on a line by greedy nearest
 // neighbours among each word's k nearest (see Diffractor).
-func DiffractorLine(s *Space, k int, progressTo io.Writer) ([]int32, error) {
+func diffractorLine(s *Space, k int, progressTo io.Writer) ([]int32, error) {
 	n, dim := s.Emb.Len(), s.Emb.Dim
 	k = min(k, n)
 	nb := make([]int32, 0, n*k)

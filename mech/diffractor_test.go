@@ -18,7 +18,7 @@ func TestDiffractorLineKnownAnswer(t *testing.T) {
 		k    int
 		want []int32
 	}{{3, []int32{0, 2, 3, 1, 4}}, {2, []int32{0, 2, 1, 4, 3}}} {
-		line, err := DiffractorLine(s, c.k, nil)
+		line, err := diffractorLine(s, c.k, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,27 +109,27 @@ func NewGumbel(space *Space, eps float64, p GumbelParams) (*Gumbel, error) {
 		return nil, fmt.Errorf("truncated-gumbel: min_dist %g exceeds max_dist %g", m.minD, m.maxD)
 	}
 	var err error
-	if m.scale, err = GumbelScale(eps, n, m.minD, m.maxD); err != nil {
+	if m.scale, err = gumbelScale(eps, n, m.minD, m.maxD); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// GumbelScale is the truncated Gumbel mechanism's noise scale b at ε over
+// gumbelScale is the truncated Gumbel mechanism's noise scale b at ε over
 // n words with smallest and largest distances minD and maxD (see Gumbel);
 // an error where the calibration gives no positive scale.
-func GumbelScale(eps float64, n int, minD, maxD float64) (float64, error) {
+func gumbelScale(eps float64, n int, minD, maxD float64) (float64, error) {
 	c := 2 * (1 + math.Log(float64(n)))
 	a := (eps - c/minD) / 3
 	if a*minD <= 1 {
 		return 0, fmt.Errorf("truncated-gumbel: ε %g is below the calibration's range for these vectors: a·Δmin = %.4g must exceed 1, that is ε > %.6g (|W| = %d, Δmin = %.4g)", eps, a*minD, (c+3)/minD, n, minD)
 	}
-	return 2 * maxD / min(LambertW0(2*a*maxD), math.Log(a*minD)), nil
+	return 2 * maxD / min(lambertW0(2*a*maxD), math.Log(a*minD)), nil
 }
 
-// LambertW0 is the principal branch of the Lambert W function for x ≥ 0:
+// lambertW0 is the principal branch of the Lambert W function for x ≥ 0:
 // the w ≥ 0 with w·e^w = x (Halley's iteration).
-func LambertW0(x float64) float64 {
+func lambertW0(x float64) float64 {
 	if x == 0 {
 		return 0
 	}

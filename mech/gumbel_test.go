@@ -15,7 +15,7 @@ func TestLambertW0(t *testing.T) {
 		{10, 1.7455280027406994},
 		{1e6, 11.383358086140053},
 	} {
-		if got := LambertW0(c.x); math.Abs(got-c.w) > 1e-12*(1+c.w) {
+		if got := lambertW0(c.x); math.Abs(got-c.w) > 1e-12*(1+c.w) {
 			t.Errorf("W0(%v) = %v, want %v", c.x, got, c.w)
 		}
 	}
@@ -26,11 +26,11 @@ func TestLambertW0(t *testing.T) {
 // where a·Δmin ≤ 1.
 func TestGumbelScale(t *testing.T) {
 	a := (12 - 2*(1+math.Log(3))) / 3 // 2.601…
-	want := 6 / math.Min(LambertW0(2*a*3), math.Log(a))
-	if b, err := GumbelScale(12, 3, 1, 3); err != nil || math.Abs(b-want) > 1e-12 {
+	want := 6 / math.Min(lambertW0(2*a*3), math.Log(a))
+	if b, err := gumbelScale(12, 3, 1, 3); err != nil || math.Abs(b-want) > 1e-12 {
 		t.Errorf("scale %v (%v), want %v", b, err, want)
 	}
-	_, err := GumbelScale(7, 3, 1, 3)
+	_, err := gumbelScale(7, 3, 1, 3)
 	if err == nil || !strings.Contains(err.Error(), "ε > 7.1972") {
 		t.Errorf("ε 7 below the range: %v", err)
 	}

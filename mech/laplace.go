@@ -6,7 +6,7 @@ import (
 )
 
 // Laplace is the multivariate Laplace mechanism (Feyisetan et al. 2020,
-// Algorithm 1): ŵ = argmin_u ‖φ(u) − (φ(w) + Z)‖ with Z from LaplaceNoise;
+// Algorithm 1): ŵ = argmin_u ‖φ(u) − (φ(w) + Z)‖ with Z from laplaceNoise;
 // the input word is a candidate. ε·d_χ-private, d Euclidean.
 type Laplace struct {
 	noisyNN

@@ -58,10 +58,10 @@ func ellipticalMix(sqrt []float64, dim int) func(z, scratch []float64) {
 	}
 }
 
-// SigmaPSqrt returns Σ_p^{1/2} = (λΣ + (1−λ)I)^{1/2} for the n × dim
+// sigmaPSqrt returns Σ_p^{1/2} = (λΣ + (1−λ)I)^{1/2} for the n × dim
 // matrix data, with Σ its covariance divided by the variance of all its
 // entries.
-func SigmaPSqrt(data []float32, n, dim int, lambda float64) ([]float64, error) {
+func sigmaPSqrt(data []float32, n, dim int, lambda float64) ([]float64, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("mahalanobis: covariance of %d vectors", n)
 	}

@@ -87,7 +87,7 @@ func TestLaplaceNoiseMoments(t *testing.T) {
 		mean := make([]float64, c.n)
 		var sq float64 // Σ v_1²
 		for i := 0; i < N; i++ {
-			LaplaceNoise(r, c.eps, z)
+			laplaceNoise(r, c.eps, z)
 			var nn float64
 			for _, x := range z {
 				nn += x * x
@@ -123,13 +123,13 @@ func TestGammaMoments(t *testing.T) {
 		var s, s2 float64
 		const N = 50000
 		for i := 0; i < N; i++ {
-			x := Gamma(r, a)
+			x := gammaDraw(r, a)
 			s += x
 			s2 += x * x
 		}
 		m, v := s/N, s2/N-(s/N)*(s/N)
 		if math.Abs(m-a) > 5*math.Sqrt(a/N) || math.Abs(v-a)/a > 0.05 {
-			t.Errorf("Gamma(%v): mean %.3f var %.3f", a, m, v)
+			t.Errorf("gammaDraw(%v): mean %.3f var %.3f", a, m, v)
 		}
 	}
 }
@@ -269,7 +269,7 @@ func TestSanTextPlusSensitiveSet(t *testing.T) {
 	// The task uses w0 … w4 and "novec" (no vector); w5 … w9 never occur.
 	counts := map[string]int64{"w0": 50, "w1": 40, "w2": 30, "w3": 3, "w4": 1, "novec": 1}
 	// |V| = 6, ⌊0.5·6⌋ = 3 sensitive: w3, then w4 and novec (tied at 1, by word).
-	if got := SensitiveWords(counts, 0.5); !slices.Equal(got, []string{"w3", "novec", "w4"}) {
+	if got := sensitiveWords(counts, 0.5); !slices.Equal(got, []string{"w3", "novec", "w4"}) {
 		t.Fatalf("sensitive words %v, want [w3 novec w4]", got)
 	}
 	m, err := NewSanText(s, 3, SanTextParams{Plus: &SanTextPlus{P: 0.3, SensitiveFraction: 0.5, Counts: counts}}, 0)
@@ -380,7 +380,7 @@ func TestVickreyChoiceFrequency(t *testing.T) {
 		q := make([]float32, 3)
 		for pos := 0; pos < N; pos++ {
 			r := src.Token(0, pos)
-			LaplaceNoise(r, 3, z)
+			laplaceNoise(r, 3, z)
 			for i := range q {
 				q[i] = float32(float64(s.Emb.Vector(0)[i]) + z[i])
 			}
@@ -793,7 +793,7 @@ func TestMayPrune(t *testing.T) {
 		var may, answered int
 		for i := 0; i < 400; i++ {
 			w := r.IntN(s.Emb.Len())
-			LaplaceNoise(r, eps, z)
+			laplaceNoise(r, eps, z)
 			for j, x := range s.Emb.Vector(w) {
 				q[j] = float32(float64(x) + z[j])
 			}

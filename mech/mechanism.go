@@ -61,7 +61,7 @@ func (s *Space) sigmaSqrt(lambda float64) ([]float64, error) {
 	}
 	var m []float64
 	err := s.cached(s.cacheKey("sigma", lambda), &m, func() (err error) {
-		m, err = SigmaPSqrt(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, lambda)
+		m, err = sigmaPSqrt(s.Emb.Data, s.Emb.Len(), s.Emb.Dim, lambda)
 		return err
 	})
 	if err != nil {

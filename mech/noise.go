@@ -5,28 +5,28 @@ import (
 	"math/rand/v2"
 )
 
-// LaplaceNoise writes into z (length n) a draw from the multivariate
+// laplaceNoise writes into z (length n) a draw from the multivariate
 // Laplace density ∝ exp(−ε‖z‖) (Feyisetan et al. 2020, Algorithm 1):
 // z = l·v with v = g/‖g‖, g ~ N(0, I_n) a uniform direction and
 // l ~ Gamma(shape n, scale 1/ε), so E‖z‖ = n/ε. This is where ε scales
 // the noise of Laplace, Vickrey and Mahalanobis.
-func LaplaceNoise(r *rand.Rand, eps float64, z []float64) {
+func laplaceNoise(r *rand.Rand, eps float64, z []float64) {
 	var norm2 float64
 	for i := range z {
 		g := r.NormFloat64()
 		z[i] = g
 		norm2 += g * g
 	}
-	l := Gamma(r, float64(len(z))) / eps
+	l := gammaDraw(r, float64(len(z))) / eps
 	s := l / math.Sqrt(norm2)
 	for i := range z {
 		z[i] *= s
 	}
 }
 
-// Gamma draws from Gamma(shape a, scale 1) for a ≥ 1 (Marsaglia & Tsang
+// gammaDraw draws from Gamma(shape a, scale 1) for a ≥ 1 (Marsaglia & Tsang
 // 2000), using only r.
-func Gamma(r *rand.Rand, a float64) float64 {
+func gammaDraw(r *rand.Rand, a float64) float64 {
 	d := a - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for {

@@ -196,7 +196,7 @@ func (m *noisyNN) draw(todo []token, words *wordDraws, z []float64, spare *nnBat
 		}
 		for j := lo; j < hi; j++ {
 			zj := z[j*dim : (j+1)*dim]
-			LaplaceNoise(todo[j].r, m.eps, zj)
+			laplaceNoise(todo[j].r, m.eps, zj)
 			if m.mix != nil {
 				m.mix(zj, scratch)
 			}

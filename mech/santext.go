@@ -126,7 +126,7 @@ func NewSanText(space *Space, eps float64, p SanTextParams, budget int64) (*SanT
 		return nil, fmt.Errorf("santext+: needs the task's word counts")
 	}
 	m.plus, m.p, m.frac = true, plus.P, plus.SensitiveFraction
-	sensitive := SensitiveWords(plus.Counts, plus.SensitiveFraction)
+	sensitive := sensitiveWords(plus.Counts, plus.SensitiveFraction)
 	for _, w := range sensitive {
 		if r, ok := space.Emb.Index(w); ok {
 			m.sensitive[r] = true
@@ -143,10 +143,10 @@ func NewSanText(space *Space, eps float64, p SanTextParams, budget int64) (*SanT
 	return m, nil
 }
 
-// SensitiveWords returns SanText+'s sensitive words: the least frequent
+// sensitiveWords returns SanText+'s sensitive words: the least frequent
 // ⌊fraction·|V|⌋ words of the task vocabulary V (the words counted, with
 // or without a vector), frequency ties ordered by the word.
-func SensitiveWords(counts map[string]int64, fraction float64) []string {
+func sensitiveWords(counts map[string]int64, fraction float64) []string {
 	words := make([]string, 0, len(counts))
 	for w, c := range counts {
 		if c > 0 {

@@ -50,7 +50,7 @@ func NewTEM(space *Space, eps float64, p TEMParams, budget int64) (*SanText, err
 		m.budget = 256 << 20
 	}
 	if m.gamma == 0 {
-		m.gamma = TEMGamma(eps, p.Beta, n)
+		m.gamma = temGamma(eps, p.Beta, n)
 	}
 	m.sensitive = make([]bool, n)
 	m.outputs = make([]int32, n)
@@ -60,8 +60,8 @@ func NewTEM(space *Space, eps float64, p TEMParams, budget int64) (*SanText, err
 	return m, nil
 }
 
-// TEMGamma is the truncation distance γ = (2/ε)·ln((1−β)·n/β) over n words.
-func TEMGamma(eps, beta float64, n int) float64 {
+// temGamma is the truncation distance γ = (2/ε)·ln((1−β)·n/β) over n words.
+func temGamma(eps, beta float64, n int) float64 {
 	return 2 / eps * math.Log((1-beta)*float64(n)/beta)
 }
 

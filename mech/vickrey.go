@@ -128,13 +128,13 @@ func (v *Vickrey) choose(r *rand.Rand, ids []int32, d []float64) int32 {
 	case len(v.p.TR) > 0:
 		return ids[pickExp(r, v.p.TR, d)]
 	}
-	return ids[VickreyChoice(r.Float64(), v.p.T, d[0], d[1])]
+	return ids[vickreyChoice(r.Float64(), v.p.T, d[0], d[1])]
 }
 
-// VickreyChoice returns 0 (the nearer candidate) when u < p(t), else 1.
+// vickreyChoice returns 0 (the nearer candidate) when u < p(t), else 1.
 // Where d1 = d2 = 0 (the noisy vector sits on two equal vectors) p is its
 // limit along d1 = d2, 1 − t.
-func VickreyChoice(u, t, d1, d2 float64) int {
+func vickreyChoice(u, t, d1, d2 float64) int {
 	den := t*d1 + (1-t)*d2
 	p := 1 - t
 	if den > 0 {
