@@ -37,7 +37,15 @@ type Config struct {
 	DoLowerCase      bool     // tokenizer_config.json's, default true for BERT
 	StripAccents     *bool    // nil: follow DoLowerCase, as BERT's tokenizer does
 	TokenizeCJKChars bool
+	// PositionOffset is the position embedding row of a text's first
+	// piece: 0, or RoBERTa's padding_idx + 1 (its positions count from
+	// there: create_position_ids_from_input_ids).
+	PositionOffset int
 }
+
+// MaxLength is the most pieces a row can hold: the position embeddings'
+// rows after the offset.
+func (c Config) MaxLength() int { return c.MaxPositions - c.PositionOffset }
 
 // ReadConfig reads dir/config.json (and dir/tokenizer_config.json where
 // present) and checks that xp implements the architecture and that its
@@ -90,6 +98,7 @@ func ReadConfig(dir string) (Config, error) {
 	}
 	if c.ModelType == "roberta" {
 		c.PadTokenID = num("pad_token_id", 1)
+		c.PositionOffset = c.PadTokenID + 1 // positions count from padding_idx + 1
 	}
 	var id2label map[string]string
 	json.Unmarshal(raw["id2label"], &id2label)
@@ -106,7 +115,7 @@ func ReadConfig(dir string) (Config, error) {
 		return c, fmt.Errorf("%s: hidden size %d over %d attention heads: want a positive multiple", path, c.Hidden, c.Heads)
 	case c.Layers <= 0 || c.Layers > 1024 || c.Intermediate <= 0 || c.Intermediate > 1<<18:
 		return c, fmt.Errorf("%s: %d layers of intermediate size %d", path, c.Layers, c.Intermediate)
-	case c.MaxPositions <= 0 || c.MaxPositions > 1<<20 || c.TypeVocab < 0 || c.TypeVocab > 1<<10:
+	case c.MaxPositions <= 0 || c.MaxPositions > 1<<20 || c.TypeVocab < 0 || c.TypeVocab > 1<<10 || c.MaxLength() < 4:
 		return c, fmt.Errorf("%s: max_position_embeddings %d, type_vocab_size %d", path, c.MaxPositions, c.TypeVocab)
 	case !(c.LayerNormEps > 0 && c.LayerNormEps < 1):
 		return c, fmt.Errorf("%s: layer_norm_eps %v", path, c.LayerNormEps)

@@ -4,8 +4,9 @@
 // sizes, refused by name where xp does not implement it), the weights
 // in model.safetensors (Safetensors: every tensor's name, type, shape and
 // bytes, checked against the file before any is read), and the
-// tokenizer's vocabulary (vocab.txt: WordPiece, BERT's basic tokenizer
-// before it).
+// tokenizer (Tokenizer, ReadTokenizer): vocab.txt for BERT and
+// DistilBERT (WordPiece, BERT's basic tokenizer before it), vocab.json
+// and merges.txt for RoBERTa (ByteBPE: GPT-2's byte-level BPE).
 //
 // Nothing here downloads: a user puts the folder under the data root.
 // Every file is read through xp's bounded doors, so a truncated or lying

@@ -27,9 +27,12 @@ import (
 // a tanh pooler over the first token; dropout; a linear classifier.
 // A DistilBERT checkpoint is the same encoder without token types, its
 // head pre_classifier, ReLU, dropout and the classifier
-// (DistilBertForSequenceClassification). Parameters live in one VarStore
-// under BERT's names without the "bert." prefix (DistilBERT's mapped onto
-// them: distilName).
+// (DistilBertForSequenceClassification). A RoBERTa checkpoint is the
+// same encoder with one token type and positions counted from
+// padding_idx + 1, its head dropout, dense, tanh, dropout and out_proj
+// (RobertaForSequenceClassification). Parameters live in one VarStore
+// under BERT's names without the "bert." prefix (DistilBERT's and
+// RoBERTa's mapped onto them: distilName, robertaName).
 type Bert struct {
 	cfg    hf.Config
 	opt    BertOptions
@@ -119,12 +122,11 @@ func bertParams(c hf.Config, classes int) (names []string, shapes map[string][]i
 	return names, shapes
 }
 
-// Runs reports whether xp runs checkpoints of cfg's architecture (BERT
-// and DistilBERT; RoBERTa's config is read, its tokenizer is not
-// implemented), in the one message every caller gives.
+// Runs reports whether xp runs checkpoints of cfg's architecture (BERT,
+// DistilBERT, RoBERTa), in the one message every caller gives.
 func Runs(cfg hf.Config) error {
-	if cfg.ModelType != "bert" && cfg.ModelType != "distilbert" {
-		return fmt.Errorf("a %s checkpoint: xp runs BERT and DistilBERT checkpoints (RoBERTa's byte-level BPE tokenizer is not implemented yet)", cfg.ModelType)
+	if !slices.Contains(hf.Architectures, cfg.ModelType) {
+		return fmt.Errorf("a %s checkpoint: xp runs %s checkpoints", cfg.ModelType, strings.Join(hf.Architectures, ", "))
 	}
 	return nil
 }
@@ -155,9 +157,13 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Devi
 	var missing, misshaped []string
 	find := func(name string) (string, bool) {
 		cands := []string{name, "bert." + name}
-		if cfg.ModelType == "distilbert" {
+		switch cfg.ModelType {
+		case "distilbert":
 			d := distilName(name)
 			cands = []string{d, "distilbert." + d}
+		case "roberta":
+			r := robertaName(name)
+			cands = []string{r, "roberta." + r}
 		}
 		if n, ok := strings.CutSuffix(name, "LayerNorm.weight"); ok {
 			cands = append(cands, n+"LayerNorm.gamma", "bert."+n+"LayerNorm.gamma")
@@ -312,6 +318,14 @@ func distilName(name string) string {
 		"intermediate.dense", "ffn.lin1", "output.dense", "ffn.lin2", "output.LayerNorm", "output_layer_norm",
 		"pooler.dense", "pre_classifier",
 	).Replace(name)
+}
+
+// robertaName is RoBERTa's name for a BERT parameter: the same encoder;
+// its sequence-classification head (RobertaClassificationHead) is a
+// dense layer and tanh over the first piece, then out_proj, which xp
+// holds as the pooler and the classifier.
+func robertaName(name string) string {
+	return strings.NewReplacer("pooler.dense", "classifier.dense", "classifier.", "classifier.out_proj.").Replace(name)
 }
 
 // tensorList says which tensors were missing or mis-shaped, in one line.
@@ -478,8 +492,8 @@ func (m *Bert) batchLogits(b *Batch, train bool) (*ts.Tensor, error) {
 		return nil, err
 	}
 	B, T := size[0], size[1]
-	if T > int64(m.cfg.MaxPositions) {
-		return nil, fmt.Errorf("bert: %d pieces in a row, at most %d", T, m.cfg.MaxPositions)
+	if T > int64(m.cfg.MaxLength()) {
+		return nil, fmt.Errorf("bert: %d pieces in a row, at most %d", T, m.cfg.MaxLength())
 	}
 	maskAdd := make([]float32, 0, B*T)
 	for _, n := range b.Lengths {
@@ -546,7 +560,10 @@ func (m *Bert) forward32(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*
 	if err != nil {
 		return nil, err
 	}
-	pos, err := s.Keep(p["embeddings.position_embeddings.weight"].Narrow(0, 0, T, false))
+	// Positions 0…T−1, from RoBERTa's offset (padding_idx + 1: its
+	// padding's own position only moves padding's outputs, which no real
+	// piece attends to).
+	pos, err := s.Keep(p["embeddings.position_embeddings.weight"].Narrow(0, int64(m.cfg.PositionOffset), T, false))
 	if err != nil {
 		return nil, err
 	}
@@ -661,6 +678,11 @@ func (m *Bert) forward32(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*
 	first, err := s.Keep(x.Select(1, 0, false))
 	if err != nil {
 		return nil, err
+	}
+	if m.cfg.ModelType == "roberta" { // dropout before its dense layer too
+		if first, err = drop(first); err != nil {
+			return nil, err
+		}
 	}
 	pooled, err := lin(first, "pooler.dense")
 	if err != nil {

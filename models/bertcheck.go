@@ -45,7 +45,7 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 	if err := Runs(cfg); err != nil {
 		return out, fmt.Errorf("%s: %w", dir, err)
 	}
-	wp, err := hf.ReadWordPiece(dir, cfg)
+	tok, err := hf.ReadTokenizer(dir, cfg)
 	if err != nil {
 		return out, err
 	}
@@ -64,7 +64,7 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 		defer m.Close()
 		out.Load, out.Parameters = rep, m.Parameters()
 		for _, text := range texts {
-			ids, types, _ := wp.Encode(text, nil, cfg.MaxPositions)
+			ids, types, _ := tok.Encode(text, nil, cfg.MaxLength())
 			mask := make([]int, len(ids))
 			for i := range mask {
 				mask[i] = 1
@@ -75,7 +75,7 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 			}
 			tc := TextCheck{Text: text, IDs: ids, Logits: logits}
 			for _, id := range ids {
-				tc.Tokens = append(tc.Tokens, wp.Words[id])
+				tc.Tokens = append(tc.Tokens, tok.Piece(id))
 			}
 			out.Texts = append(out.Texts, tc)
 		}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/xp-nlp/xp/datasets/catalog"
@@ -32,7 +33,7 @@ import (
 type pieceInput struct {
 	dir string
 	cfg hf.Config
-	wp  *hf.WordPiece
+	tok hf.Tokenizer
 }
 
 // ErrNoCheckpoint is what a run whose pretrained checkpoint is not in the
@@ -73,42 +74,44 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	if err := models.Runs(cfg); err != nil {
 		return nil, "", c.ErrAt(fmt.Sprintf("%s: %v", dir, err), "model", "checkpoint")
 	}
-	wp, err := hf.ReadWordPiece(dir, cfg)
+	tok, err := hf.ReadTokenizer(dir, cfg)
 	if err != nil {
 		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
 	}
 	h := sha256.New()
-	for _, f := range []string{"config.json", "vocab.txt", "model.safetensors"} {
+	for _, f := range slices.Concat([]string{"config.json"}, tok.Files(), []string{"model.safetensors"}) {
 		sum, err := xio.SHA256File(filepath.Join(dir, f))
 		if err != nil {
 			return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
 		}
 		io.WriteString(h, f+" "+sum+"\n")
 	}
-	return &pieceInput{dir: dir, cfg: cfg, wp: wp}, hex.EncodeToString(h.Sum(nil)), nil
+	return &pieceInput{dir: dir, cfg: cfg, tok: tok}, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // pieceData tokenizes a split for a pieces model: each text's words
-// joined by spaces, [CLS] pieces [SEP] (a sentence pair as [CLS] a [SEP]
-// b [SEP], with token types 0 and 1), cut to maxLen pieces (0: the
-// checkpoint's maximum positions; a pair loses pieces from its longer
-// text first). Coverage counts the pieces, those that
-// are [UNK], and those the cut dropped.
+// joined by spaces, framed as the checkpoint's tokenizer frames them
+// (BERT: [CLS] pieces [SEP], a sentence pair [CLS] a [SEP] b [SEP] with
+// token types 0 and 1; RoBERTa: <s> a </s>, <s> a </s></s> b </s>), cut
+// to maxLen pieces (0: the most the checkpoint's positions hold; a pair
+// loses pieces from its longer text first). Coverage counts the pieces,
+// those that are unknown, and those the cut dropped.
 func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Coverage, error) {
-	if maxLen <= 0 || maxLen > p.cfg.MaxPositions {
-		maxLen = p.cfg.MaxPositions
+	if maxLen <= 0 || maxLen > p.cfg.MaxLength() {
+		maxLen = p.cfg.MaxLength()
 	}
-	unk, _ := p.wp.ID(p.wp.Unk)
+	unkPiece, _ := p.tok.Special()
+	unk, _ := p.tok.ID(unkPiece)
 	d := models.Data{Labels: sp.Labels}
 	var cov results.Coverage
 	for k, doc := range sp.Docs {
 		var second *string
-		special := 2
 		if sp.Docs2 != nil {
 			s := strings.Join(sp.Docs2[k], " ")
-			second, special = &s, 3
+			second = &s
 		}
-		ids, types, dropped := p.wp.Encode(strings.Join(doc, " "), second, maxLen)
+		ids, types, dropped := p.tok.Encode(strings.Join(doc, " "), second, maxLen)
+		special := p.tok.Framing(second != nil)
 		seq := make([]int64, len(ids))
 		for i, id := range ids {
 			seq[i] = int64(id)
@@ -133,6 +136,7 @@ func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Cover
 
 // pad is the checkpoint's padding piece.
 func (p *pieceInput) pad() int64 {
-	id, _ := p.wp.ID("[PAD]")
+	_, pad := p.tok.Special()
+	id, _ := p.tok.ID(pad)
 	return int64(id)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,22 +16,35 @@ import (
 )
 
 // TestTransformerRuns: a config whose model is a transformer checkpoint
-// (a tiny BERT written here, its vocabulary the fixture's word pieces)
-// runs end to end — privatized words tokenized by the checkpoint's
-// tokenizer, fine-tuned, evaluated — records the checkpoint's checksum
-// in its inputs (so another checkpoint is another model), learns the
-// task well above chance, and a second run takes every cell from the records.
+// (a tiny BERT written here, its vocabulary the fixture's word pieces,
+// and a tiny RoBERTa with its byte-level BPE) runs end to end —
+// privatized words tokenized by the checkpoint's tokenizer, fine-tuned,
+// evaluated — records the checkpoint's checksum in its inputs (so
+// another checkpoint is another model), learns the task well above
+// chance, and a second run takes every cell from the records.
 func TestTransformerRuns(t *testing.T) {
+	vocab := append([]string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad"}, strings.Fields("##0 ##1 ##2 ##3 ##4 ##5 ##6 ##7 ##8 ##9")...)
+	for _, tc := range []struct {
+		name string
+		ck   hftest.Bert
+	}{
+		{"bert", hftest.Bert{Vocab: vocab, Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 2}},
+		{"roberta", hftest.Bert{RoBERTa: true, Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 34, Seed: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { transformerRuns(t, tc.ck) })
+	}
+}
+
+func transformerRuns(t *testing.T, spec hftest.Bert) {
 	dir := t.TempDir()
 	if _, err := fixture.Write(dir, fixture.Options{Train: 150, Test: 40, Epochs: 1, Epsilon: []float64{3}, Seeds: []int{1}}); err != nil {
 		t.Fatal(err)
 	}
 	ck := filepath.Join(dir, "tiny-bert")
-	vocab := append([]string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad"}, strings.Fields("##0 ##1 ##2 ##3 ##4 ##5 ##6 ##7 ##8 ##9")...)
 	if err := os.Mkdir(ck, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (hftest.Bert{Vocab: vocab, Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 2}).Write(ck); err != nil {
+	if _, err := spec.Write(ck); err != nil {
 		t.Fatal(err)
 	}
 	path, out, err := fixture.Config(dir, "tf", fmt.Sprintf(`mechanisms:
@@ -145,5 +159,48 @@ cache: %s
 	recs, err := store.All()
 	if err != nil || len(recs) != 1 || recs[0].Test.N != 20 {
 		t.Fatalf("records %+v: %v", recs, err)
+	}
+}
+
+// TestEstimatePricesFineTuning: a dry run of a transformer config, on a
+// host that never fine-tuned it, measures the fine-tuning speed on a
+// sample of the training split (its own tokenizer's pieces, the split's
+// lengths), prices the models to train with it, and writes nothing: no
+// record, no model, no rate.
+func TestEstimatePricesFineTuning(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Train: 60, Test: 20, Epochs: 1, Epsilon: []float64{3}, Seeds: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "tiny-roberta")
+	if err := os.Mkdir(ck, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (hftest.Bert{RoBERTa: true, Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 34, Seed: 2}).Write(ck); err != nil {
+		t.Fatal(err)
+	}
+	path, out, err := fixture.Config(dir, "tfe", fmt.Sprintf("mechanisms:\n  - name: laplace\n    epsilon: [3]\napply: [none, train]\nmodel: {kind: transformer, checkpoint: %s}\ntrain: {epochs: 2, batch: 8, max_len: 32}\nseeds: [1]\n", ck))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := experiments.Load(path, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), c, Options{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sum.Estimate
+	trained := slices.ContainsFunc(e.Calibrated, func(s string) bool {
+		return strings.HasPrefix(s, "train ") && strings.Contains(s, `"kind":"transformer"`)
+	})
+	if e.Trainings != 2 || !trained || e.unknown("train ") || e.Seconds <= 0 {
+		t.Errorf("estimate: %d trainings, calibrated %q, unknown %q, %v s; want 2 fine-tunings priced from a sample", e.Trainings, e.Calibrated, e.Unknown, e.Seconds)
+	}
+	for _, p := range []string{out, filepath.Join(c.Cache, modelsDir), filepath.Join(c.Cache, ratesFile)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the dry run wrote %s", p)
+		}
 	}
 }

@@ -38,10 +38,45 @@ type Bert struct {
 	// DistilBertModel's without Classes): no token types, its own
 	// parameter names, pre_classifier for the pooler.
 	DistilBERT bool
+	// RoBERTa writes RobertaForSequenceClassification's layout (or
+	// RobertaModel's without Classes): the "roberta." prefix, one token
+	// type, positions from padding_idx + 1 (MaxPositions rows, as
+	// config.json's max_position_embeddings counts them), its head
+	// classifier.dense and classifier.out_proj and no pooler; its
+	// tokenizer is byte-level BPE (vocab.json, merges.txt: RobertaMerges
+	// over the byte alphabet), Vocab unused.
+	RoBERTa bool
 	// VocabSize, where Vocab is nil, makes a vocabulary of that many
 	// pieces (the special ones, then w5, w6, …): bert-base's shape for
 	// benchmarks.
 	VocabSize int
+}
+
+// RobertaMerges are the merges of the tiny RoBERTa tokenizer: enough to
+// make " good", " great", " bad", " awful" and " film" one piece each.
+var RobertaMerges = []string{"Ġ g", "o o", "Ġg oo", "Ġgoo d", "Ġ b", "Ġb a", "Ġba d", "Ġ f", "i l", "Ġf il", "Ġfil m",
+	"Ġg r", "Ġgr e", "Ġgre a", "Ġgrea t", "Ġ a", "Ġa w", "Ġaw f", "Ġawf u", "Ġawfu l"}
+
+// robertaVocab is the tiny RoBERTa vocabulary: its special pieces, the
+// byte alphabet and the merges' results.
+func robertaVocab() (pieces []string, ids map[string]int) {
+	ids = map[string]int{}
+	add := func(p string) {
+		if _, ok := ids[p]; !ok {
+			ids[p] = len(pieces)
+			pieces = append(pieces, p)
+		}
+	}
+	for _, p := range []string{"<s>", "<pad>", "</s>", "<unk>"} {
+		add(p)
+	}
+	for _, p := range hf.ByteAlphabet() {
+		add(p)
+	}
+	for _, m := range RobertaMerges {
+		add(strings.ReplaceAll(m, " ", ""))
+	}
+	return pieces, ids
 }
 
 // DefaultVocab is a small WordPiece vocabulary.
@@ -59,6 +94,10 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 	if b.Vocab == nil {
 		b.Vocab = DefaultVocab
 	}
+	var bpeIDs map[string]int
+	if b.RoBERTa {
+		b.Vocab, bpeIDs = robertaVocab()
+	}
 	r := rand.New(rand.NewPCG(b.Seed, 7))
 	normal := func(n int, std float64) []float32 {
 		v := make([]float32, n)
@@ -70,6 +109,9 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 	prefix := ""
 	if b.Classes > 0 {
 		prefix = "bert."
+		if b.RoBERTa {
+			prefix = "roberta."
+		}
 	}
 	t := map[string]hf.Tensor32{}
 	put := func(name string, std float64, shape ...int64) {
@@ -97,7 +139,11 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 	e := prefix + "embeddings."
 	put(e+"word_embeddings.weight", 0.5, V, D)
 	put(e+"position_embeddings.weight", 0.5, int64(b.MaxPositions), D)
-	put(e+"token_type_embeddings.weight", 0.5, 2, D)
+	types := int64(2)
+	if b.RoBERTa {
+		types = 1
+	}
+	put(e+"token_type_embeddings.weight", 0.5, types, D)
 	ln(e + "LayerNorm")
 	if b.PositionIDs {
 		ids := make([]float32, b.MaxPositions)
@@ -121,11 +167,19 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 		put(p+"output.dense.bias", 0.1, D)
 		ln(p + "output.LayerNorm")
 	}
-	put(prefix+"pooler.dense.weight", 0.3, D, D)
-	put(prefix+"pooler.dense.bias", 0.1, D)
-	if b.Classes > 0 {
-		put("classifier.weight", 0.3, int64(b.Classes), D)
-		put("classifier.bias", 0.1, int64(b.Classes))
+	switch {
+	case b.RoBERTa && b.Classes > 0: // RobertaClassificationHead, no pooler
+		put("classifier.dense.weight", 0.3, D, D)
+		put("classifier.dense.bias", 0.1, D)
+		put("classifier.out_proj.weight", 0.3, int64(b.Classes), D)
+		put("classifier.out_proj.bias", 0.1, int64(b.Classes))
+	default:
+		put(prefix+"pooler.dense.weight", 0.3, D, D)
+		put(prefix+"pooler.dense.bias", 0.1, D)
+		if b.Classes > 0 {
+			put("classifier.weight", 0.3, int64(b.Classes), D)
+			put("classifier.bias", 0.1, int64(b.Classes))
+		}
 	}
 	if b.DistilBERT {
 		t = distil(t, b.Classes > 0)
@@ -149,15 +203,26 @@ func (b Bert) Write(dir string) (map[string]hf.Tensor32, error) {
 		cfg = map[string]any{"model_type": "distilbert", "vocab_size": len(b.Vocab), "dim": b.Hidden, "n_layers": b.Layers, "n_heads": b.Heads,
 			"hidden_dim": b.Intermediate, "activation": "gelu", "max_position_embeddings": b.MaxPositions, "dropout": 0.1, "seq_classif_dropout": 0.2}
 	}
+	files := map[string][]byte{"vocab.txt": []byte(strings.Join(b.Vocab, "\n") + "\n"), "model.safetensors": buf.Bytes()}
+	if b.RoBERTa {
+		cfg["model_type"], cfg["type_vocab_size"], cfg["layer_norm_eps"], cfg["pad_token_id"], cfg["bos_token_id"], cfg["eos_token_id"] = "roberta", 1, 1e-5, 1, 0, 2
+		if b.Classes > 0 {
+			cfg["architectures"] = []string{"RobertaForSequenceClassification"}
+		}
+		vj, err := json.Marshal(bpeIDs)
+		if err != nil {
+			return nil, err
+		}
+		delete(files, "vocab.txt")
+		files["vocab.json"] = vj
+		files["merges.txt"] = []byte("#version: 0.2\n" + strings.Join(RobertaMerges, "\n") + "\n")
+	}
 	cj, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	for name, body := range map[string][]byte{
-		"config.json":       cj,
-		"vocab.txt":         []byte(strings.Join(b.Vocab, "\n") + "\n"),
-		"model.safetensors": buf.Bytes(),
-	} {
+	files["config.json"] = cj
+	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
 			return nil, err
 		}
