@@ -270,6 +270,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad bound", head + strings.Replace(claim, "run: a,", "run: a, published: [\"~3\", 1],", 1), "published value \"~3\""},
 		{"overrides unexplained", strings.Replace(head, "config: a.yaml}", "config: a.yaml, set: [\"seeds=[1]\"]}", 1) + claim, "f.yaml:4: run a has overrides"},
 		{"unknown key", head + strings.Replace(claim, "says: s", "say: s", 1), "field say not found"},
+		// A rule's parameters are its own: greater reads no factor.
+		{"another rule's key", head + strings.Replace(claim, "run: a,", "run: a, factor: 3,", 1), "f.yaml:6: factor is read by rule far-greater, matched-far-greater, within-factor, not by greater"},
+		{"by_run of another rule", head + strings.Replace(claim, "run: a,", "run: a, by_run: a, by_analysis: q,", 1), "by_analysis is read by rule matched-gain, not by greater"},
 	} {
 		_, err := Parse("f.yaml", []byte(c.text))
 		switch {

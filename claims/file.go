@@ -344,8 +344,6 @@ func (c *Claim) check(papers, runs map[string]bool) error {
 	switch {
 	case (c.ByRun == "") != (c.ByAnalysis == ""):
 		return errors.New("give by_run and by_analysis together")
-	case c.ByRun != "" && c.Rule != "matched-gain":
-		return fmt.Errorf("by_run is matched-gain's, not %s's", c.Rule)
 	case c.ByRun != "" && !runs[c.ByRun]:
 		return fmt.Errorf("by_run %q: runs: does not list it", c.ByRun)
 	}

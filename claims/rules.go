@@ -30,8 +30,11 @@ const (
 // it); check refuses a claim the rule cannot read; decide returns the
 // decision.
 type Rule struct {
-	Name   string
-	Doc    string
+	Name string
+	Doc  string
+	// params are the claim keys the rule reads beyond its points (a
+	// claim that gives another is refused: it belongs to another rule).
+	params []string
 	valid  func(c *Claim) error
 	decide func(c *Claim, gs []group, r reader) decision
 	// derived: the rule computes one value of its own from the points
@@ -62,16 +65,16 @@ type decision struct {
 
 // rules are the rules a claim can name, one value each (ruleOf).
 var rules = []Rule{
-	{Name: "greater", Doc: "the first point's value is above the second's", valid: points(2, 2),
+	{Name: "greater", params: nil, Doc: "the first point's value is above the second's", valid: points(2, 2),
 		decide: each(func(c *Claim, g group) []step { return []step{above(g, 0, 1)} })},
-	{Name: "far-greater", Doc: "the first point's value is at least factor times the second's (a value recorded as ∞ read as at least the cap)", decide: each(farGreater),
+	{Name: "far-greater", params: []string{"factor"}, Doc: "the first point's value is at least factor times the second's (a value recorded as ∞ read as at least the cap)", decide: each(farGreater),
 		valid: func(c *Claim) error {
 			if c.Factor <= 1 {
 				return errors.New("rule far-greater needs factor > 1")
 			}
 			return points(2, 2)(c)
 		}},
-	{Name: "matched-far-greater", Doc: "at each ε of the first setting, its value is at least factor times the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", decide: matchedFarGreater, derived: true,
+	{Name: "matched-far-greater", params: []string{"by", "factor"}, Doc: "at each ε of the first setting, its value is at least factor times the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", decide: matchedFarGreater, derived: true,
 		valid: func(c *Claim) error {
 			switch {
 			case c.By == "":
@@ -83,7 +86,7 @@ var rules = []Rule{
 			}
 			return points(2, 2)(c)
 		}},
-	{Name: "matched-greater", Doc: "at each ε of the first setting, its value is above the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", derived: true,
+	{Name: "matched-greater", params: []string{"by"}, Doc: "at each ε of the first setting, its value is above the second setting's at equal privacy (by): the second's value anywhere between its two grid ε whose privacy brackets the first's", derived: true,
 		decide: func(c *Claim, gs []group, r reader) decision {
 			above := *c
 			above.Factor = 1 // matched-far-greater by a factor of 1: the first's interval above the second's
@@ -100,50 +103,50 @@ var rules = []Rule{
 			}
 			return points(2, 2)(c)
 		}},
-	{Name: "greatest", Doc: "the first point's value is above every other point's", valid: points(2, 0),
+	{Name: "greatest", params: nil, Doc: "the first point's value is above every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, 0, i))
 			}
 			return s
 		})},
-	{Name: "least", Doc: "the first point's value is below every other point's", valid: points(2, 0),
+	{Name: "least", params: nil, Doc: "the first point's value is below every other point's", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, i, 0))
 			}
 			return s
 		})},
-	{Name: "increasing", Doc: "each point's value is above the one before", valid: points(2, 0),
+	{Name: "increasing", params: nil, Doc: "each point's value is above the one before", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, i, i-1))
 			}
 			return s
 		})},
-	{Name: "decreasing", Doc: "each point's value is below the one before", valid: points(2, 0),
+	{Name: "decreasing", params: nil, Doc: "each point's value is below the one before", valid: points(2, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := 1; i < len(g.values); i++ {
 				s = append(s, above(g, i-1, i))
 			}
 			return s
 		})},
-	{Name: "at-most", Doc: "every point's value is at most the threshold", valid: points(1, 0),
+	{Name: "at-most", params: []string{"threshold"}, Doc: "every point's value is at most the threshold", valid: points(1, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := range g.values {
 				s = append(s, bound(c, g, i, true))
 			}
 			return s
 		})},
-	{Name: "at-least", Doc: "every point's value is at least the threshold", valid: points(1, 0),
+	{Name: "at-least", params: []string{"threshold"}, Doc: "every point's value is at least the threshold", valid: points(1, 0),
 		decide: each(func(c *Claim, g group) (s []step) {
 			for i := range g.values {
 				s = append(s, bound(c, g, i, false))
 			}
 			return s
 		})},
-	{Name: "dominates", Doc: "each value settled at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
-	{Name: "range", Doc: "at least the threshold at min ε of the grid or more, an ε where the mechanism is nearly the identity not counted", decide: rangeRule,
+	{Name: "dominates", params: []string{"margin"}, Doc: "each value settled at least the one before at every ε, and above it at one ε at least", valid: points(2, 0), decide: dominates},
+	{Name: "range", params: []string{"threshold", "min", "identity"}, Doc: "at least the threshold at min ε of the grid or more, an ε where the mechanism is nearly the identity not counted", decide: rangeRule,
 		valid: func(c *Claim) error {
 			if err := points(1, 1)(c); err != nil {
 				return err
@@ -153,21 +156,21 @@ var rules = []Rule{
 			}
 			return nil
 		}},
-	{Name: "within-factor", Doc: "the largest value is at most factor times the smallest", decide: withinFactor,
+	{Name: "within-factor", params: []string{"factor"}, Doc: "the largest value is at most factor times the smallest", decide: withinFactor,
 		valid: func(c *Claim) error {
 			if c.Factor <= 1 {
 				return errors.New("rule within-factor needs factor > 1")
 			}
 			return points(2, 0)(c)
 		}},
-	{Name: "flattens", Doc: "every step after the after-th point at most fraction × the first step", decide: flattens,
+	{Name: "flattens", params: []string{"after", "fraction"}, Doc: "every step after the after-th point at most fraction × the first step", decide: flattens,
 		valid: func(c *Claim) error {
 			if c.After < 2 || c.Fraction <= 0 {
 				return errors.New("rule flattens needs after ≥ 2 and fraction > 0")
 			}
 			return points(c.After+1, 0)(c)
 		}},
-	{Name: "matched-gain", Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it, and is not read where it is within the margin of 0", decide: matchedGain, derived: true,
+	{Name: "matched-gain", params: []string{"by", "by_run", "by_analysis", "margin", "threshold"}, Doc: "the largest relative reduction of the loss against the first setting's, at equal privacy (by, read from by_run's by_analysis rows where given, paired by seed), is at least the threshold (above 0 where none is given); the first setting's loss at the matched privacy lies anywhere between its two grid ε around it, and is not read where it is within the margin of 0", decide: matchedGain, derived: true,
 		valid: func(c *Claim) error {
 			if c.By == "" {
 				return errors.New("rule matched-gain needs by: the privacy statistic matched")
@@ -191,6 +194,32 @@ func ruleOf(name string) (Rule, bool) {
 	return rules[i], true
 }
 
+// ruleParams are the claim keys some rule reads, with whether a claim
+// gives each (a zero is not given).
+func (c *Claim) ruleParams() map[string]bool {
+	return map[string]bool{"threshold": c.Threshold != 0, "min": c.Min != 0, "identity": c.Identity != 0, "margin": c.Margin != 0,
+		"factor": c.Factor != 0, "after": c.After != 0, "fraction": c.Fraction != 0, "by": c.By != "", "by_run": c.ByRun != "", "by_analysis": c.ByAnalysis != ""}
+}
+
+// checkParams refuses a claim that gives a key its rule does not read,
+// naming the rules that do.
+func (r Rule) checkParams(c *Claim) error {
+	given := c.ruleParams()
+	for _, k := range slices.Sorted(maps.Keys(given)) {
+		if !given[k] || slices.Contains(r.params, k) {
+			continue
+		}
+		var owners []string
+		for _, o := range rules {
+			if slices.Contains(o.params, k) {
+				owners = append(owners, o.Name)
+			}
+		}
+		return fmt.Errorf("%s is read by rule %s, not by %s", k, strings.Join(owners, ", "), r.Name)
+	}
+	return nil
+}
+
 // rule is the claim's rule (Read refuses a claim whose rule is unknown).
 func (c *Claim) rule() Rule {
 	r, _ := ruleOf(c.Rule)
@@ -208,6 +237,9 @@ func ruleNames() []string {
 }
 
 func (r Rule) check(c *Claim) error {
+	if err := r.checkParams(c); err != nil {
+		return err
+	}
 	if r.valid != nil {
 		if err := r.valid(c); err != nil {
 			return err

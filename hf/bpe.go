@@ -28,6 +28,11 @@ type ByteBPE struct {
 	BOS, EOS, Pad, Unk string
 	cache              map[string][]string
 	pieces             map[int]string // by id, made on first use (Piece)
+	// PrefixSpace puts a space before a text that has none, so that its
+	// first word is pieced as the others are (tokenizer.json's
+	// add_prefix_space; RoBERTa's default is false).
+	PrefixSpace bool
+	files       []string // read from (nil: vocab.json, merges.txt)
 }
 
 // ID is a piece's id.
@@ -45,24 +50,18 @@ func ReadByteBPE(dir string, cfg Config) (*ByteBPE, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &ByteBPE{Vocab: map[string]int{}, ranks: map[[2]string]int{}, BOS: "<s>", EOS: "</s>", Pad: "<pad>", Unk: "<unk>", cache: map[string][]string{}}
-	if err := json.Unmarshal(vb, &b.Vocab); err != nil {
+	vocab := map[string]int{}
+	if err := json.Unmarshal(vb, &vocab); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object of pieces and ids: %v", vpath, err)
 	}
-	for _, s := range []string{b.BOS, b.EOS, b.Pad, b.Unk} {
-		if _, ok := b.Vocab[s]; !ok {
-			return nil, fmt.Errorf("%s: no %s piece: not a RoBERTa vocabulary", vpath, s)
-		}
-	}
-	for p, id := range b.Vocab {
-		if id < 0 || (cfg.VocabSize > 0 && id >= cfg.VocabSize) {
-			return nil, fmt.Errorf("%s: piece %q has id %d, outside config.json's vocab_size %d", vpath, p, id, cfg.VocabSize)
-		}
+	if err := checkBPEVocab(vpath, vocab, cfg); err != nil {
+		return nil, err
 	}
 	mb, err := xio.ReadFileMax(mpath, 64<<20)
 	if err != nil {
 		return nil, err
 	}
+	var merges [][2]string
 	sc := bufio.NewScanner(bytes.NewReader(mb))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	line := 0
@@ -72,16 +71,51 @@ func ReadByteBPE(dir string, cfg Config) (*ByteBPE, error) {
 		if l == "" || (line == 1 && strings.HasPrefix(l, "#version")) {
 			continue
 		}
-		a, c, ok := strings.Cut(l, " ")
-		if !ok || a == "" || c == "" || strings.Contains(c, " ") {
+		a, c, ok := splitMerge(l)
+		if !ok {
 			return nil, fmt.Errorf("%s:%d: %q is not a merge (two pieces and one space)", mpath, line, l)
 		}
-		if _, dup := b.ranks[[2]string{a, c}]; !dup {
-			b.ranks[[2]string{a, c}] = len(b.ranks)
-		}
+		merges = append(merges, [2]string{a, c})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %v", mpath, err)
+	}
+	return newByteBPE(vpath, vocab, merges, cfg)
+}
+
+// splitMerge splits a merge "a b" into its two pieces.
+func splitMerge(l string) (a, b string, ok bool) {
+	a, b, ok = strings.Cut(l, " ")
+	return a, b, ok && a != "" && b != "" && !strings.Contains(b, " ")
+}
+
+// checkBPEVocab refuses a vocabulary without RoBERTa's special pieces or
+// with an id outside config.json's vocab_size.
+func checkBPEVocab(path string, vocab map[string]int, cfg Config) error {
+	for _, s := range []string{"<s>", "</s>", "<pad>", "<unk>"} {
+		if _, ok := vocab[s]; !ok {
+			return fmt.Errorf("%s: no %s piece: not a RoBERTa vocabulary", path, s)
+		}
+	}
+	for p, id := range vocab {
+		if id < 0 || (cfg.VocabSize > 0 && id >= cfg.VocabSize) {
+			return fmt.Errorf("%s: piece %q has id %d, outside config.json's vocab_size %d", path, p, id, cfg.VocabSize)
+		}
+	}
+	return nil
+}
+
+// newByteBPE is the tokenizer of vocab (piece → id) and merges (in rank
+// order), read from path, checked against cfg.
+func newByteBPE(path string, vocab map[string]int, merges [][2]string, cfg Config) (*ByteBPE, error) {
+	b := &ByteBPE{Vocab: vocab, ranks: map[[2]string]int{}, BOS: "<s>", EOS: "</s>", Pad: "<pad>", Unk: "<unk>", cache: map[string][]string{}}
+	if err := checkBPEVocab(path, vocab, cfg); err != nil {
+		return nil, err
+	}
+	for _, m := range merges {
+		if _, dup := b.ranks[m]; !dup {
+			b.ranks[m] = len(b.ranks)
+		}
 	}
 	return b, nil
 }
@@ -115,6 +149,9 @@ func ByteAlphabet() []string {
 
 // Tokenize returns text's pieces.
 func (b *ByteBPE) Tokenize(text string) []string {
+	if b.PrefixSpace && !strings.HasPrefix(text, " ") {
+		text = " " + text
+	}
 	var out []string
 	for _, w := range preTokenize(text) {
 		var s strings.Builder

@@ -1,5 +1,12 @@
 package hf
 
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
 // A Tokenizer turns text into a checkpoint's pieces and ids, as the
 // checkpoint's own tokenizer does: WordPiece for BERT and DistilBERT,
 // byte-level BPE for RoBERTa (ReadTokenizer picks by model_type).
@@ -23,12 +30,42 @@ type Tokenizer interface {
 
 // ReadTokenizer reads the tokenizer of the checkpoint in dir for its
 // config: vocab.txt for BERT and DistilBERT, vocab.json and merges.txt
-// for RoBERTa.
+// for RoBERTa, or, where those are absent, tokenizer.json (a fast
+// tokenizer's file: readTokenizerJSON).
 func ReadTokenizer(dir string, cfg Config) (Tokenizer, error) {
+	own := []string{"vocab.txt"}
+	if cfg.ModelType == "roberta" {
+		own = []string{"vocab.json", "merges.txt"}
+	}
+	if !exists(filepath.Join(dir, own[0])) {
+		if exists(filepath.Join(dir, "tokenizer.json")) {
+			return readTokenizerJSON(dir, cfg)
+		}
+		return nil, fmt.Errorf("%s: no tokenizer: neither %s nor tokenizer.json (save_pretrained writes them with the model)", dir, strings.Join(own, " and "))
+	}
 	if cfg.ModelType == "roberta" {
 		return ReadByteBPE(dir, cfg)
 	}
 	return ReadWordPiece(dir, cfg)
+}
+
+// Weights is the path of the checkpoint's weights, model.safetensors, or
+// an error that says what to do where the folder has only
+// pytorch_model.bin (a Python pickle, which xp does not unpickle).
+func Weights(dir string) (string, error) {
+	p := filepath.Join(dir, "model.safetensors")
+	switch {
+	case exists(p):
+		return p, nil
+	case exists(filepath.Join(dir, "pytorch_model.bin")):
+		return "", fmt.Errorf("%s: no model.safetensors, only pytorch_model.bin, a Python pickle that xp does not read: save the checkpoint as safetensors (in Python, AutoModel.from_pretrained(DIR).save_pretrained(DIR, safe_serialization=True), which transformers ≥ 4.35 does by default)", dir)
+	}
+	return "", fmt.Errorf("%s: no model.safetensors (save_pretrained writes it with config.json)", dir)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // Special are WordPiece's unknown and padding pieces.
@@ -42,8 +79,13 @@ func (w *WordPiece) Framing(pair bool) int {
 	return 2
 }
 
-// Files are the file WordPiece reads.
-func (w *WordPiece) Files() []string { return []string{"vocab.txt"} }
+// Files are the files WordPiece was read from.
+func (w *WordPiece) Files() []string {
+	if w.files == nil {
+		return []string{"vocab.txt"}
+	}
+	return w.files
+}
 
 // Special are byte-level BPE's unknown and padding pieces.
 func (b *ByteBPE) Special() (unk, pad string) { return b.Unk, b.Pad }
@@ -56,8 +98,13 @@ func (b *ByteBPE) Framing(pair bool) int {
 	return 2
 }
 
-// Files are the files ByteBPE reads.
-func (b *ByteBPE) Files() []string { return []string{"vocab.json", "merges.txt"} }
+// Files are the files ByteBPE was read from.
+func (b *ByteBPE) Files() []string {
+	if b.files == nil {
+		return []string{"vocab.json", "merges.txt"}
+	}
+	return b.files
+}
 
 // Piece is the id's piece ("" for none).
 func (w *WordPiece) Piece(id int) string {

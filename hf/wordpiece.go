@@ -30,6 +30,7 @@ type WordPiece struct {
 	// MaxWordChars: a longer word is [UNK] (BERT: 100).
 	MaxWordChars int
 	Unk          string
+	files        []string // read from (nil: vocab.txt)
 }
 
 // Special token names and their ids in the vocabulary.
@@ -46,21 +47,30 @@ func ReadWordPiece(dir string, cfg Config) (*WordPiece, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &WordPiece{Vocab: map[string]int{}, Lower: cfg.DoLowerCase, StripAccents: cfg.DoLowerCase, SplitCJK: cfg.TokenizeCJKChars, MaxWordChars: 100, Unk: "[UNK]"}
-	if cfg.StripAccents != nil {
-		w.StripAccents = *cfg.StripAccents
-	}
+	var words []string
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
-		tok := strings.TrimRight(sc.Text(), "\r")
-		if _, dup := w.Vocab[tok]; !dup {
-			w.Vocab[tok] = len(w.Words)
-		}
-		w.Words = append(w.Words, tok)
+		words = append(words, strings.TrimRight(sc.Text(), "\r"))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return newWordPiece(path, words, cfg)
+}
+
+// newWordPiece is the tokenizer of the pieces words (id i is words[i];
+// a piece listed twice keeps its first id), read from path, with the
+// options of cfg.
+func newWordPiece(path string, words []string, cfg Config) (*WordPiece, error) {
+	w := &WordPiece{Vocab: map[string]int{}, Words: words, Lower: cfg.DoLowerCase, StripAccents: cfg.DoLowerCase, SplitCJK: cfg.TokenizeCJKChars, MaxWordChars: 100, Unk: "[UNK]"}
+	if cfg.StripAccents != nil {
+		w.StripAccents = *cfg.StripAccents
+	}
+	for i, tok := range words {
+		if _, dup := w.Vocab[tok]; !dup {
+			w.Vocab[tok] = i
+		}
 	}
 	for _, s := range []string{"[UNK]", "[CLS]", "[SEP]", "[PAD]"} {
 		if _, ok := w.Vocab[s]; !ok {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -716,7 +715,11 @@ var transformerKind = kind{name: "transformer", build: func(v spec.Values, env E
 	if err != nil {
 		return nil, err
 	}
-	st, err := hf.OpenSafetensors(filepath.Join(env.Checkpoint, "model.safetensors"))
+	weights, err := hf.Weights(env.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	st, err := hf.OpenSafetensors(weights)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/sugarme/gotch"
 
@@ -49,7 +48,11 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 	if err != nil {
 		return out, err
 	}
-	st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+	weights, err := hf.Weights(dir)
+	if err != nil {
+		return out, err
+	}
+	st, err := hf.OpenSafetensors(weights)
 	if err != nil {
 		return out, err
 	}

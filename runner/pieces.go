@@ -78,6 +78,9 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	if err != nil {
 		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
 	}
+	if _, err := hf.Weights(dir); err != nil {
+		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")
+	}
 	h := sha256.New()
 	for _, f := range slices.Concat([]string{"config.json"}, tok.Files(), []string{"model.safetensors"}) {
 		sum, err := xio.SHA256File(filepath.Join(dir, f))

@@ -114,7 +114,7 @@ var models = []Descriptor{
 	{Kind: Model, Name: "transformer", Dataset: true, Pieces: true,
 		Doc: "a pretrained BERT, DistilBERT or RoBERTa checkpoint (a local Hugging Face folder) fine-tuned with a classification head on the privatized texts, as Chen et al. (2023) do",
 		Params: []Param{
-			{Name: "checkpoint", Type: String, Required: true, Doc: "the folder holding config.json, the tokenizer (vocab.txt; RoBERTa: vocab.json and merges.txt) and model.safetensors (a save_pretrained folder), relative to the data root like the vectors"},
+			{Name: "checkpoint", Type: String, Required: true, Doc: "the folder holding config.json, the tokenizer (vocab.txt; RoBERTa: vocab.json and merges.txt; or tokenizer.json) and model.safetensors (a save_pretrained folder), relative to the data root like the vectors"},
 			{Name: "lr", Type: Float, Default: 2e-5, Min: Excl(0), Doc: "AdamW's peak learning rate (no weight decay), decaying linearly to 0 over the training's steps"},
 			{Name: "warmup", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "share of the steps over which the learning rate rises linearly from 0"},
 			{Name: "clip", Type: Float, Default: 1.0, Min: Incl(0), Doc: "global gradient-norm bound (0: no clipping)"},
