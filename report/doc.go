@@ -2,7 +2,8 @@
 // folders: the page (HTML, one self-contained file: xp report), the
 // reproduction documents regenerated from the paper runs' records
 // (PaperDocs: docs/reproduction.md's generated blocks and
-// docs/reproduction.html), a run's figures (Plot, PlotAnalysis: PNG, SVG
+// docs/reproduction.html; FillBlocks, the one generator of a Markdown
+// document's blocks, for xp results --into too), a run's figures (Plot, PlotAnalysis: PNG, SVG
 // and PDF files; Figure.SVG inline on the page) and its tables as
 // Markdown — all rendered from results' tables (results.Row,
 // results.StatRow, table.Grid).

@@ -55,6 +55,29 @@ func TestModelCheck(t *testing.T) {
 	}
 }
 
+// TestModelCheckRoberta: a RoBERTa checkpoint's texts are shown in its
+// byte-level pieces, framed by <s> and </s>, with its head's logits.
+func TestModelCheckRoberta(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := (hftest.Bert{RoBERTa: true, Hidden: 8, Layers: 1, Heads: 2, Intermediate: 16, MaxPositions: 18, Classes: 2, Seed: 4}).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"model", "check", "--json", dir, "a good film"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tokens []string  `json:"tokens"`
+		Logits []float64 `json:"logits"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "<s> a Ġgood Ġfilm </s>"; strings.Join(got.Tokens, " ") != want || len(got.Logits) != 2 {
+		t.Errorf("tokens %q, %d logits; want %s and 2", got.Tokens, len(got.Logits), want)
+	}
+}
+
 // TestHelpConfig: xp help config lists every top-level key of a config,
 // each of which docs/config.md documents, and points there.
 func TestHelpConfig(t *testing.T) {
