@@ -112,3 +112,6 @@ func readDraws(path, key string, m int) (drawsFile, error) {
 	}
 	return f, nil
 }
+
+// drawsDir holds the words' sampled outputs (see drawMemo).
+const drawsDir = "draws"

@@ -9,10 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sugarme/gotch"
 	"github.com/xp-nlp/xp/datasets"
+	"github.com/xp-nlp/xp/datasets/embedding"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/metrics"
@@ -324,4 +326,148 @@ func (s *trainer) evaluate(cell experiments.Cell, m models.Model, t *trained, te
 		return err
 	})
 	return met, cov, err
+}
+
+// Reserved ids of the classifier's vocabulary.
+const (
+	padID = 0
+	unkID = 1
+)
+
+// modelVocab is a classifier's vocabulary, from its training input only
+// (so that one model serves every split it is evaluated on): every word
+// of the training split, and every word of the validation split that has
+// a vector. With frozen embeddings (the default) a word's vector is all
+// the model knows of it; a word of an evaluated text outside the
+// vocabulary that has a vector reaches the model through it (see
+// extension), so only an evaluated word without a vector reaches it as
+// <unk>. With fine_tune the same holds: words absent from training get no
+// gradient and keep their pretrained vectors.
+func modelVocab(splits map[string]Split, emb *embedding.Embedding) *datasets.Vocab {
+	counter := datasets.NewCounter()
+	for _, name := range []string{"train", "valid"} {
+		sp := splits[name]
+		for _, docs := range [][][]string{sp.Docs, sp.Docs2} {
+			for _, d := range docs {
+				for _, w := range d {
+					if _, ok := emb.Index(w); ok || name == "train" {
+						counter.Add(w)
+					}
+				}
+			}
+		}
+	}
+	return counter.Vocab(datasets.VocabOptions{Reserved: []string{"<pad>", "<unk>"}})
+}
+
+// extension numbers the words of an evaluated split that have a vector
+// but are not in the model's vocabulary, after the vocabulary's ids; the
+// model's embedding is extended by their vectors (rows) for evaluation.
+type extension struct {
+	base  int64
+	ids   map[string]int64
+	index []int // the words' rows in the embedding, in id order
+}
+
+func newExtension(base int) *extension { return &extension{base: int64(base), ids: map[string]int64{}} }
+
+// id is w's extension id, if it has a vector.
+func (e *extension) id(w string, emb *embedding.Embedding) (int64, bool) {
+	if id, ok := e.ids[w]; ok {
+		return id, true
+	}
+	j, ok := emb.Index(w)
+	if !ok {
+		return 0, false
+	}
+	id := e.base + int64(len(e.index))
+	e.ids[w], e.index = id, append(e.index, j)
+	return id, true
+}
+
+// rows are the extension's vectors, in id order.
+func (e *extension) rows(emb *embedding.Embedding) []float32 {
+	out := make([]float32, 0, len(e.index)*emb.Dim)
+	for _, j := range e.index {
+		out = append(out, emb.Vector(j)...)
+	}
+	return out
+}
+
+// modelData maps a split to token ids and counts how its tokens reach
+// the model: a word outside vocab gets an extension id when ext is given
+// and the word has a vector, the unknown-word id otherwise.
+func modelData(sp Split, vocab *datasets.Vocab, ext *extension, emb *embedding.Embedding) (models.Data, results.Coverage) {
+	d := models.Data{Labels: sp.Labels}
+	var cov results.Coverage
+	ids := func(doc []string) []int64 {
+		out := vocab.IDs(doc, unkID)
+		for i, w := range doc {
+			cov.Tokens++
+			if _, ok := emb.Index(w); ok {
+				cov.Vectors++
+			}
+			if out[i] == unkID && ext != nil {
+				if id, ok := ext.id(w, emb); ok {
+					out[i] = id
+				}
+			}
+			if out[i] == unkID {
+				cov.Unknown++
+			}
+		}
+		return out
+	}
+	for i, doc := range sp.Docs {
+		d.Seqs = append(d.Seqs, ids(doc))
+		if sp.Docs2 != nil {
+			d.Seqs2 = append(d.Seqs2, ids(sp.Docs2[i]))
+		}
+	}
+	return d, cov
+}
+
+// pieceData tokenizes a split for a pieces model: each text's words
+// joined by spaces, framed as the checkpoint's tokenizer frames them
+// (BERT: [CLS] pieces [SEP], a sentence pair [CLS] a [SEP] b [SEP] with
+// token types 0 and 1; RoBERTa: <s> a </s>, <s> a </s></s> b </s>), cut
+// to maxLen pieces (0: the most the checkpoint's positions hold; a pair
+// loses pieces from its longer text first). Coverage counts the pieces,
+// those that are unknown, and those the cut dropped.
+func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Coverage, error) {
+	if maxLen <= 0 || maxLen > p.cfg.MaxLength() {
+		maxLen = p.cfg.MaxLength()
+	}
+	unkPiece, _ := p.tok.Special()
+	unk, _ := p.tok.ID(unkPiece)
+	d := models.Data{Labels: sp.Labels}
+	var cov results.Coverage
+	for k, doc := range sp.Docs {
+		var second *string
+		if sp.Docs2 != nil {
+			s := strings.Join(sp.Docs2[k], " ")
+			second = &s
+		}
+		ids, types, dropped := p.tok.Encode(strings.Join(doc, " "), second, maxLen)
+		special := p.tok.Framing(second != nil)
+		seq := make([]int64, len(ids))
+		for i, id := range ids {
+			seq[i] = int64(id)
+			if id == unk {
+				cov.Unknown++
+			}
+		}
+		cov.Tokens += int64(len(ids) - special)
+		cov.Truncated += int64(dropped)
+		d.Seqs = append(d.Seqs, seq)
+		if second != nil {
+			tt := make([]int64, len(types))
+			for i, t := range types {
+				tt[i] = int64(t)
+			}
+			d.Types = append(d.Types, tt)
+		}
+	}
+	cov.Vectors = cov.Tokens - cov.Unknown
+	return d, cov, nil
 }

@@ -139,3 +139,18 @@ func hasPrivatized(sum *Summary) bool {
 	}
 	return false
 }
+
+func writePlan(out string, c *experiments.Config, sum *Summary) error {
+	p := rundir.Plan{Config: c.Recorded(), Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
+	for i := range p.Cells {
+		p.Cells[i].Status, p.Cells[i].Error = "", ""
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := xio.WriteFileAtomic(filepath.Join(out, rundir.PlanName), append(b, '\n')); err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	return nil
+}

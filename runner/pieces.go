@@ -10,14 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/xp-nlp/xp/datasets/catalog"
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/hf"
 	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/models"
-	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/spec"
 )
 
@@ -90,51 +88,6 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 		io.WriteString(h, f+" "+sum+"\n")
 	}
 	return &pieceInput{dir: dir, cfg: cfg, tok: tok}, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// pieceData tokenizes a split for a pieces model: each text's words
-// joined by spaces, framed as the checkpoint's tokenizer frames them
-// (BERT: [CLS] pieces [SEP], a sentence pair [CLS] a [SEP] b [SEP] with
-// token types 0 and 1; RoBERTa: <s> a </s>, <s> a </s></s> b </s>), cut
-// to maxLen pieces (0: the most the checkpoint's positions hold; a pair
-// loses pieces from its longer text first). Coverage counts the pieces,
-// those that are unknown, and those the cut dropped.
-func (p *pieceInput) pieceData(sp Split, maxLen int) (models.Data, results.Coverage, error) {
-	if maxLen <= 0 || maxLen > p.cfg.MaxLength() {
-		maxLen = p.cfg.MaxLength()
-	}
-	unkPiece, _ := p.tok.Special()
-	unk, _ := p.tok.ID(unkPiece)
-	d := models.Data{Labels: sp.Labels}
-	var cov results.Coverage
-	for k, doc := range sp.Docs {
-		var second *string
-		if sp.Docs2 != nil {
-			s := strings.Join(sp.Docs2[k], " ")
-			second = &s
-		}
-		ids, types, dropped := p.tok.Encode(strings.Join(doc, " "), second, maxLen)
-		special := p.tok.Framing(second != nil)
-		seq := make([]int64, len(ids))
-		for i, id := range ids {
-			seq[i] = int64(id)
-			if id == unk {
-				cov.Unknown++
-			}
-		}
-		cov.Tokens += int64(len(ids) - special)
-		cov.Truncated += int64(dropped)
-		d.Seqs = append(d.Seqs, seq)
-		if second != nil {
-			tt := make([]int64, len(types))
-			for i, t := range types {
-				tt[i] = int64(t)
-			}
-			d.Types = append(d.Types, tt)
-		}
-	}
-	cov.Vectors = cov.Tokens - cov.Unknown
-	return d, cov, nil
 }
 
 // pad is the checkpoint's padding piece.

@@ -2,13 +2,10 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"slices"
+	"strconv"
 
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/internal/xio"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
 )
@@ -16,21 +13,6 @@ import (
 // The run folder's files and what they hold are package rundir's: the
 // runner writes them, rundir reads them (without libtorch), and readers
 // of run folders use rundir.
-
-func writePlan(out string, c *experiments.Config, sum *Summary) error {
-	p := rundir.Plan{Config: c.Recorded(), Groups: sum.Groups, Cells: slices.Clone(sum.Cells)}
-	for i := range p.Cells {
-		p.Cells[i].Status, p.Cells[i].Error = "", ""
-	}
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := xio.WriteFileAtomic(filepath.Join(out, rundir.PlanName), append(b, '\n')); err != nil {
-		return fmt.Errorf("output: %w", err)
-	}
-	return nil
-}
 
 // runPlan is what a run will do, computed once before any cell runs and
 // only read after — by the estimate, the sweep, its stages and its
@@ -144,4 +126,35 @@ func prepare(ctx context.Context, s *Session, p *runPlan) error {
 		s.logf("prepared the privatized test split of %s (shared by %d groups)", cell, len(groups[k]))
 	}
 	return nil
+}
+
+// settingSeedGroups groups the items whose cell is of the named analysis
+// by mechanism setting and seed, in the order first seen — the unit of a
+// searching stage's results, of its price and of its jobs alike — and
+// keeps each seed's baseline (the utility cell of mode none).
+type settingSeedGroups[T any] struct {
+	groups   [][]T
+	baseline map[uint64]T
+}
+
+func groupBySettingSeed[T any](items []T, cellOf func(T) experiments.Cell, analysis string) settingSeedGroups[T] {
+	out := settingSeedGroups[T]{baseline: map[uint64]T{}}
+	at := map[string]int{}
+	for _, it := range items {
+		cell := cellOf(it)
+		switch {
+		case cell.Analysis == "" && cell.Mode == "none":
+			out.baseline[cell.Seed] = it
+		case cell.Analysis == analysis && cell.Mechanism != "":
+			g := cell.Setting() + " seed=" + strconv.FormatUint(cell.Seed, 10)
+			i, ok := at[g]
+			if !ok {
+				i = len(out.groups)
+				at[g] = i
+				out.groups = append(out.groups, nil)
+			}
+			out.groups[i] = append(out.groups[i], it)
+		}
+	}
+	return out
 }

@@ -103,16 +103,6 @@ func (s *privatizer) corpusPath(key string) string {
 	return filepath.Join(s.c.Cache, "corpora", key+".gob.gz")
 }
 
-// splitGroup names the privatized splits made together under
-// common_noise (splitSharers): one split, seed and streams; "" where
-// the option is off or the cell does not privatize split.
-func splitGroup(c *experiments.Config, cell experiments.Cell, split string) string {
-	if !c.CommonNoise || cell.Mechanism == "" || cell.Analysis != "" || !cell.Privatizes(role(split)) {
-		return ""
-	}
-	return fmt.Sprintf("split\x00%s\x00%s\x00%d", split, c.SourceStream(cell), cell.Seed)
-}
-
 // splitSharers are, under common_noise, the config's other utility cells
 // whose privatized split draws the noise of cell's (the same streams:
 // experiments.Config.SourceStream, and seed), one per corpus entry, in

@@ -244,15 +244,3 @@ func (b *rateBook) sameSearch(cell experiments.Cell, analysis bool) []string {
 	}
 	return keys
 }
-
-// stageWork is what one result of stage i for cell's mechanism setting
-// costs, in the units its rate is measured in (the kind's work), and the
-// rate's name. A finished result records the rate (runStages), so the
-// next estimate of the same stage prices what it measured.
-func (s *Session) stageWork(i int, cell experiments.Cell) (key string, units int64) {
-	kind, ok := stageKindOf(s.c.Stages[i].Kind)
-	if !ok || kind.work == nil {
-		return "", 0
-	}
-	return "stage " + kind.name + " " + cell.Mechanism + s.rates.shape(), kind.work(s, i, cell)
-}

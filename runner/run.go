@@ -77,43 +77,6 @@ type Summary struct {
 	Complete bool `json:"-"`
 }
 
-// Run executes the config's sweep, chaining the Job's verbs as opt asks:
-// cells with a successful record are reused, the others are run
-// (privatizing through the corpus cache, training, evaluating) and
-// recorded atomically one by one; a failing cell is recorded with its
-// error and the sweep goes on. Unless sharded, Run then writes the
-// manifest, tables and plots. c is not changed.
-//
-//   - DryRun: Estimate only.
-//   - KeepComplete, with nothing to run: nothing, where the folder holds
-//     the whole run (Job.Complete).
-//   - Prepare: Prepare only; Merge: Merge only.
-//   - otherwise Execute (Queue: returns once queued), then Merge.
-func Run(ctx context.Context, c *experiments.Config, opt Options) (Summary, error) {
-	j, err := Start(ctx, c, opt)
-	if err != nil {
-		return Summary{Outcome: rundir.Outcome{Out: c.Output}}, err
-	}
-	defer j.Close()
-	switch {
-	case opt.DryRun:
-		j.Estimate(ctx)
-		return j.Summary(), nil
-	case opt.KeepComplete && !opt.Merge && !opt.Prepare && !opt.Queue && j.Complete():
-		return j.Summary(), nil
-	case opt.Prepare:
-		err := j.Prepare(ctx)
-		return j.Summary(), err
-	}
-	if !opt.Merge {
-		if err := j.Execute(ctx); err != nil || opt.Queue {
-			return j.Summary(), err
-		}
-	}
-	err = j.Merge(ctx)
-	return j.Summary(), err
-}
-
 // Interrupted is Run's error when its context was cancelled (Ctrl-C,
 // SIGTERM) before the sweep finished: the cells recorded are kept, the
 // one in flight is not recorded, and running again resumes.

@@ -3,23 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
-	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/results"
 	"github.com/xp-nlp/xp/rundir"
 	"github.com/xp-nlp/xp/torchrt"
 )
-
-// stageJob is one result of a stage: its coordinates, the records it
-// reads, and how to compute it from them.
-type stageJob struct {
-	cell    experiments.Cell
-	inputs  []results.Record
-	compute func(ctx context.Context) (metrics.Analysis, error)
-}
 
 // runStages runs the config's stages in order after its cells. Each
 // stage reads the run's cell records and the results of the stages
@@ -110,49 +100,6 @@ func runStages(ctx context.Context, s *Session, p *runPlan, store *results.Store
 	return nil
 }
 
-// stageInputs is what a stage's jobs are planned from: the config and
-// the stage's index, the run's cell records (in the plan's order, and by
-// key), the plan, the results of the stages before it, and the store and
-// provenance for the cells a stage runs itself.
-type stageInputs struct {
-	c     *experiments.Config
-	i     int
-	cells []results.Record
-	byKey map[string]results.Record
-	plan  *runPlan
-	done  []results.Record
-	store *results.Store
-	prov  results.Provenance
-	ran   *stageCells // the cells outside the plan that stages ran or reused
-}
-
-// stageCells are the utility cells stages decided on (matched-privacy's
-// at the ε found), with how many models running them trained.
-type stageCells struct {
-	Cells   []rundir.CellStatus
-	Trained int
-}
-
-// stageKind is one kind of stage as the runner runs it, declared once in
-// its own file (stage_*.go): the jobs it plans from the records, each job
-// a result; and, for a stage that searches (its results cost more than
-// combining records), one result's work and how the dry run prices it.
-type stageKind struct {
-	name string
-	jobs func(s *Session, in stageInputs) []stageJob
-	// work is one result's cost for the group of cell's mechanism setting
-	// and seed, in the units its rate is measured in (nil: the stage
-	// combines records, which costs nothing worth pricing); lookups says
-	// that those units are draws, counted in the estimate's StageLookups.
-	work    func(s *Session, i int, cell experiments.Cell) int64
-	lookups bool
-	// price adds one result's work where no earlier result of the stage
-	// measured its rate.
-	price func(x *estimator, g stageGroup)
-	// baseline: a result reads the seed's baseline beside its group.
-	baseline bool
-}
-
 // stageKinds are the stages the runner runs, one per descriptor of spec
 // (TestEveryStageRun).
 var stageKinds = []stageKind{utilityLossStage, selectStage, searchStage, matchedStage}
@@ -189,93 +136,14 @@ func (s *Session) runStage(ctx context.Context, cs rundir.CellStatus, keys []str
 	return rec
 }
 
-// point is a cell's coordinates without its analysis and mode: what
-// stages join records on.
-func point(c experiments.Cell) string {
-	return c.Setting() + " ε=" + strconv.FormatFloat(c.Epsilon, 'g', -1, 64) + " seed=" + strconv.FormatUint(c.Seed, 10)
-}
-
-// runRecorded returns cell's record from the store, running and
-// recording it first when the store has no finished one: a cell that a
-// stage decides on, outside the run's plan, listed in the run's summary
-// (StageCells) so that cells.csv shows it and the models it trains are
-// counted. A failed cell is an error.
-func (s *Session) runRecorded(ctx context.Context, in stageInputs, cell experiments.Cell) (results.Record, error) {
-	store := in.store
-	key := s.Key(cell)
-	rec, ok, err := store.Get(key)
-	if err != nil {
-		return rec, err
+// stageWork is what one result of stage i for cell's mechanism setting
+// costs, in the units its rate is measured in (the kind's work), and the
+// rate's name. A finished result records the rate (runStages), so the
+// next estimate of the same stage prices what it measured.
+func (s *Session) stageWork(i int, cell experiments.Cell) (key string, units int64) {
+	kind, ok := stageKindOf(s.c.Stages[i].Kind)
+	if !ok || kind.work == nil {
+		return "", 0
 	}
-	cs := rundir.CellStatus{Key: key, Cell: cell, Status: "cached", Stage: in.c.Stages[in.i].Kind}
-	defer func() { in.ran.Cells = append(in.ran.Cells, cs) }()
-	if !ok || rec.Status != "ok" {
-		if rec, err = s.record(ctx, store, key, cell, in.prov, s.progress); err != nil {
-			return rec, err
-		}
-		cs.Status, cs.Error = rundir.StatusOf(rec, true)
-		if rec.Status == "ok" && rec.Model != "" && !rec.Provenance.ModelReused {
-			in.ran.Trained++
-		}
-	}
-	if rec.Status != "ok" {
-		return rec, fmt.Errorf("%s: %s", cell, rec.Error)
-	}
-	return rec, nil
-}
-
-// groups are the plan's groups of analysis's cells by mechanism setting
-// and seed (runPlan.settingSeed) as the records the store has: a cell
-// without one is left out of its group, a group without any dropped.
-func (in stageInputs) groups(analysis string) settingSeedGroups[results.Record] {
-	g := in.plan.settingSeed(analysis)
-	out := settingSeedGroups[results.Record]{baseline: map[uint64]results.Record{}}
-	for _, idx := range g.groups {
-		var recs []results.Record
-		for _, i := range idx {
-			if r, ok := in.byKey[in.plan.cells[i].Key]; ok {
-				recs = append(recs, r)
-			}
-		}
-		if len(recs) > 0 {
-			out.groups = append(out.groups, recs)
-		}
-	}
-	for seed, i := range g.baseline {
-		if r, ok := in.byKey[in.plan.cells[i].Key]; ok {
-			out.baseline[seed] = r
-		}
-	}
-	return out
-}
-
-// settingSeedGroups groups the items whose cell is of the named analysis
-// by mechanism setting and seed, in the order first seen — the unit of a
-// searching stage's results, of its price and of its jobs alike — and
-// keeps each seed's baseline (the utility cell of mode none).
-type settingSeedGroups[T any] struct {
-	groups   [][]T
-	baseline map[uint64]T
-}
-
-func groupBySettingSeed[T any](items []T, cellOf func(T) experiments.Cell, analysis string) settingSeedGroups[T] {
-	out := settingSeedGroups[T]{baseline: map[uint64]T{}}
-	at := map[string]int{}
-	for _, it := range items {
-		cell := cellOf(it)
-		switch {
-		case cell.Analysis == "" && cell.Mode == "none":
-			out.baseline[cell.Seed] = it
-		case cell.Analysis == analysis && cell.Mechanism != "":
-			g := cell.Setting() + " seed=" + strconv.FormatUint(cell.Seed, 10)
-			i, ok := at[g]
-			if !ok {
-				i = len(out.groups)
-				at[g] = i
-				out.groups = append(out.groups, nil)
-			}
-			out.groups[i] = append(out.groups[i], it)
-		}
-	}
-	return out
+	return "stage " + kind.name + " " + cell.Mechanism + s.rates.shape(), kind.work(s, i, cell)
 }
