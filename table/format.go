@@ -8,6 +8,7 @@ import (
 	"github.com/xp-nlp/xp/results"
 )
 
+// percent prints a share in percent (— for NaN).
 func percent(x float64) string {
 	if math.IsNaN(x) {
 		return "—"
@@ -15,6 +16,8 @@ func percent(x float64) string {
 	return fmt.Sprintf("%.1f%%", 100*x)
 }
 
+// pm prints a mean over n seeds with its sample sd (the mean alone for
+// one seed; — for none).
 func pm(m, sd float64, n int) string {
 	switch {
 	case n == 0 || math.IsNaN(m):

@@ -289,18 +289,6 @@ func TestSplice(t *testing.T) {
 	}
 }
 
-func histogramRecords() []Record {
-	var recs []Record
-	for _, eps := range []float64{1, 5} {
-		for seed := uint64(1); seed <= 2; seed++ {
-			a := &metrics.Analysis{Series: map[string][]metrics.Num{"N_w": {0, 1, metrics.Num(eps * 10)}, "S_w": {100, 90, 80}}}
-			a.Add("N_w mean", eps)
-			recs = append(recs, Record{Cell: experiments.Cell{Analysis: "plausible-deniability", Mechanism: "laplace", Epsilon: eps, Seed: seed}, Status: "ok", Analysis: a})
-		}
-	}
-	return recs
-}
-
 // TestMarkdownEscapes: a cell or note holding HTML — a word list's
 // "<script>" — is written as text, not markup; pipes and line breaks stay
 // inside their cell.
