@@ -21,7 +21,7 @@ set -uo pipefail
 # configs/paper/feyisetan_fig5_imdb.yaml on the GPU (step imdb, only when STEPS names
 # it; IMDB_LIMIT seconds, default 420), each under its own time limit; outputs go to $OUT
 # (or /tmp/gpucheck-out).
-# Step bert (only when STEPS names it): models' BERT tests on the GPU
+# Step bert (only when STEPS names it): models' BERT and RoBERTa tests on the GPU
 # (XP_DEVICE=cuda: the float64 reference, bf16 under autocast, fine-tuning
 # and its bit-exact resume), BenchmarkBertStepVsPyTorch at bert-base's
 # shape against the node's PyTorch in fp32 and in bf16 under autocast,
@@ -151,7 +151,7 @@ run)
 	fi
 	if named bert; then
 		el "BERT tests on cuda"
-		(cd models && XP_DEVICE=cuda timeout 120 $B/models.test -test.run 'Bert' -test.v) > "$OUT/bert_tests.txt" 2>&1
+		(cd models && XP_DEVICE=cuda timeout 120 $B/models.test -test.run 'Bert|Roberta' -test.v) > "$OUT/bert_tests.txt" 2>&1
 		echo "bert tests rc=$?"; grep -E '^(--- |ok|FAIL|PASS)' "$OUT/bert_tests.txt" | head -20
 		for prec in fp32 bf16; do
 			el "BERT step against PyTorch on cuda, $prec"
