@@ -27,11 +27,17 @@ func priceMatched(x *estimator, g stageGroup) {
 	probes := int64(searchProbes(v.Float("lo"), v.Float("hi"), v.Int("probes")))
 	ap := s.c.AnalysisParams()
 	priv, train := s.rates.keys(g.cell, x.threads)
-	n := probes * s.an.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
-	e.StageLookups += n
-	x.price(priv, n, s.rates.sameSearch(g.cell, false)...)
 	at := g.cell
 	at.Epsilon = g.cells[len(g.cells)-1].Cell.Epsilon
+	if v.String("match_on") == "strongest" { // the whole attack at every probe
+		for range probes {
+			x.analysis(at)
+		}
+	} else {
+		n := probes * s.an.attackTokens(g.cell, ap.Int("sentences")+ap.Int("test"), ap.Int("max_len"))
+		e.StageLookups += n
+		x.price(priv, n, s.rates.sameSearch(g.cell, false)...)
+	}
 	x.analysis(at)
 	u := experiments.Cell{Mechanism: g.cell.Mechanism, Params: g.cell.Params, Epsilon: math.Pi, Mode: v.String("apply"), Seed: g.cell.Seed} // an ε no cell has: nothing cached
 	for _, split := range Splits {
@@ -60,6 +66,7 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 	c := in.c
 	v := c.StageParams(in.i)
 	target, mode := v.Float("target"), v.String("apply")
+	strongest := v.String("match_on") == "strongest"
 	byGroup := in.groups("reconstruction")
 	var jobs []stageJob
 	for _, group := range byGroup.groups {
@@ -82,6 +89,16 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 				if err != nil {
 					return 0, err
 				}
+				if strongest {
+					attack, err := analysis.Run(ctx, "reconstruction", c.Analysis.Params, env)
+					if err != nil {
+						return 0, err
+					}
+					a.Lookups += attack.Lookups
+					pct, who := strongestRecovery(attack)
+					s.logf("%s: ε %.4g: %s recovers %.2f%% (target %g%%)", cell, eps, who, pct, target)
+					return pct, nil
+				}
 				r, n, err := analysis.ContextFreeRecovery(ctx, c.Analysis.Params, env)
 				a.Lookups += n
 				pct, who := r.Best()
@@ -92,7 +109,11 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			if err != nil {
 				return a, err
 			}
-			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected) for the recovery %g%% by the stronger of copying and the context-free attacker (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, len(trace), mode)
+			on := "the stronger of copying and the context-free attacker"
+			if strongest {
+				on = "the strongest of copying, the context-free attacker and the tagger (the whole attack at every probe)"
+			}
+			a.Method = fmt.Sprintf("search on log ε over [%g, %g] (bracketed from the middle by decades, then bisected) for the recovery %g%% by %s (%d probes), then the attack and a utility cell (apply %s) at the ε found", v.Float("lo"), v.Float("hi"), target, on, len(trace), mode)
 			if !found {
 				a.Notes = append(a.Notes, fmt.Sprintf("target recovery %g%% not reached within tolerance in [%g, %g] after %d probes: closest %.4g%% at ε %.4g (the results below are at that ε)", target, v.Float("lo"), v.Float("hi"), len(trace), got, eps))
 				a.Flag(fmt.Sprintf("target not reached (%.3g%% at ε %.4g)", got, eps))
@@ -113,6 +134,9 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			a.Add("probes", float64(len(trace)))
 			cheap := analysis.CheapRecovery{Copy: attack.Stat("unchanged %"), ContextFree: attack.Stat("context-free recovery %")}
 			matched, who := cheap.Best()
+			if strongest {
+				matched, who = strongestRecovery(attack)
+			}
 			a.Add("matched recovery %", matched)
 			for _, st := range []string{"context-free recovery %", "recovery %", "context-free recovery % rare", "recovery % rare", "unchanged %", "tokens"} {
 				a.Add(st, attack.Stat(st))
@@ -120,7 +144,7 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 			for _, f := range attack.Flags {
 				a.Flag(f)
 			}
-			if f := matchFlag(cheap, attack.Stat("recovery %")); f != "" {
+			if f := matchFlag(cheap, attack.Stat("recovery %"), strongest); f != "" {
 				a.Flag(f)
 			}
 			u := experiments.Cell{Mechanism: cell.Mechanism, Params: cell.Params, Epsilon: eps, Mode: mode, Seed: cell.Seed}
@@ -139,17 +163,29 @@ func (s *Session) matchedJobs(in stageInputs) []stageJob {
 	return jobs
 }
 
+// strongestRecovery is the strongest of the reconstruction attack's
+// attackers — copying the observed word, the context-free attacker, the
+// tagger — and its name.
+func strongestRecovery(attack metrics.Analysis) (pct float64, attacker string) {
+	pct, attacker = analysis.CheapRecovery{Copy: attack.Stat("unchanged %"), ContextFree: attack.Stat("context-free recovery %")}.Best()
+	if t := attack.Stat("recovery %"); t > pct {
+		return t, "the tagger"
+	}
+	return pct, attacker
+}
+
 // matchFlag is the flag of a match at which the attackers that need no
 // training recover cheap and the tagger tagger (percent): a match no
 // attacker beats copying at compares unchanged shares, not attacks; one
-// the tagger beats matched a weaker attacker than the run has; "" for a
-// match on the strongest attacker.
-func matchFlag(cheap analysis.CheapRecovery, tagger float64) string {
+// the tagger beats matched a weaker attacker than the run has (not
+// where the search matched on the strongest, the tagger included); ""
+// for a match on the strongest attacker.
+func matchFlag(cheap analysis.CheapRecovery, tagger float64, strongest bool) string {
 	matched, _ := cheap.Best()
 	switch {
 	case max(cheap.ContextFree, tagger) <= cheap.Copy+analysis.CopyMargin:
 		return fmt.Sprintf("matched on copying alone: no attacker beats the unchanged share %.3g%% here (context-free %.3g%%, tagger %.3g%%): equal unchanged shares, not equal attacks", cheap.Copy, cheap.ContextFree, tagger)
-	case tagger > matched+analysis.CopyMargin:
+	case !strongest && tagger > matched+analysis.CopyMargin:
 		return fmt.Sprintf("the tagger recovers %.3g%% here, above the %.3g%% matched: matched on a weaker attacker than the run has", tagger, matched)
 	}
 	return ""

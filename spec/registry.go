@@ -230,6 +230,8 @@ var stages = []Descriptor{
 			{Name: "hi", Type: Float, Min: Excl(0), Default: 10000.0, Doc: "upper end of the ε searched"},
 			{Name: "tolerance", Type: Float, Min: Excl(0), Default: 0.05, Doc: "stop when the recovery is within this share of the target"},
 			{Name: "probes", Type: Int, Min: Incl(1), Default: 30, Doc: "the most ε probed"},
+			{Name: "match_on", Type: String, Enum: []string{"cheap", "strongest"}, DefaultText: "cheap",
+				Doc: "the attacker the search matches: cheap, the stronger of copying and the context-free attacker (the tagger is trained at the ε found only, and flagged where it beats them); strongest, the strongest of copying, the context-free attacker and the tagger, the whole attack run at every probed ε (a tagger trained per probe: many times slower)"},
 		}},
 }
 
