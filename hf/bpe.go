@@ -20,7 +20,9 @@ import (
 // bytes mapped to printable characters (bytesToUnicode: a space is "Ġ"),
 // then merged pair by pair in the order of merges.txt, the lowest-ranked
 // pair first. Every byte has a piece, so no text is unknown; a merged
-// piece missing from vocab.json (a damaged file) reads as Unk.
+// piece missing from vocab.json (a damaged file) reads as Unk. It keeps
+// a cache of the words it has pieced: not for use by several goroutines
+// at once.
 type ByteBPE struct {
 	Vocab map[string]int
 	ranks map[[2]string]int
