@@ -23,7 +23,7 @@ import (
 const outputsRate = "write outputs"
 
 // ratesFile holds, per host, the speeds earlier runs measured (see
-// rateKeys): cache/rates.json. Only estimates read it.
+// rateBook.keys): cache/rates.json. Only estimates read it.
 const ratesFile = "rates.json"
 
 // rateBook names the speeds a cell's work runs at on this host and keeps
@@ -205,7 +205,7 @@ func (b *rateBook) observe(host string, measured map[string]rate) {
 	}
 }
 
-// constructRateKeys name the speed of building the cell's mechanism
+// constructKeys name the speed of building the cell's mechanism
 // setting's costly structure (CusText's mapping), in builds per second:
 // the setting's own, then the mechanism's (the last setting of it
 // built), which prices a setting never built at a sibling's time
