@@ -218,10 +218,10 @@ func AnalysisKinds(rows []results.StatRow) []string {
 	return kinds
 }
 
-// ColumnName is a statistic's display name as a CSV column: lower case,
+// columnName is a statistic's display name as a CSV column: lower case,
 // "%" as "pct", ε as "epsilon", every other run of non-alphanumerics one
 // underscore ("N_w %" → "n_w_pct", "E_M held-out" → "e_m_held_out").
-func ColumnName(display string) string {
+func columnName(display string) string {
 	var b strings.Builder
 	sep := false
 	for _, r := range strings.ToLower(display) {
@@ -255,7 +255,7 @@ func ColumnName(display string) string {
 const foundEpsilon = "ε"
 
 // WriteAnalysisTables writes tables/analysis.csv (mean, sd and the 95%
-// CI half-width of each statistic, under snake_case names: ColumnName;
+// CI half-width of each statistic, under snake_case names: columnName;
 // sd and half-width empty under two seeds; the flags last) and
 // tables/analysis.md (the display names). ε has one column: a row whose
 // ε was found rather than given (a matched or selected ε, the statistic
@@ -280,7 +280,7 @@ func WriteAnalysisTables(dir string, rows []results.StatRow) ([]string, error) {
 	w := csv.NewWriter(&b)
 	head := []string{"analysis", "setting", "notion", "epsilon", "epsilon_sd", "epsilon_ci95", "seeds", "failed"}
 	for _, n := range names {
-		c := ColumnName(n)
+		c := columnName(n)
 		head = append(head, c, c+"_sd", c+"_ci95")
 	}
 	w.Write(append(head, "flags"))

@@ -11,17 +11,6 @@ import (
 	"github.com/xp-nlp/xp/stats"
 )
 
-// Compare renders the utility tables of several runs side by side, one
-// line per setting, mode and ε present in any (in the first run's order,
-// then the others'): each run's accuracy as mean [95% CI] with its seed
-// count, and each later run's difference to the first — over the seeds
-// both have where they share any (a seed in one run only would pass for
-// a difference: two copies of one baseline cell, one with a seed more,
-// read −0.047), marked unpaired where they share none.
-func Compare(names []string, tables [][]results.Row) string {
-	return CompareGrid(names, tables).Markdown()
-}
-
 // runDiff is line b's accuracy minus a's: averaged over the seeds both
 // have, with their count where it is not every seed of both; the means'
 // difference, marked unpaired, where they share none.
@@ -41,7 +30,13 @@ func runDiff(a, b results.Row) string {
 	return fmt.Sprintf("%+.4f", m)
 }
 
-// CompareGrid is the side-by-side table of Compare.
+// CompareGrid renders the utility tables of several runs side by side, one
+// line per setting, mode and ε present in any (in the first run's order,
+// then the others'): each run's accuracy as mean [95% CI] with its seed
+// count, and each later run's difference to the first — over the seeds
+// both have where they share any (a seed in one run only would pass for
+// a difference: two copies of one baseline cell, one with a seed more,
+// read −0.047), marked unpaired where they share none.
 func CompareGrid(names []string, tables [][]results.Row) Grid {
 	type key struct {
 		setting, mode string

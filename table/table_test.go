@@ -253,9 +253,9 @@ func TestTableIntervals(t *testing.T) {
 func TestCompare(t *testing.T) {
 	a := Table([]Record{rec("none", 0, 1, 0.8, "ok"), rec("test", 10, 1, 0.6, "ok")}, TableOptions{})
 	b := Table([]Record{rec("none", 0, 1, 0.85, "ok"), rec("none", 0, 2, 0.87, "ok"), rec("test", 5, 1, 0.5, "ok")}, TableOptions{})
-	got := Compare([]string{"A", "B"}, [][]Row{a, b})
+	got := CompareGrid([]string{"A", "B"}, [][]Row{a, b}).Markdown()
 	// Two copies of one run differ by nothing.
-	if same := Compare([]string{"A", "A"}, [][]Row{b, b}); !strings.Contains(same, "| +0.0000 |") || strings.Contains(same, "paired") {
+	if same := CompareGrid([]string{"A", "A"}, [][]Row{b, b}).Markdown(); !strings.Contains(same, "| +0.0000 |") || strings.Contains(same, "paired") {
 		t.Errorf("a run beside itself:\n%s", same)
 	}
 	for _, want := range []string{
