@@ -291,14 +291,7 @@ func (b *ByteBPE) Encode(a string, second *string, maxLen int) (ids, types []int
 		pb = b.Tokenize(*second)
 		special = 4
 	}
-	for len(pa)+len(pb)+special > maxLen && len(pa)+len(pb) > 0 {
-		if len(pa) > len(pb) {
-			pa = pa[:len(pa)-1]
-		} else {
-			pb = pb[:len(pb)-1]
-		}
-		dropped++
-	}
+	pa, pb, dropped = truncate(pa, pb, maxLen-special)
 	id := func(p string) int {
 		if i, ok := b.Vocab[p]; ok {
 			return i

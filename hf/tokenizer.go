@@ -63,6 +63,31 @@ func Weights(dir string) (string, error) {
 	return "", fmt.Errorf("%s: no model.safetensors (save_pretrained writes it with config.json)", dir)
 }
 
+// truncate cuts pieces from the end of the longer of a and b, from b's
+// where they are as long (Hugging Face's "longest_first"), until they
+// hold at most room pieces together; dropped counts the pieces cut.
+func truncate(a, b []string, room int) (ta, tb []string, dropped int) {
+	for len(a)+len(b) > room && len(a)+len(b) > 0 {
+		if len(a) > len(b) {
+			a = a[:len(a)-1]
+		} else {
+			b = b[:len(b)-1]
+		}
+		dropped++
+	}
+	return a, b, dropped
+}
+
+// OpenWeights opens the checkpoint's weights (Weights: model.safetensors
+// or the error that says what to do).
+func OpenWeights(dir string) (*Safetensors, error) {
+	p, err := Weights(dir)
+	if err != nil {
+		return nil, err
+	}
+	return OpenSafetensors(p)
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

@@ -163,14 +163,7 @@ func (w *WordPiece) Encode(a string, b *string, maxLen int) (ids, types []int, d
 		pb = w.Tokenize(*b)
 		special = 3
 	}
-	for len(pa)+len(pb)+special > maxLen && len(pa)+len(pb) > 0 {
-		if len(pa) > len(pb) {
-			pa = pa[:len(pa)-1]
-		} else {
-			pb = pb[:len(pb)-1]
-		}
-		dropped++
-	}
+	pa, pb, dropped = truncate(pa, pb, maxLen-special)
 	id := func(p string) int {
 		if i, ok := w.Vocab[p]; ok {
 			return i

@@ -715,11 +715,7 @@ var transformerKind = kind{name: "transformer", build: func(v spec.Values, env E
 	if err != nil {
 		return nil, err
 	}
-	weights, err := hf.Weights(env.Checkpoint)
-	if err != nil {
-		return nil, err
-	}
-	st, err := hf.OpenSafetensors(weights)
+	st, err := hf.OpenWeights(env.Checkpoint)
 	if err != nil {
 		return nil, err
 	}

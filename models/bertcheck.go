@@ -48,11 +48,7 @@ func CheckBert(dir string, texts []string) (BertCheck, error) {
 	if err != nil {
 		return out, err
 	}
-	weights, err := hf.Weights(dir)
-	if err != nil {
-		return out, err
-	}
-	st, err := hf.OpenSafetensors(weights)
+	st, err := hf.OpenWeights(dir)
 	if err != nil {
 		return out, err
 	}
