@@ -139,7 +139,7 @@ func Table(recs []Record, opt TableOptions) []Row {
 		stage, model  string
 	}
 	groups := map[key][]Record{}
-	baseline := map[modelSeed]float64{} // the baseline's accuracy of a model point and seed
+	baseline := baselines(recs)
 	for _, r := range recs {
 		if r.Cell.Analysis != "" {
 			continue // analyses and stages have their own table
@@ -149,9 +149,6 @@ func Table(recs []Record, opt TableOptions) []Row {
 			k.eps, k.stage = 0, st
 		}
 		groups[k] = append(groups[k], r)
-		if r.Cell.Mode == "none" && r.Status == "ok" {
-			baseline[modelSeed{k.model, r.Cell.Seed}] = r.Test.Accuracy
-		}
 	}
 	var rows []Row
 	for k, rs := range groups {
@@ -370,17 +367,24 @@ func (r Row) EpsilonText() string {
 	return e + " (" + r.Stage + ")"
 }
 
+// baselines are the accuracies of recs' successful baseline records by
+// model point and seed.
+func baselines(recs []Record) map[modelSeed]float64 {
+	out := map[modelSeed]float64{}
+	for _, r := range recs {
+		if r.Cell.Analysis == "" && r.Cell.Mode == "none" && r.Status == "ok" {
+			out[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}] = r.Test.Accuracy
+		}
+	}
+	return out
+}
+
 // BaselineDiff returns, for a successful privatized record of recs, its
 // accuracy minus that of the baseline record of the same model point and
 // seed in recs: the paired difference Δ, per cell (NaN for a baseline, a
 // failed record or one without a baseline).
 func BaselineDiff(recs []Record) func(Record) float64 {
-	baseline := map[modelSeed]float64{}
-	for _, r := range recs {
-		if r.Cell.Analysis == "" && r.Cell.Mode == "none" && r.Status == "ok" {
-			baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}] = r.Test.Accuracy
-		}
-	}
+	baseline := baselines(recs)
 	return func(r Record) float64 {
 		if b, ok := baseline[modelSeed{r.Cell.ModelPoint(), r.Cell.Seed}]; ok && r.Status == "ok" && r.Cell.Mode != "none" {
 			return r.Test.Accuracy - b
