@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -145,12 +146,18 @@ type StageConfig struct {
 // IsAnalysis reports whether the config's cells are analyses.
 func (c *Config) IsAnalysis() bool { return c.Analysis.Kind != "" }
 
-// TrainConfig is the training loop.
+// TrainConfig is the training loop. A setting given as a list is swept
+// with the model's parameters (see Config.ModelGrid): the field holds the
+// list's first value and Sweep the list.
 type TrainConfig struct {
-	Epochs   int `yaml:"epochs" json:"epochs"`
-	Batch    int `yaml:"batch" json:"batch"`
-	MaxLen   int `yaml:"max_len" json:"max_len"`
-	Patience int `yaml:"patience" json:"patience"` // 0: never stop early
+	Epochs   int `yaml:"epochs" json:"epochs" sweep:"list"`
+	Batch    int `yaml:"batch" json:"batch" sweep:"list"`
+	MaxLen   int `yaml:"max_len" json:"max_len" sweep:"list"`
+	Patience int `yaml:"patience" json:"patience" sweep:"list"` // 0: never stop early
+	// Sweep holds the settings given as lists, by their YAML names; nil
+	// where none is, so that the keys of a config without a sweep are
+	// what they were before training settings could be swept.
+	Sweep map[string][]int `yaml:"-" json:"sweep,omitempty"`
 }
 
 // SelectConfig chooses, of a model sweep's points, the one each line of
@@ -362,6 +369,12 @@ func (c *Config) Clone() *Config {
 	d.Apply = append([]string(nil), c.Apply...)
 	d.Seeds = append([]uint64(nil), c.Seeds...)
 	d.Model.Params = cloneMap(c.Model.Params)
+	if c.Train.Sweep != nil {
+		d.Train.Sweep = make(map[string][]int, len(c.Train.Sweep))
+		for k, v := range c.Train.Sweep {
+			d.Train.Sweep[k] = slices.Clone(v)
+		}
+	}
 	if c.SelectModel != nil {
 		sel := *c.SelectModel
 		d.SelectModel = &sel

@@ -22,7 +22,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	for _, s := range []string{"", "name: x", "- a\n- b", "name: [", "mechanisms:\n  - name: laplace\n    epsilon: [1e400]", "seeds: [-1]",
-		"train:\n  epochs: 99999999999999999999", "name: \"\\u0000\"", "a: &a [*a]", "<<: {name: x}", "name: x\nname: y"} {
+		"train:\n  epochs: 99999999999999999999", "train:\n  epochs: [1, &e 2]\n  batch: [*e, [3]]", "name: \"\\u0000\"", "a: &a [*a]", "<<: {name: x}", "name: x\nname: y"} {
 		f.Add([]byte(s))
 	}
 	f.Add(aliasBomb) // hung xp at 100% CPU for 26 minutes

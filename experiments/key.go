@@ -137,7 +137,7 @@ func (c *Config) Key(cell Cell, in Inputs) string {
 	}
 	k := cellKey{
 		Version: Version, Mechanism: cell.Mechanism, Params: cell.Resolved(), Epsilon: cell.Epsilon, Mode: cell.Mode, Seed: cell.Seed,
-		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(cell), Train: c.Train,
+		Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding, MechEmbedding: c.MechEmbedding, Model: c.modelKey(cell), Train: c.TrainAt(cell),
 		Device: deviceKind(c.Device), Inputs: in, Stream: c.sharedStream(cell),
 	}
 	if cell.Mode != "none" {
@@ -290,7 +290,7 @@ func (c *Config) ModelKey(cell Cell, in Inputs) string {
 		in.MechEmbedding = "" // a clean model never reads the mechanisms' vectors
 	}
 	k := trainingKey{Version: Version, Seed: cell.Seed, Dataset: c.Dataset, Tokenizer: c.Tokenizer, Embedding: c.Embedding,
-		Model: c.modelKey(cell), Train: c.Train, Device: deviceKind(c.Device), Inputs: in}
+		Model: c.modelKey(cell), Train: c.TrainAt(cell), Device: deviceKind(c.Device), Inputs: in}
 	if cell.Privatizes("train") {
 		k.Corpus = c.CorpusKey(cell, "train", in)
 	}

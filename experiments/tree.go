@@ -44,6 +44,10 @@ func (c *Config) walk(n *yaml.Node, t reflect.Type, path []string) error {
 			sub := append(slices.Clip(path), k.Value)
 			f, ok := fields[k.Value]
 			switch {
+			case ok && f.Tag.Get("sweep") == "list" && deref(v).Kind == yaml.SequenceNode:
+				if err := c.walk(v, reflect.SliceOf(f.Type), sub); err != nil { // a swept setting: a list of its values
+					return err
+				}
 			case ok:
 				if err := c.walk(v, f.Type, sub); err != nil {
 					return err
@@ -152,6 +156,14 @@ func (c *Config) finite(n *yaml.Node, key string) error {
 		return c.errNode(n, "%s: %s is not a finite number", key, n.Value)
 	}
 	return nil
+}
+
+// deref is the node an alias stands for, or n.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
+	}
+	return n
 }
 
 func describe(n *yaml.Node) string {

@@ -431,23 +431,22 @@ func (c *Config) validateModel() error {
 			return c.errAt("select chooses among the points of a model sweep, and no model parameter is a list (give one as [a, b])", "select")
 		}
 	}
-	t := c.Train
-	switch {
-	case t.Epochs < 1:
-		return c.errAt(fmt.Sprintf("train.epochs = %d, want ≥ 1", t.Epochs), "train", "epochs")
-	case t.Batch < 1:
-		return c.errAt(fmt.Sprintf("train.batch = %d, want ≥ 1", t.Batch), "train", "batch")
-	case t.MaxLen < 1:
-		return c.errAt(fmt.Sprintf("train.max_len = %d, want ≥ 1", t.MaxLen), "train", "max_len")
-	case t.Patience < 0:
-		return c.errAt(fmt.Sprintf("train.patience = %d, want ≥ 0 (0: never stop early)", t.Patience), "train", "patience")
-	}
-	for _, k := range []struct {
-		key string
-		v   int
-	}{{"epochs", t.Epochs}, {"batch", t.Batch}, {"max_len", t.MaxLen}, {"patience", t.Patience}} {
-		if k.v > spec.MaxInt {
-			return c.errAt(fmt.Sprintf("train.%s = %d, at most %d", k.key, k.v, spec.MaxInt), "train", k.key)
+	for _, point := range c.ModelPoints() {
+		t := c.TrainAt(Cell{Model: point})
+		switch {
+		case t.Epochs < 1:
+			return c.errAt(fmt.Sprintf("train.epochs = %d, want ≥ 1", t.Epochs), "train", "epochs")
+		case t.Batch < 1:
+			return c.errAt(fmt.Sprintf("train.batch = %d, want ≥ 1", t.Batch), "train", "batch")
+		case t.MaxLen < 1:
+			return c.errAt(fmt.Sprintf("train.max_len = %d, want ≥ 1", t.MaxLen), "train", "max_len")
+		case t.Patience < 0:
+			return c.errAt(fmt.Sprintf("train.patience = %d, want ≥ 0 (0: never stop early)", t.Patience), "train", "patience")
+		}
+		for _, s := range t.settings() {
+			if *s.v > spec.MaxInt {
+				return c.errAt(fmt.Sprintf("train.%s = %d, at most %d", s.name, *s.v, spec.MaxInt), "train", s.name)
+			}
 		}
 	}
 	return nil

@@ -138,7 +138,7 @@ const calibrationSmall = 0.05
 func (x *estimator) calibrateTrain(ctx context.Context, cell experiments.Cell, key string) (calibration, error) {
 	s := x.s
 	orig, valid := s.in.splits["train"], s.in.splits["valid"]
-	want := min(len(orig.Docs), calibrationBatches*max(1, s.c.Train.Batch))
+	want := min(len(orig.Docs), calibrationBatches*max(1, s.c.TrainAt(cell).Batch))
 	if want == 0 {
 		return calibration{}, fmt.Errorf("no training examples")
 	}
@@ -161,7 +161,7 @@ func (x *estimator) calibrateTrain(ctx context.Context, cell experiments.Cell, k
 	}
 	splits := map[string]Split{"train": pick(orig, want), "valid": pick(valid, min(len(valid.Docs), 8))}
 	t := &trained{Coverage: map[string]results.Coverage{}}
-	data, err := s.models.trainingData(splits, t)
+	data, err := s.models.trainingData(cell, splits, t)
 	if err != nil {
 		return calibration{}, err
 	}

@@ -161,7 +161,8 @@ func (s *trainer) openModel(cell experiments.Cell, t *trained, path string) (mod
 
 // trainOptions are the config's training settings for a cell.
 func (s *trainer) trainOptions(cell experiments.Cell) models.TrainOptions {
-	opt := models.TrainOptions{Epochs: s.c.Train.Epochs, Batch: s.c.Train.Batch, MaxLen: s.c.Train.MaxLen, Patience: s.c.Train.Patience,
+	tc := s.c.TrainAt(cell)
+	opt := models.TrainOptions{Epochs: tc.Epochs, Batch: tc.Batch, MaxLen: tc.MaxLen, Patience: tc.Patience,
 		Classes: len(s.in.dataset.Labels), Pad: padID, Seed: cell.Seed, Device: s.dev}
 	if s.in.pieces != nil {
 		// Pieces are cut to max_len when tokenized ([SEP] kept): a cut of
@@ -172,9 +173,10 @@ func (s *trainer) trainOptions(cell experiments.Cell) models.TrainOptions {
 }
 
 // trainingData maps the training and validation splits to the model's
-// input: pieces of its checkpoint, or word ids over a vocabulary of the
-// task (modelVocab), which t then records.
-func (s *trainer) trainingData(splits map[string]Split, t *trained) (map[string]models.Data, error) {
+// input for cell: pieces of its checkpoint, or word ids over a vocabulary
+// of the task (modelVocab), which t then records.
+func (s *trainer) trainingData(cell experiments.Cell, splits map[string]Split, t *trained) (map[string]models.Data, error) {
+	tc := s.c.TrainAt(cell)
 	data := map[string]models.Data{}
 	var vocab *datasets.Vocab
 	if s.in.pieces == nil {
@@ -189,13 +191,13 @@ func (s *trainer) trainingData(splits map[string]Split, t *trained) (map[string]
 			continue
 		}
 		var err error
-		if data[name], t.Coverage[name], err = s.in.pieces.pieceData(splits[name], s.c.Train.MaxLen); err != nil {
+		if data[name], t.Coverage[name], err = s.in.pieces.pieceData(splits[name], tc.MaxLen); err != nil {
 			return nil, err
 		}
 	}
 	if s.in.pieces != nil {
-		perEpoch := (data["train"].Len() + s.c.Train.Batch - 1) / max(1, s.c.Train.Batch)
-		t.Steps = perEpoch * s.c.Train.Epochs
+		perEpoch := (data["train"].Len() + tc.Batch - 1) / max(1, tc.Batch)
+		t.Steps = perEpoch * tc.Epochs
 	}
 	return data, nil
 }
@@ -210,7 +212,7 @@ func (s *trainer) trainingData(splits map[string]Split, t *trained) (map[string]
 // removed once the model is cached, or when training fails.
 func (s *trainer) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
 	t = &trained{Key: key, Coverage: map[string]results.Coverage{}}
-	data, err := s.trainingData(splits, t)
+	data, err := s.trainingData(cell, splits, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,7 +300,7 @@ func short(key string) string { return key[:min(12, len(key))] }
 // their vectors (appended to its embedding, see models.Classifier.Extend).
 func (s *trainer) evaluate(cell experiments.Cell, m models.Model, t *trained, test Split) (metrics.Classification, results.Coverage, error) {
 	if s.in.pieces != nil {
-		data, cov, err := s.in.pieces.pieceData(test, s.c.Train.MaxLen)
+		data, cov, err := s.in.pieces.pieceData(test, s.c.TrainAt(cell).MaxLen)
 		if err != nil {
 			return metrics.Classification{}, cov, err
 		}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -179,6 +180,105 @@ func TestModelSweep(t *testing.T) {
 	}
 }
 
+// TestTrainSweep: a training setting given as a list is swept as a model
+// parameter is: every cell once per value, each model trained with its
+// point's setting (its record has that many epochs), the point at the
+// config's own value keeping the unswept config's keys, and the resolved
+// config reading back to the same cells and keys.
+func TestTrainSweep(t *testing.T) {
+	dir := t.TempDir()
+	path, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 8, Epochs: 1, Epsilon: []float64{5}, Seeds: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(sets ...string) *experiments.Config {
+		c, err := experiments.Load(path, experiments.Options{Set: sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	keys := func(c *experiments.Config) map[string]string {
+		s, err := Open(context.Background(), c, SessionOptions{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		out := map[string]string{}
+		for _, cell := range c.Cells() {
+			out[cell.String()] = s.Key(cell)
+		}
+		return out
+	}
+	plain, swept := load(), load("train.epochs=[1, 2]", "train.patience=0")
+	pk, sk := keys(plain), keys(swept)
+	if len(sk) != 2*len(pk) {
+		t.Fatalf("%d cells swept over two epoch counts, %d without", len(sk), len(pk))
+	}
+	same := 0
+	for name, k := range sk {
+		if slices.Contains(slices.Collect(maps.Values(pk)), k) {
+			same++
+			if !strings.Contains(name, "train.epochs=1") {
+				t.Errorf("%s shares a key with the unswept config", name)
+			}
+		}
+	}
+	if same != len(pk) {
+		t.Errorf("%d of the epochs=1 point's %d cells keep the unswept keys", same, len(pk))
+	}
+
+	// The resolved config writes the list and reads back to the same keys.
+	b, err := swept.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "epochs: [1, 2]") {
+		t.Errorf("resolved config lost the list:\n%s", b)
+	}
+	back, err := experiments.Parse(filepath.Join(dir, "resolved.yaml"), b, experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk := keys(back); !maps.Equal(rk, sk) {
+		t.Errorf("the resolved config's keys differ from the config's")
+	}
+
+	sum := runConfig(t, path, "train.epochs=[1, 2]", "train.patience=0")
+	store, err := results.OpenStore(swept.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := map[string]bool{}
+	for _, cs := range sum.Cells {
+		r, ok, err := store.Get(cs.Key)
+		if !ok || err != nil {
+			t.Fatalf("%s: no record (%v)", cs.Cell, err)
+		}
+		want := 1
+		if strings.Contains(r.Cell.ModelPoint(), "train.epochs=2") {
+			want = 2
+		}
+		points[r.Cell.ModelPoint()] = true
+		if len(r.Epochs) != want {
+			t.Errorf("%s: trained %d epochs, want %d", r.Cell, len(r.Epochs), want)
+		}
+	}
+	if len(points) != 2 {
+		t.Errorf("records of points %v, want two", points)
+	}
+	md, _ := os.ReadFile(filepath.Join(swept.Output, "tables", "results.md"))
+	for _, want := range []string{"| train.epochs=1 |", "| train.epochs=2 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("results.md lacks %q:\n%s", want, md)
+		}
+	}
+	cells, _ := os.ReadFile(filepath.Join(swept.Output, "tables", "cells.csv"))
+	if !strings.HasPrefix(string(cells), "setting,mechanism,train_epochs,") {
+		t.Errorf("cells.csv's header: %.80s", cells)
+	}
+}
+
 // TestModelSweepErrors: a sweep that cannot run is refused at the key.
 func TestModelSweepErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -195,6 +295,11 @@ func TestModelSweepErrors(t *testing.T) {
 		{[]string{"model.hidden=[4, 0]"}, "hidden"},
 		{[]string{"select.best_by=valid"}, "no model parameter is a list"},
 		{[]string{"model.hidden=[4, 8]", "select.best_by=test"}, `select.best_by = "test"`},
+		{[]string{"train.epochs=[]"}, "train.epochs: an empty list sweeps nothing"},
+		{[]string{"train.batch=[4, 4]"}, "train.batch lists 4 twice"},
+		{[]string{"train.epochs=[1, 0]"}, "train.epochs = 0, want ≥ 1"},
+		{[]string{"train.epochs=[1, 1.5]"}, "train.epochs.1: 1.5 is not an integer"},
+		{[]string{"train.max_len=[[1]]"}, "train.max_len.0: want a single value"},
 	} {
 		_, err := experiments.Load(path, experiments.Options{Set: c.sets})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -94,7 +94,7 @@ func TestPaperConfigs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("quick look: %v", err)
 			}
-			if reflect.DeepEqual(quick.Cells(), c.Cells()) && reflect.DeepEqual(quick.AnalysisParams(), c.AnalysisParams()) && reflect.DeepEqual(quick.Dataset, c.Dataset) && quick.Train == c.Train && reflect.DeepEqual(quick.Stages, c.Stages) && len(qsum.Cells) == len(sum.Cells) {
+			if reflect.DeepEqual(quick.Cells(), c.Cells()) && reflect.DeepEqual(quick.AnalysisParams(), c.AnalysisParams()) && reflect.DeepEqual(quick.Dataset, c.Dataset) && reflect.DeepEqual(quick.Train, c.Train) && reflect.DeepEqual(quick.Stages, c.Stages) && len(qsum.Cells) == len(sum.Cells) {
 				t.Errorf("the quick look %q reduces nothing", sets)
 			}
 		})

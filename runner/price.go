@@ -168,7 +168,7 @@ func (x *estimator) training(cell experiments.Cell, train string) {
 		return
 	}
 	x.seen[key] = true
-	n := int64(s.c.Train.Epochs) * int64(len(s.in.splits["train"].Docs))
+	n := int64(s.c.TrainAt(cell).Epochs) * int64(len(s.in.splits["train"].Docs))
 	x.e.Trainings++
 	x.e.Examples += n
 	x.price(train, n)

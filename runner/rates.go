@@ -53,7 +53,8 @@ func (b *rateBook) keys(cell experiments.Cell, threads int) (privatize, train st
 		privatize = "privatize " + cell.Mechanism + b.shape()
 	}
 	m, _ := json.Marshal(experiments.ModelConfig{Kind: b.c.Model.Kind, Params: b.c.ModelParams(cell)}) // a swept parameter at the cell's value
-	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", b.c.Dataset.Name, m, b.c.Train.MaxLen, b.c.Train.Batch, threads)
+	tc := b.c.TrainAt(cell)
+	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", b.c.Dataset.Name, m, tc.MaxLen, tc.Batch, threads)
 	return privatize, train
 }
 

@@ -114,7 +114,11 @@ func WriteCells(w io.Writer, recs []results.Record, opt results.TableOptions) er
 		head = append(head, "param_"+n)
 	}
 	for _, n := range swept {
-		head = append(head, "model_"+n)
+		if s, ok := strings.CutPrefix(n, "train."); ok { // a swept training setting (experiments.Config.ModelGrid)
+			head = append(head, "train_"+s)
+		} else {
+			head = append(head, "model_"+n)
+		}
 	}
 	for _, f := range cellFields {
 		head = append(head, f.name)
