@@ -244,6 +244,18 @@ func TestTrainSweep(t *testing.T) {
 		t.Errorf("the resolved config's keys differ from the config's")
 	}
 
+	// A dry run prices each point's epochs: 1 + 2 against the unswept 1.
+	dry := func(c *experiments.Config) int64 {
+		sum, err := Run(context.Background(), c, Options{DryRun: true})
+		if err != nil || sum.Estimate == nil {
+			t.Fatalf("dry run: %v", err)
+		}
+		return sum.Estimate.Examples
+	}
+	if p, s := dry(plain), dry(swept); p == 0 || s != 3*p {
+		t.Errorf("dry run prices %d training examples for the sweep, %d without; want 3×", s, p)
+	}
+
 	sum := runConfig(t, path, "train.epochs=[1, 2]", "train.patience=0")
 	store, err := results.OpenStore(swept.Output)
 	if err != nil {
