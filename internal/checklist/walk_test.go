@@ -1,0 +1,515 @@
+package checklist
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// check names one test: its package (as go test takes it) and its name.
+type check struct{ pkg, test string }
+
+func (c check) String() string { return c.test + " (" + c.pkg + ")" }
+
+// item is one entry of a checklist as the walk performs it, and the tests
+// that fail while it alone is missing (the names in brackets in
+// docs/extending.md).
+type item struct {
+	what   string
+	do     func(w *walker) error
+	guards []check
+}
+
+// list is a checklist of docs/extending.md (its section's heading), the
+// items a throwaway kind needs, and the tests that must pass once every
+// item is done beside the guards: those the section says the kind joins
+// by itself.
+type list struct {
+	section string
+	items   []item
+	after   []check
+}
+
+// lists are the checklists walked: a mechanism (Laplace under another
+// name) and an analysis (the neighbours analysis under another name).
+var lists = []list{
+	{section: "A mechanism",
+		items: []item{
+			{what: "its descriptor in spec/registry.go",
+				do: func(w *walker) error {
+					return w.addElem("spec/registry.go", topVar("mechanisms"), `{Kind: Mechanism, Name: "walk-copy", Doc: "Laplace under another name (the checklist walk's throwaway)", Notion: MetricDP, Epsilon: true}`)
+				},
+				guards: []check{{"./mech", "TestEveryDescriptorBuilt"}}},
+			{what: "its file with one kind value, in the kinds list of mech/registry.go",
+				do: func(w *walker) error {
+					if err := w.create("mech/walk_copy.go", "package mech\n\n// walkCopyKind is Laplace's under another name.\nvar walkCopyKind = kind{name: \"walk-copy\", search: true, build: laplaceKind.build}\n"); err != nil {
+						return err
+					}
+					return w.addElem("mech/registry.go", topVar("kinds"), "walkCopyKind")
+				},
+				guards: []check{{"./mech", "TestEveryDescriptorBuilt"}}},
+			{what: "its case in analysis/audit_test.go",
+				do: func(w *walker) error {
+					return w.addElem("analysis/audit_test.go", inFunc("TestAuditEveryMechanism", "cases"), `{"walk-copy", nil, false}`)
+				},
+				guards: []check{{"./analysis", "TestAuditEveryMechanism"}}},
+			{what: "its rows in docs/mechanisms.md",
+				do:     func(w *walker) error { return w.copyRows("docs/mechanisms.md", "laplace", "walk-copy") },
+				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
+			{what: "its name in mech/doc.go",
+				do: func(w *walker) error {
+					return w.insertBefore("mech/doc.go", "package mech\n", "//\n// The checklist walk's throwaway (walk-copy).\n")
+				},
+				guards: []check{{"./mech", "TestPackageDocNamesEveryKind"}}},
+			{what: "make docs", do: makeDocs, guards: []check{{"./spec", "TestDocsMatchDescriptors"}}},
+		},
+		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
+	{section: "An analysis",
+		items: []item{
+			{what: "its descriptor in spec/registry.go",
+				do: func(w *walker) error {
+					return w.addElem("spec/registry.go", topVar("analyses"), `{Kind: Analysis, Name: "walk-stats", Doc: "the neighbours analysis under another name (the checklist walk's throwaway)",
+		Params: []Param{
+			{Name: "k", Type: Ints, MinLen: 1, Min: Incl(1), Default: []int{1, 5}, Doc: "neighbour ranks"},
+			{Name: "percentiles", Type: Floats, MinLen: 1, Min: Incl(0), Max: Incl(100), Default: []float64{50}, Doc: "percentiles over the words"},
+			{Name: "words", Type: Int, Min: Incl(0), Default: 0, Doc: "words sampled (0: every candidate)"},
+		}}`)
+				},
+				guards: []check{{"./analysis", "TestPackageDoc"}}},
+			{what: "its file with one kind value, in the kinds list of analysis/analysis.go",
+				do: func(w *walker) error {
+					if err := w.create("analysis/walk_stats.go", "package analysis\n\n// walkStatsKind is the neighbours analysis under another name.\nvar walkStatsKind = kind{name: \"walk-stats\", run: neighboursKind.run, plan: neighboursKind.plan}\n"); err != nil {
+						return err
+					}
+					return w.addElem("analysis/analysis.go", topVar("kinds"), "walkStatsKind")
+				},
+				guards: []check{{"./analysis", "TestPackageDoc"}}},
+			{what: "its case in TestPlanMatchesLookups",
+				do: func(w *walker) error {
+					return w.addElem("analysis/plan_test.go", inFunc("TestPlanMatchesLookups", "cases"), `"walk-stats": {"words": 12, "k": []int{1, 5}}`)
+				},
+				guards: []check{{"./analysis", "TestPlanMatchesLookups"}}},
+			{what: "its row in docs/analyses.md",
+				do:     func(w *walker) error { return w.copyRows("docs/analyses.md", "neighbours", "walk-stats") },
+				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
+			{what: "its name in analysis/doc.go",
+				do: func(w *walker) error {
+					return w.insertBefore("analysis/doc.go", "package analysis\n", "//\n// The checklist walk's throwaway (walk-stats).\n")
+				},
+				guards: []check{{"./analysis", "TestPackageDoc"}}},
+			{what: "make docs", do: makeDocs, guards: []check{{"./spec", "TestDocsMatchDescriptors"}}},
+		},
+		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
+}
+
+// makeDocs is the checklists' last item: what `make docs` runs to
+// regenerate docs/config.md's parameter tables.
+func makeDocs(w *walker) error {
+	if err := w.track("docs/config.md"); err != nil { // what it writes
+		return err
+	}
+	_, err := w.goCmd([]string{"XP_UPDATE_DOCS=1"}, "test", "-count=1", "./spec", "-run", "^TestDocsMatchDescriptors$")
+	return err
+}
+
+// TestChecklistWalk walks docs/extending.md's checklists for a mechanism
+// and an analysis in a temporary copy of the module: with every item of
+// a list done, the throwaway kind passes every test the list names; with
+// any one item left out, the tests named for it fail. The tests a
+// section names are exactly those the walk checks, so that neither the
+// list nor its tests can change without the other.
+func TestChecklistWalk(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skipf("no go command to build the copy with: %v", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "extending.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &walker{root: t.TempDir(), orig: map[string][]byte{}}
+	if err := copyModule(root, w.root); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lists {
+		t.Run(l.section, func(t *testing.T) {
+			named := testsNamed(string(doc), l.section)
+			if named == nil {
+				t.Fatalf("docs/extending.md has no section %q", l.section)
+			}
+			walked := slices.Clone(l.after)
+			for _, it := range l.items {
+				walked = append(walked, it.guards...)
+			}
+			var names []string
+			for _, c := range walked {
+				names = append(names, c.test)
+			}
+			slices.Sort(names)
+			if names = slices.Compact(names); !slices.Equal(names, named) {
+				t.Errorf("docs/extending.md's %q names the tests %v; the walk checks %v", l.section, named, names)
+			}
+			for i, it := range l.items {
+				if err := w.apply(l.items, i); err != nil {
+					t.Fatalf("without %s: %v", it.what, err)
+				}
+				got, err := w.run(it.guards)
+				if err != nil {
+					t.Fatalf("without %s: %v", it.what, err)
+				}
+				for _, c := range it.guards {
+					if got[c].action != "fail" {
+						t.Errorf("with every item but %s, %s: %s, want it to fail\n%s", it.what, c, cmp.Or(got[c].action, "did not run"), got[c].output)
+					}
+				}
+			}
+			if err := w.apply(l.items, -1); err != nil {
+				t.Fatalf("every item: %v", err)
+			}
+			got, err := w.run(walked)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range walked {
+				if got[c].action != "pass" {
+					t.Errorf("with every item done, %s: %s, want it to pass\n%s", c, cmp.Or(got[c].action, "did not run"), got[c].output)
+				}
+			}
+		})
+	}
+}
+
+// testsNamed are the test names in the section of docs/extending.md
+// under the heading "## " + heading, sorted and without repeats; nil
+// without the section.
+func testsNamed(doc, heading string) []string {
+	_, rest, ok := strings.Cut(doc, "\n## "+heading+"\n")
+	if !ok {
+		return nil
+	}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
+	}
+	names := regexp.MustCompile(`\bTest[A-Z]\w*`).FindAllString(rest, -1)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// copyModule copies what building and testing the module reads — its Go
+// files, go.mod and go.sum, docs, testdata and embedded files — from
+// root to dst, leaving out run folders, records, build outputs and hidden
+// folders; and a go.work whose replacements point at root's (the
+// libtorch binding make torch writes).
+func copyModule(root, dst string) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") || slices.Contains([]string{"build", "bin", "runs", "records", "node_modules"}, rel)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || rel == "go.work" {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > 4<<20 {
+			return err // large files are data or binaries, never sources
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	work, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	work = regexp.MustCompile(`=> \./`).ReplaceAll(work, []byte("=> "+filepath.ToSlash(root)+"/"))
+	return os.WriteFile(filepath.Join(dst, "go.work"), work, 0o644)
+}
+
+// walker edits the copy at root, remembering each file as it was so that
+// every state of a walk starts from the copy as made.
+type walker struct {
+	root    string
+	orig    map[string][]byte // a file's contents before the walk first changed it; nil: created by the walk
+	pending []string          // files changed since the last reset
+}
+
+// apply resets the copy and does every item but the skip-th (-1: all).
+func (w *walker) apply(items []item, skip int) error {
+	for _, rel := range w.pending {
+		p := filepath.Join(w.root, rel)
+		var err error
+		if b := w.orig[rel]; b == nil {
+			err = os.Remove(p)
+		} else {
+			err = os.WriteFile(p, b, 0o644)
+		}
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	w.pending = nil
+	for i, it := range items {
+		if i == skip {
+			continue
+		}
+		if err := it.do(w); err != nil {
+			return fmt.Errorf("%s: %w", it.what, err)
+		}
+	}
+	return nil
+}
+
+// track notes that the copy's file rel is about to change, so that the
+// next reset restores it.
+func (w *walker) track(rel string) error {
+	if _, ok := w.orig[rel]; !ok {
+		old, err := os.ReadFile(filepath.Join(w.root, rel))
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		w.orig[rel] = old
+	}
+	if !slices.Contains(w.pending, rel) {
+		w.pending = append(w.pending, rel)
+	}
+	return nil
+}
+
+// write replaces the copy's file rel with b.
+func (w *walker) write(rel string, b []byte) error {
+	if err := w.track(rel); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(w.root, rel), b, 0o644)
+}
+
+func (w *walker) read(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(w.root, rel)) }
+
+func (w *walker) create(rel, text string) error { return w.write(rel, []byte(text)) }
+
+// insertBefore inserts text before the first occurrence of marker.
+func (w *walker) insertBefore(rel, marker, text string) error {
+	b, err := w.read(rel)
+	if err != nil {
+		return err
+	}
+	i := bytes.Index(b, []byte(marker))
+	if i < 0 {
+		return fmt.Errorf("%s has no %q", rel, marker)
+	}
+	return w.write(rel, slices.Concat(b[:i], []byte(text), b[i:]))
+}
+
+// copyRows adds, after each table row of the Markdown file whose first
+// cell names from (in backquotes), the same row with only to in its
+// first cell.
+func (w *walker) copyRows(rel, from, to string) error {
+	b, err := w.read(rel)
+	if err != nil {
+		return err
+	}
+	var out []string
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		out = append(out, l)
+		first, rest, ok := strings.Cut(strings.TrimPrefix(l, "| "), " |")
+		if strings.HasPrefix(l, "| ") && ok && strings.Contains(first, "`"+from+"`") {
+			out = append(out, "| `"+to+"` |"+rest)
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%s has no row of %s", rel, from)
+	}
+	return w.write(rel, []byte(strings.Join(out, "\n")))
+}
+
+// A finder picks a composite literal of a parsed file.
+type finder func(f *ast.File) *ast.CompositeLit
+
+// topVar finds the literal a package-level variable is declared with.
+func topVar(name string) finder {
+	return func(f *ast.File) *ast.CompositeLit {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				v := s.(*ast.ValueSpec)
+				for i, n := range v.Names {
+					if n.Name == name && i < len(v.Values) {
+						lit, _ := v.Values[i].(*ast.CompositeLit)
+						return lit
+					}
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// inFunc finds the literal assigned to name (:=) in the function fn.
+func inFunc(fn, name string) finder {
+	return func(f *ast.File) *ast.CompositeLit {
+		var lit *ast.CompositeLit
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != fn {
+				continue
+			}
+			ast.Inspect(fd, func(n ast.Node) bool {
+				a, ok := n.(*ast.AssignStmt)
+				if ok && lit == nil && len(a.Lhs) == 1 && len(a.Rhs) == 1 {
+					if id, ok := a.Lhs[0].(*ast.Ident); ok && id.Name == name {
+						lit, _ = a.Rhs[0].(*ast.CompositeLit)
+					}
+				}
+				return lit == nil
+			})
+		}
+		return lit
+	}
+}
+
+// addElem appends elem, Go source, to the literal find picks in rel.
+func (w *walker) addElem(rel string, find finder, elem string) error {
+	b, err := w.read(rel)
+	if err != nil {
+		return err
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, rel, b, parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	lit := find(f)
+	if lit == nil {
+		return fmt.Errorf("%s: the literal to add %s to is not there", rel, elem)
+	}
+	at := fset.Position(lit.Rbrace).Offset
+	ins := ", " + elem
+	switch {
+	case len(lit.Elts) == 0:
+		ins = elem
+	case fset.Position(lit.Elts[len(lit.Elts)-1].End()).Line < fset.Position(lit.Rbrace).Line:
+		ins = elem + ",\n" // a literal of one element per line ends with a comma
+	}
+	return w.write(rel, slices.Concat(b[:at], []byte(ins), b[at:]))
+}
+
+// goCmd runs the go command in the copy, env added to the test's.
+func (w *walker) goCmd(env []string, args ...string) ([]byte, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = w.root
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("go %s: %w\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out, nil
+}
+
+// outcome is what go test said of one test: pass, fail or skip ("": it
+// did not run), and its output.
+type outcome struct {
+	action string
+	output string
+}
+
+// run runs the checks' tests in the copy, each once, and reads their
+// outcomes from go test's JSON; a package that does not build leaves its
+// tests without one, its compiler's words in the output.
+func (w *walker) run(checks []check) (map[check]outcome, error) {
+	var pkgs, tests []string
+	for _, c := range checks {
+		if !slices.Contains(pkgs, c.pkg) {
+			pkgs = append(pkgs, c.pkg)
+		}
+		if !slices.Contains(tests, c.test) {
+			tests = append(tests, c.test)
+		}
+	}
+	args := append([]string{"test", "-json", "-count=1", "-run", "^(" + strings.Join(tests, "|") + ")$"}, pkgs...)
+	out, err := w.goCmd(nil, args...)
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return nil, err // go could not run; a failing test exits 1, which is an answer
+	}
+	got := map[check]outcome{}
+	var build strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e struct{ Action, Package, Test, Output string }
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if e.Test == "" {
+			if e.Action == "output" || e.Action == "build-output" {
+				build.WriteString(e.Output)
+			}
+			continue
+		}
+		for _, c := range checks {
+			if c.test != strings.Split(e.Test, "/")[0] || !strings.HasSuffix(e.Package, strings.TrimPrefix(c.pkg, ".")) {
+				continue
+			}
+			o := got[c]
+			switch e.Action {
+			case "output":
+				o.output += e.Output
+			case "pass", "fail", "skip":
+				if e.Test == c.test {
+					o.action = e.Action
+				}
+			}
+			got[c] = o
+		}
+	}
+	for _, c := range checks {
+		if got[c].action == "" {
+			o := got[c]
+			o.output += build.String()
+			if err != nil {
+				o.output += err.Error()
+			}
+			got[c] = o
+		}
+	}
+	return got, nil
+}
