@@ -33,16 +33,6 @@ type Figure struct {
 	marks
 }
 
-// Series are the names of the figure's data series, one per line (or
-// histogram) drawn, panel by panel: what the page marks for hovering.
-func (f Figure) Series() []string {
-	var out []string
-	for _, h := range f.marks.hovers {
-		out = append(out, h.series)
-	}
-	return out
-}
-
 // marks are what a figure's panels note while they are built: the
 // points the page marks for hovering, and the legend's entries, which the
 // figure draws once, below its panels, outside every panel's data.

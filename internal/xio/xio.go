@@ -218,9 +218,6 @@ func (l *Lines) Text() string { return string(l.Bytes()) }
 // N is the 1-based number of the current line.
 func (l *Lines) N() int { return l.n }
 
-// Name is the file name used in errors.
-func (l *Lines) Name() string { return l.name }
-
 // Err returns the read error that stopped Next, positioned at its line.
 func (l *Lines) Err() error { return l.err }
 

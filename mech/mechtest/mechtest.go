@@ -5,7 +5,6 @@
 package mechtest
 
 import (
-	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -26,19 +25,6 @@ func Line(xs ...float32) *embedding.Embedding {
 	for i, x := range xs {
 		e.Words = append(e.Words, "w"+strconv.Itoa(i))
 		e.Data = append(e.Data, x)
-	}
-	return e
-}
-
-// Gaussian is n words w0 … w(n−1) whose dim coordinates are standard
-// normal draws from r.
-func Gaussian(r *rand.Rand, n, dim int) *embedding.Embedding {
-	e := Embedding(dim, nil, nil)
-	for i := range n {
-		e.Words = append(e.Words, "w"+strconv.Itoa(i))
-		for range dim {
-			e.Data = append(e.Data, float32(r.NormFloat64()))
-		}
 	}
 	return e
 }
