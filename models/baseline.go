@@ -107,7 +107,7 @@ func (m *Baseline) Step(b *Batch) (float64, error) {
 	if m.embed.extended != nil {
 		return 0, fmt.Errorf("baseline: %w", errExtended)
 	}
-	return step(b, m.opt, m.cfg.ClipNorm, m.logits)
+	return step(b, m.opt, m.cfg.ClipNorm, nil, m.logits)
 }
 
 // Extend appends frozen embedding rows for evaluation (see BiLSTM.Extend).

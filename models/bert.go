@@ -33,13 +33,14 @@ import (
 // under BERT's names without the "bert." prefix (DistilBERT's and
 // RoBERTa's mapped onto them: distilName, robertaName).
 type Bert struct {
-	cfg    hf.Config
-	opt    BertOptions
-	device gotch.Device
-	vs     *nn.VarStore
-	p      map[string]*ts.Tensor
-	adam   *nn.Optimizer
-	steps  int // optimisation steps taken (the schedule's position)
+	cfg     hf.Config
+	opt     BertOptions
+	device  gotch.Device
+	vs      *nn.VarStore
+	p       map[string]*ts.Tensor
+	decayed []*ts.Tensor // the parameters weight decay applies to (decays)
+	adam    *nn.Optimizer
+	steps   int // optimisation steps taken (the schedule's position)
 }
 
 // BertOptions are a Bert's head and fine-tuning settings; the defaults
@@ -51,6 +52,9 @@ type BertOptions struct {
 	Classes int
 	Dropout float64
 	LR      float64
+	// WeightDecay is AdamW's decoupled weight decay, of the weights
+	// decays names (0: none).
+	WeightDecay float64
 	// Warmup is the share of TotalSteps over which the learning rate
 	// rises linearly from 0; it then falls linearly to 0 at TotalSteps
 	// (TotalSteps 0: a constant rate).
@@ -150,6 +154,9 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Devi
 	if o.Precision != "" && o.Precision != "fp32" && o.Precision != "bf16" {
 		return nil, rep, fmt.Errorf("bert: precision %q: want fp32 or bf16", o.Precision)
 	}
+	if o.WeightDecay < 0 || o.WeightDecay >= 1 {
+		return nil, rep, fmt.Errorf("bert: weight decay %v: want it in [0, 1)", o.WeightDecay)
+	}
 	names, shapes := bertParams(cfg, o.Classes)
 	m := &Bert{cfg: cfg, opt: o, device: device, vs: nn.NewVarStore(device), p: map[string]*ts.Tensor{}}
 	used := map[string]bool{}
@@ -211,6 +218,9 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Devi
 			return nil, rep, fmt.Errorf("bert: %s: %w", name, err)
 		}
 		m.p[name] = t
+		if decays(name) {
+			m.decayed = append(m.decayed, t)
+		}
 	}
 	if len(missing)+len(misshaped) > 0 {
 		m.Close()
@@ -239,11 +249,43 @@ func (m *Bert) Step(b *Batch) (float64, error) {
 		return 0, errors.New("bert: built without a learning rate: not for training")
 	}
 	m.adam.SetLR(m.opt.lr(m.steps))
-	loss, err := step(b, m.adam, m.opt.Clip, m.batchLogits)
+	loss, err := step(b, m.adam, m.opt.Clip, m.decay, m.batchLogits)
 	if err == nil {
 		m.steps++
 	}
 	return loss, err
+}
+
+// decays reports whether weight decay applies to the parameter of this
+// name: every one but the biases and the layer norms' weights, as Hugging
+// Face's Trainer chooses (get_decay_parameter_names: no bias, nothing of
+// a LayerNorm), which for BERT, DistilBERT and RoBERTa is run_glue's
+// no_decay = ["bias", "LayerNorm.weight"].
+func decays(name string) bool {
+	return !strings.HasSuffix(name, ".bias") && !strings.Contains(name, "LayerNorm.")
+}
+
+// decay is AdamW's decoupled weight decay as torch.optim.AdamW applies
+// it within its step: each decayed parameter times 1 − lr·weight_decay,
+// at the step's learning rate, beside (not through) Adam's moments. The
+// optimizer itself runs without decay.
+func (m *Bert) decay() error {
+	if m.opt.WeightDecay == 0 {
+		return nil
+	}
+	f := ts.FloatScalar(1 - m.opt.lr(m.steps)*m.opt.WeightDecay)
+	defer f.Drop()
+	prev, err := ts.GradSetEnabled(false) // an in-place change of a leaf that requires gradients
+	if err != nil {
+		return err
+	}
+	defer ts.GradSetEnabled(prev)
+	for _, p := range m.decayed {
+		if err := p.MulScalar_(f); err != nil {
+			return fmt.Errorf("bert: weight decay: %w", err)
+		}
+	}
+	return nil
 }
 
 // Predict returns the arg-max class of each example, in the order of the
@@ -720,7 +762,7 @@ var transformerKind = kind{name: "transformer", build: func(v spec.Values, env E
 		return nil, err
 	}
 	defer st.Close()
-	m, _, err := NewBert(cfg, st, BertOptions{Classes: int(env.Classes), Dropout: v.Float("dropout"), LR: v.Float("lr"),
+	m, _, err := NewBert(cfg, st, BertOptions{Classes: int(env.Classes), Dropout: v.Float("dropout"), LR: v.Float("lr"), WeightDecay: v.Float("weight_decay"),
 		Warmup: v.Float("warmup"), TotalSteps: env.Steps, Clip: v.Float("clip"), Precision: v.String("precision")}, env.Device)
 	return m, err
 }}

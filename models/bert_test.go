@@ -546,6 +546,96 @@ func TestBertFineTunes(t *testing.T) {
 	}
 }
 
+// TestBertWeightDecay: weight decay is AdamW's decoupled one, of every
+// weight but the biases and layer norms: after one step at learning rate
+// η with decay λ, a decayed parameter is the undecayed step's value minus
+// η·λ times its value before the step, and every other one is exactly
+// the undecayed step's. (Adam's update is the same in both: decoupled
+// decay does not reach the gradients or the moments.)
+func TestBertWeightDecay(t *testing.T) {
+	dir, cfg, wp, _ := writeBert(t, hftest.Bert{Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 3})
+	data := sentimentPieces(t, wp, 8, 0)
+	_, padPiece := wp.Special()
+	pad, _ := wp.ID(padPiece)
+	const lr, wd = 1e-2, 0.3
+	values := func(m *Bert) (map[string][]float32, error) {
+		out := map[string][]float32{}
+		for name, p := range m.p {
+			n := p.Numel()
+			v := make([]float32, n)
+			if err := p.CopyData(v, n); err != nil {
+				return nil, err
+			}
+			out[name] = v
+		}
+		return out, nil
+	}
+	stepped := func(decay float64) (before, after map[string][]float32) {
+		err := torchrt.Do(func() error {
+			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			torchrt.ManualSeed(11)
+			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, LR: lr, WeightDecay: decay, Clip: 1}, testDevice(t))
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			if before, err = values(m); err != nil {
+				return err
+			}
+			b, err := data.batch([]int{0, 1, 2, 3, 4, 5, 6, 7}, true, TrainOptions{Classes: 2, Pad: int64(pad), Device: testDevice(t)})
+			if err != nil {
+				return err
+			}
+			defer b.Drop()
+			if _, err := m.Step(b); err != nil {
+				return err
+			}
+			after, err = values(m)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return before, after
+	}
+	before, plain := stepped(0)
+	_, decayed := stepped(wd)
+	var nd, nk int
+	for name, p0 := range before {
+		want := slices.Clone(plain[name])
+		if decays(name) {
+			nd++
+			for i := range want {
+				want[i] -= float32(lr * wd * float64(p0[i]))
+			}
+		} else {
+			nk++
+		}
+		for i := range want {
+			if d := math.Abs(float64(decayed[name][i] - want[i])); d > 1e-6+1e-5*math.Abs(float64(want[i])) {
+				t.Errorf("%s[%d] = %v after a decayed step, want %v (undecayed %v, before %v; decayed: %v)", name, i, decayed[name][i], want[i], plain[name][i], p0[i], decays(name))
+				break
+			}
+		}
+	}
+	if nd == 0 || nk == 0 {
+		t.Errorf("%d parameters decayed, %d kept: the test needs both", nd, nk)
+	}
+	for _, c := range []struct {
+		name string
+		want bool
+	}{{"encoder.layer.0.attention.output.LayerNorm.weight", false}, {"embeddings.LayerNorm.bias", false}, {"classifier.bias", false},
+		{"classifier.weight", true}, {"embeddings.word_embeddings.weight", true}, {"encoder.layer.0.intermediate.dense.weight", true}} {
+		if decays(c.name) != c.want {
+			t.Errorf("decays(%s) = %v", c.name, !c.want)
+		}
+	}
+}
+
 func TestBertSchedule(t *testing.T) {
 	o := BertOptions{LR: 1, Warmup: 0.2, TotalSteps: 10}
 	var got []float64

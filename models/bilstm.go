@@ -371,7 +371,7 @@ func (m *BiLSTM) Step(b *Batch) (float64, error) {
 	if m.embed.extended != nil {
 		return 0, fmt.Errorf("bilstm: %w", errExtended)
 	}
-	return step(b, m.opt, m.cfg.ClipNorm, m.logits)
+	return step(b, m.opt, m.cfg.ClipNorm, nil, m.logits)
 }
 
 // Extend appends frozen embedding rows (n × EmbedDim values) after the
@@ -386,8 +386,11 @@ func (m *BiLSTM) Predict(b *Batch) ([]int64, error) {
 	return predict(b, m.device, m.logits)
 }
 
-// step is one optimisation step of any model given its logits function.
-func step(b *Batch, opt *nn.Optimizer, clip float64, logits func(*Batch, bool) (*ts.Tensor, error)) (float64, error) {
+// step is one optimisation step of any model given its logits function:
+// the loss, gradients clipped to the norm clip (0: not), decay (nil:
+// none) on the weights between the gradients and the optimizer's update,
+// and the update.
+func step(b *Batch, opt *nn.Optimizer, clip float64, decay func() error, logits func(*Batch, bool) (*ts.Tensor, error)) (float64, error) {
 	if b.Labels == nil {
 		return 0, errors.New("models: training batch without labels")
 	}
@@ -409,6 +412,11 @@ func step(b *Batch, opt *nn.Optimizer, clip float64, logits func(*Batch, bool) (
 	}
 	if clip > 0 {
 		if err := opt.ClipGradNorm(clip); err != nil {
+			return 0, err
+		}
+	}
+	if decay != nil {
+		if err := decay(); err != nil {
 			return 0, err
 		}
 	}

@@ -86,7 +86,7 @@ func (t *Tagger) tokenLogits(b *Batch, train bool) (*ts.Tensor, error) {
 // Step trains on one tagged batch (NewTagBatch) and returns its mean loss
 // over the tagged tokens.
 func (t *Tagger) Step(b *Batch) (float64, error) {
-	return step(b, t.m.opt, t.m.cfg.ClipNorm, t.tokenLogits)
+	return step(b, t.m.opt, t.m.cfg.ClipNorm, nil, t.tokenLogits)
 }
 
 // Predict returns the arg-max tag of every kept token, per sequence in

@@ -115,7 +115,8 @@ var models = []Descriptor{
 		Doc: "a pretrained BERT, DistilBERT or RoBERTa checkpoint (a local Hugging Face folder) fine-tuned with a classification head on the privatized texts, as Chen et al. (2023) do",
 		Params: []Param{
 			{Name: "checkpoint", Type: String, Required: true, Doc: "the folder holding config.json, the tokenizer (vocab.txt; RoBERTa: vocab.json and merges.txt; or tokenizer.json) and model.safetensors (a save_pretrained folder), relative to the data root like the vectors"},
-			{Name: "lr", Type: Float, Default: 2e-5, Min: Excl(0), Doc: "AdamW's peak learning rate (no weight decay), decaying linearly to 0 over the training's steps"},
+			{Name: "lr", Type: Float, Default: 2e-5, Min: Excl(0), Doc: "AdamW's peak learning rate, decaying linearly to 0 over the training's steps"},
+			{Name: "weight_decay", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "AdamW's decoupled weight decay (Hugging Face's default, 0: none) of every weight but the biases and layer norms, as Hugging Face's Trainer leaves those out"},
 			{Name: "warmup", Type: Float, Default: 0.0, Min: Incl(0), Max: Excl(1), Doc: "share of the steps over which the learning rate rises linearly from 0"},
 			{Name: "clip", Type: Float, Default: 1.0, Min: Incl(0), Doc: "global gradient-norm bound (0: no clipping)"},
 			{Name: "dropout", Type: Float, Default: 0.1, Min: Incl(0), Max: Excl(1), Doc: "dropout in the encoder and before the head, training only"},
