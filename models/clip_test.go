@@ -1,7 +1,10 @@
 package models
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -71,5 +74,129 @@ func TestClipGradNormBoundsGlobalNorm(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClipOnDevice: ClipGradNorm as it runs on a GPU (the norm, the
+// coefficient and its clamp computed on the device, nothing read back
+// per variable; forced here with nn.XpOnDevice) gives the host
+// computation's gradients: each scaled by min(bound / (norm + 1e-6), 1)
+// for the 2-norm and the infinity norm, clipping or not. The gradients
+// are known: loss = Σ c·w has gradient c.
+func TestClipOnDevice(t *testing.T) {
+	sizes := []int64{3, 7, 1, 40}
+	r := rand.New(rand.NewPCG(2, 9))
+	cs := make([][]float32, len(sizes))
+	for i, n := range sizes {
+		for range n {
+			cs[i] = append(cs[i], float32(r.NormFloat64()))
+		}
+	}
+	dev := testDevice(t)
+	clipped := func(bound float64, opts ...nn.ClipOpt) ([][]float32, error) {
+		var out [][]float32
+		err := torchrt.Do(func() error {
+			vs := nn.NewVarStore(dev)
+			var ws []*ts.Tensor
+			for i, n := range sizes {
+				w, err := vs.Root().Ones(fmt.Sprintf("w%d", i), []int64{n})
+				if err != nil {
+					return err
+				}
+				ws = append(ws, w)
+			}
+			opt, err := nn.DefaultSGDConfig().Build(vs, 0.1)
+			if err != nil {
+				return err
+			}
+			defer opt.Drop()
+			var loss *ts.Tensor
+			for i, w := range ws {
+				c, err := ts.NewTensorFromData(cs[i], []int64{sizes[i]})
+				if err != nil {
+					return err
+				}
+				cd, err := c.To(dev, true)
+				if err != nil {
+					return err
+				}
+				term, err := w.Mul(cd, false)
+				cd.Drop()
+				if err != nil {
+					return err
+				}
+				s, err := term.Sum(gotch.Float, true)
+				if err != nil {
+					return err
+				}
+				if loss == nil {
+					loss = s
+				} else if loss, err = loss.Add(s, true); err != nil {
+					return err
+				} else {
+					s.Drop()
+				}
+			}
+			if err := loss.Backward(); err != nil {
+				return err
+			}
+			loss.Drop()
+			if err := opt.ClipGradNorm(bound, opts...); err != nil {
+				return err
+			}
+			for i, w := range ws {
+				g, err := w.Grad(false)
+				if err != nil {
+					return err
+				}
+				v := make([]float32, sizes[i])
+				err = g.CopyData(v, uint(sizes[i]))
+				g.Drop()
+				if err != nil {
+					return err
+				}
+				out = append(out, v)
+			}
+			return nil
+		})
+		return out, err
+	}
+	for _, inf := range []bool{false, true} {
+		norm, opts := 0.0, []nn.ClipOpt{}
+		for _, c := range cs {
+			for _, x := range c {
+				if inf {
+					norm = math.Max(norm, math.Abs(float64(x)))
+				} else {
+					norm += float64(x) * float64(x)
+				}
+			}
+		}
+		if inf {
+			opts = append(opts, nn.WithNormType(math.Inf(1)))
+		} else {
+			norm = math.Sqrt(norm)
+		}
+		for _, bound := range []float64{norm / 3, norm * 2} {
+			coef := math.Min(bound/(norm+1e-6), 1)
+			for _, onDevice := range []bool{false, true} {
+				o := opts
+				if onDevice {
+					o = append(slices.Clone(opts), nn.XpOnDevice())
+				}
+				got, err := clipped(bound, o...)
+				if err != nil {
+					t.Fatalf("inf %v, bound %v, on device %v: %v", inf, bound, onDevice, err)
+				}
+				for i := range cs {
+					for j, c := range cs[i] {
+						want := float64(c) * coef
+						if d := math.Abs(float64(got[i][j]) - want); d > 1e-6*math.Abs(want)+1e-9 {
+							t.Errorf("inf %v, bound %.3g, on device %v: w%d[%d] %v, want %v", inf, bound, onDevice, i, j, got[i][j], want)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -75,6 +75,9 @@ func gotchEdits(clip string) map[string][]edit {
 		"nn/optimizer.go": {
 			{old: "\t\"math\"\n\n\t\"github.com/sugarme/gotch/ts\"\n", new: "\t\"math\"\n\t\"sort\"\n\n\t\"github.com/sugarme/gotch\"\n\t\"github.com/sugarme/gotch/ts\"\n", want: 1},
 			{new: clip, wholeFunc: true},
+			// On a GPU the norm is computed where the gradients are (see
+			// overlay/nn_xp_optimizer.go.in, xpClipOnDevice).
+			{old: "type ClipOpts struct {\n", new: "type ClipOpts struct {\n\txpOnDevice bool // xp: the norm stays on the gradients' device (XpOnDevice)\n", want: 1},
 			// Parameters entered the optimizer in Go's map order, a new
 			// order in each model: a saved optimizer state (Adam's moments,
 			// matched to parameters by position) loaded into another
