@@ -196,8 +196,9 @@ func TestMarkdownTablesWellFormed(t *testing.T) {
 
 // TestEveryDescriptorDocumented: each mechanism has its row in
 // docs/mechanisms.md's table of mechanisms and in its candidate-set
-// table, each analysis its row in docs/analyses.md's table, and each
-// stage is named there: a kind added without its documentation fails.
+// table, each analysis its row in docs/analyses.md's table, each stage
+// is named there, and each model kind has its entry in docs/models.md: a
+// kind added without its documentation fails.
 func TestEveryDescriptorDocumented(t *testing.T) {
 	read := func(path string) []string {
 		b, err := os.ReadFile(path)
@@ -229,6 +230,12 @@ func TestEveryDescriptorDocumented(t *testing.T) {
 	for _, n := range Names(Stage) {
 		if !strings.Contains(strings.Join(analyses, "\n"), "`"+n+"`") {
 			t.Errorf("docs/analyses.md: stage %s is not named", n)
+		}
+	}
+	models := strings.Join(read("../docs/models.md"), "\n")
+	for _, n := range Names(Model) {
+		if !strings.Contains(models, "`model.kind: "+n+"`") {
+			t.Errorf("docs/models.md: model kind %s has no entry naming it (`model.kind: %s`)", n, n)
 		}
 	}
 }
