@@ -40,7 +40,7 @@ type item struct {
 // by itself.
 type list struct {
 	section string
-	items   []item
+	items   []*item
 	after   []check
 }
 
@@ -48,13 +48,13 @@ type list struct {
 // name) and an analysis (the neighbours analysis under another name).
 var lists = []list{
 	{section: "A mechanism",
-		items: []item{
-			{what: "its descriptor in spec/registry.go",
+		items: []*item{
+			{what: "the mechanism's descriptor in spec/registry.go",
 				do: func(w *walker) error {
 					return w.addElem("spec/registry.go", topVar("mechanisms"), `{Kind: Mechanism, Name: "walk-copy", Doc: "Laplace under another name (the checklist walk's throwaway)", Notion: MetricDP, Epsilon: true}`)
 				},
 				guards: []check{{"./mech", "TestEveryDescriptorBuilt"}}},
-			{what: "its file with one kind value, in the kinds list of mech/registry.go",
+			{what: "the mechanism's file with one kind value, in the kinds list of mech/registry.go",
 				do: func(w *walker) error {
 					if err := w.create("mech/walk_copy.go", "package mech\n\n// walkCopyKind is Laplace's under another name.\nvar walkCopyKind = kind{name: \"walk-copy\", search: true, build: laplaceKind.build}\n"); err != nil {
 						return err
@@ -62,25 +62,25 @@ var lists = []list{
 					return w.addElem("mech/registry.go", topVar("kinds"), "walkCopyKind")
 				},
 				guards: []check{{"./mech", "TestEveryDescriptorBuilt"}}},
-			{what: "its case in analysis/audit_test.go",
+			{what: "the mechanism's case in analysis/audit_test.go",
 				do: func(w *walker) error {
 					return w.addElem("analysis/audit_test.go", inFunc("TestAuditEveryMechanism", "cases"), `{"walk-copy", nil, false}`)
 				},
 				guards: []check{{"./analysis", "TestAuditEveryMechanism"}}},
-			{what: "its rows in docs/mechanisms.md",
+			{what: "the mechanism's rows in docs/mechanisms.md",
 				do:     func(w *walker) error { return w.copyRows("docs/mechanisms.md", "laplace", "walk-copy") },
 				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
-			{what: "its name in mech/doc.go",
+			{what: "the mechanism's name in mech/doc.go",
 				do: func(w *walker) error {
 					return w.insertBefore("mech/doc.go", "package mech\n", "//\n// The checklist walk's throwaway (walk-copy).\n")
 				},
 				guards: []check{{"./mech", "TestPackageDocNamesEveryKind"}}},
-			{what: "make docs", do: makeDocs, guards: []check{{"./spec", "TestDocsMatchDescriptors"}}},
+			makeDocs,
 		},
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
 	{section: "An analysis",
-		items: []item{
-			{what: "its descriptor in spec/registry.go",
+		items: []*item{
+			{what: "the analysis's descriptor in spec/registry.go",
 				do: func(w *walker) error {
 					return w.addElem("spec/registry.go", topVar("analyses"), `{Kind: Analysis, Name: "walk-stats", Doc: "the neighbours analysis under another name (the checklist walk's throwaway)",
 		Params: []Param{
@@ -90,7 +90,7 @@ var lists = []list{
 		}}`)
 				},
 				guards: []check{{"./analysis", "TestPackageDoc"}}},
-			{what: "its file with one kind value, in the kinds list of analysis/analysis.go",
+			{what: "the analysis's file with one kind value, in the kinds list of analysis/analysis.go",
 				do: func(w *walker) error {
 					if err := w.create("analysis/walk_stats.go", "package analysis\n\n// walkStatsKind is the neighbours analysis under another name.\nvar walkStatsKind = kind{name: \"walk-stats\", run: neighboursKind.run, plan: neighboursKind.plan}\n"); err != nil {
 						return err
@@ -98,27 +98,29 @@ var lists = []list{
 					return w.addElem("analysis/analysis.go", topVar("kinds"), "walkStatsKind")
 				},
 				guards: []check{{"./analysis", "TestPackageDoc"}}},
-			{what: "its case in TestPlanMatchesLookups",
+			{what: "the analysis's case in TestPlanMatchesLookups",
 				do: func(w *walker) error {
 					return w.addElem("analysis/plan_test.go", inFunc("TestPlanMatchesLookups", "cases"), `"walk-stats": {"words": 12, "k": []int{1, 5}}`)
 				},
 				guards: []check{{"./analysis", "TestPlanMatchesLookups"}}},
-			{what: "its row in docs/analyses.md",
+			{what: "the analysis's row in docs/analyses.md",
 				do:     func(w *walker) error { return w.copyRows("docs/analyses.md", "neighbours", "walk-stats") },
 				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
-			{what: "its name in analysis/doc.go",
+			{what: "the analysis's name in analysis/doc.go",
 				do: func(w *walker) error {
 					return w.insertBefore("analysis/doc.go", "package analysis\n", "//\n// The checklist walk's throwaway (walk-stats).\n")
 				},
 				guards: []check{{"./analysis", "TestPackageDoc"}}},
-			{what: "make docs", do: makeDocs, guards: []check{{"./spec", "TestDocsMatchDescriptors"}}},
+			makeDocs,
 		},
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
 }
 
-// makeDocs is the checklists' last item: what `make docs` runs to
-// regenerate docs/config.md's parameter tables.
-func makeDocs(w *walker) error {
+// makeDocs is the checklists' last item, one for all: what `make docs`
+// runs to regenerate docs/config.md's parameter tables.
+var makeDocs = &item{what: "make docs", do: runMakeDocs, guards: []check{{"./spec", "TestDocsMatchDescriptors"}}}
+
+func runMakeDocs(w *walker) error {
 	if err := w.track("docs/config.md"); err != nil { // what it writes
 		return err
 	}
@@ -127,11 +129,13 @@ func makeDocs(w *walker) error {
 }
 
 // TestChecklistWalk walks docs/extending.md's checklists for a mechanism
-// and an analysis in a temporary copy of the module: with every item of
-// a list done, the throwaway kind passes every test the list names; with
-// any one item left out, the tests named for it fail. The tests a
-// section names are exactly those the walk checks, so that neither the
-// list nor its tests can change without the other.
+// and an analysis in a temporary copy of the module, one throwaway kind
+// of each: with every item of every list done, the tests the lists name
+// pass; with any one item left out, the tests named for it fail. The
+// tests a section names are exactly those the walk checks for its list,
+// so that neither the list nor its tests can change without the other.
+// Both kinds are added together (their lists share make docs), so that
+// the tests they join by themselves are built once.
 func TestChecklistWalk(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go command to build the copy with: %v", err)
@@ -144,55 +148,59 @@ func TestChecklistWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var items []*item // every list's, once each, a shared one where it comes last
+	var walked []check
+	for _, l := range lists {
+		named := testsNamed(string(doc), l.section)
+		if named == nil {
+			t.Fatalf("docs/extending.md has no section %q", l.section)
+		}
+		checks := slices.Clone(l.after)
+		for _, it := range l.items {
+			checks = append(checks, it.guards...)
+			items = append(slices.DeleteFunc(items, func(x *item) bool { return x == it }), it)
+		}
+		var names []string
+		for _, c := range checks {
+			names = append(names, c.test)
+			if !slices.Contains(walked, c) {
+				walked = append(walked, c)
+			}
+		}
+		slices.Sort(names)
+		if names = slices.Compact(names); !slices.Equal(names, named) {
+			t.Errorf("docs/extending.md's %q names the tests %v; the walk checks %v", l.section, named, names)
+		}
+	}
 	w := &walker{root: t.TempDir(), orig: map[string][]byte{}}
 	if err := copyModule(root, w.root); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range lists {
-		t.Run(l.section, func(t *testing.T) {
-			named := testsNamed(string(doc), l.section)
-			if named == nil {
-				t.Fatalf("docs/extending.md has no section %q", l.section)
+	for i, it := range items {
+		if err := w.apply(items, i); err != nil {
+			t.Fatalf("without %s: %v", it.what, err)
+		}
+		got, err := w.run(it.guards)
+		if err != nil {
+			t.Fatalf("without %s: %v", it.what, err)
+		}
+		for _, c := range it.guards {
+			if got[c].action != "fail" {
+				t.Errorf("with every item but %s, %s: %s, want it to fail\n%s", it.what, c, cmp.Or(got[c].action, "did not run"), got[c].output)
 			}
-			walked := slices.Clone(l.after)
-			for _, it := range l.items {
-				walked = append(walked, it.guards...)
-			}
-			var names []string
-			for _, c := range walked {
-				names = append(names, c.test)
-			}
-			slices.Sort(names)
-			if names = slices.Compact(names); !slices.Equal(names, named) {
-				t.Errorf("docs/extending.md's %q names the tests %v; the walk checks %v", l.section, named, names)
-			}
-			for i, it := range l.items {
-				if err := w.apply(l.items, i); err != nil {
-					t.Fatalf("without %s: %v", it.what, err)
-				}
-				got, err := w.run(it.guards)
-				if err != nil {
-					t.Fatalf("without %s: %v", it.what, err)
-				}
-				for _, c := range it.guards {
-					if got[c].action != "fail" {
-						t.Errorf("with every item but %s, %s: %s, want it to fail\n%s", it.what, c, cmp.Or(got[c].action, "did not run"), got[c].output)
-					}
-				}
-			}
-			if err := w.apply(l.items, -1); err != nil {
-				t.Fatalf("every item: %v", err)
-			}
-			got, err := w.run(walked)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range walked {
-				if got[c].action != "pass" {
-					t.Errorf("with every item done, %s: %s, want it to pass\n%s", c, cmp.Or(got[c].action, "did not run"), got[c].output)
-				}
-			}
-		})
+		}
+	}
+	if err := w.apply(items, -1); err != nil {
+		t.Fatalf("every item: %v", err)
+	}
+	got, err := w.run(walked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range walked {
+		if got[c].action != "pass" {
+			t.Errorf("with every item done, %s: %s, want it to pass\n%s", c, cmp.Or(got[c].action, "did not run"), got[c].output)
+		}
 	}
 }
 
@@ -266,7 +274,7 @@ type walker struct {
 }
 
 // apply resets the copy and does every item but the skip-th (-1: all).
-func (w *walker) apply(items []item, skip int) error {
+func (w *walker) apply(items []*item, skip int) error {
 	for _, rel := range w.pending {
 		p := filepath.Join(w.root, rel)
 		var err error
