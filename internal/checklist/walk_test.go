@@ -45,7 +45,8 @@ type list struct {
 }
 
 // lists are the checklists walked: a mechanism (Laplace under another
-// name) and an analysis (the neighbours analysis under another name).
+// name), an analysis (the neighbours analysis under another name) and a
+// classifier (below).
 var lists = []list{
 	{section: "A mechanism",
 		items: []*item{
@@ -114,7 +115,34 @@ var lists = []list{
 			makeDocs,
 		},
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
+	classifier,
 }
+
+// classifier is the list for a classifier (the baseline under another
+// name).
+var classifier = list{section: "A classifier",
+	items: []*item{
+		{what: "the classifier's descriptor in spec/registry.go",
+			do: func(w *walker) error {
+				return w.addElem("spec/registry.go", topVar("models"), `{Kind: Model, Name: "walk-mean", Doc: "the baseline under another name (the checklist walk's throwaway)", Dataset: true, Params: modelCommon}`)
+			},
+			guards: []check{{"./models", "TestRegistry"}}},
+		{what: "the classifier's kind value in its model's file, in the kinds list of models/registry.go",
+			do: func(w *walker) error {
+				if err := w.create("models/walk_mean.go", "package models\n\n// walkMeanKind is the baseline's under another name.\nvar walkMeanKind = kind{name: \"walk-mean\", build: baselineKind.build}\n"); err != nil {
+					return err
+				}
+				return w.addElem("models/registry.go", topVar("kinds"), "walkMeanKind")
+			},
+			guards: []check{{"./models", "TestRegistry"}}},
+		{what: "the classifier's entry in docs/models.md",
+			do: func(w *walker) error {
+				return w.insertBefore("docs/models.md", "- **Bert** (`model.kind: transformer`)", "- **Walk** (`model.kind: walk-mean`): the baseline under another name.\n")
+			},
+			guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
+		makeDocs,
+	},
+	after: []check{{"./cmd/xp", "TestNoSwitchOverKinds"}}}
 
 // makeDocs is the checklists' last item, one for all: what `make docs`
 // runs to regenerate docs/config.md's parameter tables.
@@ -128,13 +156,13 @@ func runMakeDocs(w *walker) error {
 	return err
 }
 
-// TestChecklistWalk walks docs/extending.md's checklists for a mechanism
-// and an analysis in a temporary copy of the module, one throwaway kind
-// of each: with every item of every list done, the tests the lists name
+// TestChecklistWalk walks docs/extending.md's checklists for a
+// mechanism, an analysis and a classifier in a temporary copy of the
+// module, one throwaway kind of each: with every item of every list done, the tests the lists name
 // pass; with any one item left out, the tests named for it fail. The
 // tests a section names are exactly those the walk checks for its list,
 // so that neither the list nor its tests can change without the other.
-// Both kinds are added together (their lists share make docs), so that
+// The kinds are added together (their lists share make docs), so that
 // the tests they join by themselves are built once.
 func TestChecklistWalk(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
