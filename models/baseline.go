@@ -103,11 +103,14 @@ func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
 }
 
 // Step trains on one labelled batch (see BiLSTM.Step).
-func (m *Baseline) Step(b *Batch) (float64, error) {
+func (m *Baseline) Step(b *Batch) (float64, error) { return readLoss(m.StepLoss(b)) }
+
+// StepLoss is Step returning the loss unread (see BiLSTM.StepLoss).
+func (m *Baseline) StepLoss(b *Batch) (*ts.Tensor, error) {
 	if m.embed.extended != nil {
-		return 0, fmt.Errorf("baseline: %w", errExtended)
+		return nil, fmt.Errorf("baseline: %w", errExtended)
 	}
-	return step(b, m.opt, m.cfg.ClipNorm, nil, m.logits)
+	return stepLoss(b, m.opt, m.cfg.ClipNorm, nil, m.logits)
 }
 
 // Extend appends frozen embedding rows for evaluation (see BiLSTM.Extend).

@@ -244,12 +244,15 @@ func NewBert(cfg hf.Config, st *hf.Safetensors, o BertOptions, device gotch.Devi
 // Step is one fine-tuning step on a batch of single texts (piece ids,
 // padded after each row's length): cross-entropy, gradients clipped,
 // AdamW at the schedule's learning rate.
-func (m *Bert) Step(b *Batch) (float64, error) {
+func (m *Bert) Step(b *Batch) (float64, error) { return readLoss(m.StepLoss(b)) }
+
+// StepLoss is Step returning the loss unread (see BiLSTM.StepLoss).
+func (m *Bert) StepLoss(b *Batch) (*ts.Tensor, error) {
 	if m.adam == nil {
-		return 0, errors.New("bert: built without a learning rate: not for training")
+		return nil, errors.New("bert: built without a learning rate: not for training")
 	}
 	m.adam.SetLR(m.opt.lr(m.steps))
-	loss, err := step(b, m.adam, m.opt.Clip, m.decay, m.batchLogits)
+	loss, err := stepLoss(b, m.adam, m.opt.Clip, m.decay, m.batchLogits)
 	if err == nil {
 		m.steps++
 	}

@@ -367,11 +367,15 @@ func maxPool(vals, index *ts.Tensor, rows, T, F int64, device gotch.Device) (*ts
 // Step trains on one labelled batch: forward, cross-entropy, backward,
 // gradient clipping to ClipNorm, Adam update. It returns the batch's mean
 // loss.
-func (m *BiLSTM) Step(b *Batch) (float64, error) {
+func (m *BiLSTM) Step(b *Batch) (float64, error) { return readLoss(m.StepLoss(b)) }
+
+// StepLoss is Step returning the loss where it was computed, unread (the
+// caller drops it): Train reads it a step later on a GPU.
+func (m *BiLSTM) StepLoss(b *Batch) (*ts.Tensor, error) {
 	if m.embed.extended != nil {
-		return 0, fmt.Errorf("bilstm: %w", errExtended)
+		return nil, fmt.Errorf("bilstm: %w", errExtended)
 	}
-	return step(b, m.opt, m.cfg.ClipNorm, nil, m.logits)
+	return stepLoss(b, m.opt, m.cfg.ClipNorm, nil, m.logits)
 }
 
 // Extend appends frozen embedding rows (n × EmbedDim values) after the
@@ -386,43 +390,63 @@ func (m *BiLSTM) Predict(b *Batch) ([]int64, error) {
 	return predict(b, m.device, m.logits)
 }
 
-// step is one optimisation step of any model given its logits function:
-// the loss, gradients clipped to the norm clip (0: not), decay (nil:
-// none) on the weights between the gradients and the optimizer's update,
-// and the update.
+// step is one optimisation step of any model given its logits function
+// (stepLoss), its loss read.
 func step(b *Batch, opt *nn.Optimizer, clip float64, decay func() error, logits func(*Batch, bool) (*ts.Tensor, error)) (float64, error) {
+	return readLoss(stepLoss(b, opt, clip, decay, logits))
+}
+
+// stepLoss is one optimisation step of any model given its logits
+// function: the loss, gradients clipped to the norm clip (0: not), decay
+// (nil: none) on the weights between the gradients and the optimizer's
+// update, and the update. It returns the loss unread, on the model's
+// device (the caller drops it): reading it waits for the device.
+func stepLoss(b *Batch, opt *nn.Optimizer, clip float64, decay func() error, logits func(*Batch, bool) (*ts.Tensor, error)) (_ *ts.Tensor, err error) {
 	if b.Labels == nil {
-		return 0, errors.New("models: training batch without labels")
+		return nil, errors.New("models: training batch without labels")
 	}
 	l, err := logits(b, true)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer l.Drop()
 	loss, err := l.CrossEntropyLoss(b.Labels, ts.None, 1, -100, 0, false)
 	if err != nil {
-		return 0, fmt.Errorf("models: loss: %w", err)
+		return nil, fmt.Errorf("models: loss: %w", err)
 	}
-	defer loss.Drop()
+	defer func() {
+		if err != nil {
+			loss.Drop()
+		}
+	}()
 	if err := opt.ZeroGrad(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := loss.Backward(); err != nil {
-		return 0, fmt.Errorf("models: backward: %w", err)
+		return nil, fmt.Errorf("models: backward: %w", err)
 	}
 	if clip > 0 {
 		if err := opt.ClipGradNorm(clip); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if decay != nil {
 		if err := decay(); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if err := opt.Step(); err != nil {
-		return 0, fmt.Errorf("models: optimizer step: %w", err)
+		return nil, fmt.Errorf("models: optimizer step: %w", err)
 	}
+	return loss, nil
+}
+
+// readLoss reads a step's loss and drops it; a NaN is an error.
+func readLoss(loss *ts.Tensor, err error) (float64, error) {
+	if err != nil {
+		return 0, err
+	}
+	defer loss.Drop()
 	v, err := loss.Float64Value([]int64{})
 	if err != nil {
 		return 0, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
 
 	"github.com/xp-nlp/xp/internal/progress"
 	"github.com/xp-nlp/xp/metrics"
@@ -110,6 +111,19 @@ type TrainOptions struct {
 	// OnEpoch, when set, is called after each epoch's validation, on the
 	// training thread.
 	OnEpoch func(metrics.Epoch)
+	// lagLoss reads each step's loss after the next step is queued, as
+	// Train does on a GPU, on any device (for tests).
+	lagLoss bool
+}
+
+// lossStepper is a model whose step can leave its loss unread on the
+// device (BiLSTM.StepLoss): on a GPU, Train reads step k's loss after
+// step k+1 is queued, so that the device is never left idle while the
+// host waits for a number (reading it at once drains the queue every
+// step). The losses are read in order and summed as before: the same
+// numbers, a NaN found one step later.
+type lossStepper interface {
+	StepLoss(b *Batch) (*ts.Tensor, error)
 }
 
 // TrainResult is the history and the epoch whose weights the model holds
@@ -170,22 +184,9 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 			start := time.Now()
 			batches := Buckets(train.Seqs, opt.Batch, opt.MaxLen, opt.Seed, epoch)
 			bar := progress.New(opt.Progress, int64(len(batches)), fmt.Sprintf("epoch %d", epoch), false)
-			var sum float64
-			for _, idx := range batches {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				b, err := train.batch(idx, true, opt)
-				if err != nil {
-					return err
-				}
-				loss, err := m.Step(b)
-				b.Drop()
-				if err != nil {
-					return fmt.Errorf("epoch %d: %w", epoch, err)
-				}
-				sum += loss
-				bar.Add(1)
+			sum, err := epochSteps(ctx, m, train, batches, opt, epoch, bar)
+			if err != nil {
+				return err
 			}
 			bar.Finish()
 			secs := time.Since(start).Seconds()
@@ -369,4 +370,65 @@ func PredictTags(t *Tagger, seqs [][]int64, device gotch.Device) ([][]int64, err
 		return nil
 	})
 	return pred, err
+}
+
+// epochSteps takes one optimisation step per batch of train and returns
+// the sum of the steps' losses. On a GPU (or with lagLoss) a lossStepper's
+// losses are read one step late, in order: the same sum.
+func epochSteps(ctx context.Context, m Classifier, train Data, batches [][]int, opt TrainOptions, epoch int, bar *progress.Bar) (sum float64, err error) {
+	lagged, lag := m.(lossStepper)
+	lag = lag && (opt.Device.IsCuda() || opt.lagLoss)
+	var pending *ts.Tensor // the last step's loss, unread (lag)
+	defer func() {
+		if pending != nil {
+			pending.Drop()
+		}
+	}()
+	read := func() error { // reads and drops pending
+		t := pending
+		pending = nil
+		if t == nil {
+			return nil
+		}
+		loss, err := readLoss(t, nil)
+		if err != nil {
+			return fmt.Errorf("epoch %d: %w", epoch, err)
+		}
+		sum += loss
+		return nil
+	}
+	for _, idx := range batches {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		b, err := train.batch(idx, true, opt)
+		if err != nil {
+			return 0, err
+		}
+		if !lag {
+			loss, err := m.Step(b)
+			b.Drop()
+			if err != nil {
+				return 0, fmt.Errorf("epoch %d: %w", epoch, err)
+			}
+			sum += loss
+			bar.Add(1)
+			continue
+		}
+		next, err := lagged.StepLoss(b)
+		b.Drop()
+		if err != nil {
+			return 0, fmt.Errorf("epoch %d: %w", epoch, err)
+		}
+		if err := read(); err != nil {
+			next.Drop()
+			return 0, err
+		}
+		pending = next
+		bar.Add(1)
+	}
+	if err := read(); err != nil {
+		return 0, err
+	}
+	return sum, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -71,6 +72,46 @@ func trainOnce(t *testing.T, epochs, patience int) (TrainResult, metrics.Classif
 		t.Fatal(err)
 	}
 	return res, after
+}
+
+// TestLaggedLoss: reading each step's loss a step late (as Train does on
+// a GPU, forced here on the CPU) trains to the same bits — epoch losses,
+// validation scores, the best epoch — and still stops at a NaN loss.
+func TestLaggedLoss(t *testing.T) {
+	train, valid := smokeData(t)
+	run := func(lag bool, lr float64) (TrainResult, error) {
+		var res TrainResult
+		err := torchrt.Do(func() error {
+			torchrt.ManualSeed(7)
+			m, err := NewBiLSTM(BiLSTMConfig{Vocab: 20, EmbedDim: 16, Hidden: 16, Layers: 1, Classes: 2, LR: lr}, gotch.CPU)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			res, err = Train(context.Background(), m, train, valid, TrainOptions{Epochs: 3, Batch: 32, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir(), lagLoss: lag})
+			return err
+		})
+		return res, err
+	}
+	now, err := run(false, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late, err := run(true, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range now.Epochs { // the one field that is the clock's
+		now.Epochs[i].ExamplesPerSec, late.Epochs[i].ExamplesPerSec = 0, 0
+	}
+	if !reflect.DeepEqual(now, late) {
+		t.Errorf("losses read at once: %+v\nread a step late: %+v", now, late)
+	}
+	for _, lag := range []bool{false, true} {
+		if _, err := run(lag, 1e30); err == nil || !strings.Contains(err.Error(), "loss is NaN") {
+			t.Errorf("lag %v, learning rate 1e30: %v, want the NaN loss", lag, err)
+		}
+	}
 }
 
 func TestTrainLearnsAndIsReproducible(t *testing.T) {
