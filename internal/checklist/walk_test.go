@@ -45,8 +45,8 @@ type list struct {
 }
 
 // lists are the checklists walked: a mechanism (Laplace under another
-// name), an analysis (the neighbours analysis under another name) and a
-// classifier (below).
+// name), an analysis (the neighbours analysis under another name), a
+// stage and a classifier (below).
 var lists = []list{
 	{section: "A mechanism",
 		items: []*item{
@@ -115,8 +115,35 @@ var lists = []list{
 			makeDocs,
 		},
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
+	stage,
 	classifier,
 }
+
+// stage is the list for a stage (utility-loss under another name).
+var stage = list{section: "A stage",
+	items: []*item{
+		{what: "the stage's descriptor in spec/registry.go",
+			do: func(w *walker) error {
+				return w.addElem("spec/registry.go", topVar("stages"), `{Kind: Stage, Name: "walk-loss", Utility: UtilityApply, Pairs: true, Doc: "utility-loss under another name (the checklist walk's throwaway)",
+		Params: []Param{
+			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"}, Doc: "where the mechanism applies"},
+		}}`)
+			},
+			guards: []check{{"./runner", "TestEveryStageRun"}}},
+		{what: "the stage's file with one stageKind value, in the stageKinds list of runner/stages.go",
+			do: func(w *walker) error {
+				if err := w.create("runner/stage_walk_loss.go", "package runner\n\n// walkLossStage is utility-loss's under another name.\nvar walkLossStage = stageKind{name: \"walk-loss\", jobs: utilityLossStage.jobs}\n"); err != nil {
+					return err
+				}
+				return w.addElem("runner/stages.go", topVar("stageKinds"), "walkLossStage")
+			},
+			guards: []check{{"./runner", "TestEveryStageRun"}}},
+		{what: "the stage's row in docs/analyses.md",
+			do:     func(w *walker) error { return w.copyRows("docs/analyses.md", "utility-loss", "walk-loss") },
+			guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
+		makeDocs,
+	},
+	after: []check{{"./spec", "TestDescriptorReferences"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}}
 
 // classifier is the list for a classifier (the baseline under another
 // name).
@@ -157,8 +184,8 @@ func runMakeDocs(w *walker) error {
 }
 
 // TestChecklistWalk walks docs/extending.md's checklists for a
-// mechanism, an analysis and a classifier in a temporary copy of the
-// module, one throwaway kind of each: with every item of every list done, the tests the lists name
+// mechanism, an analysis, a stage and a classifier in a temporary copy of
+// the module, one throwaway kind of each: with every item of every list done, the tests the lists name
 // pass; with any one item left out, the tests named for it fail. The
 // tests a section names are exactly those the walk checks for its list,
 // so that neither the list nor its tests can change without the other.
