@@ -396,6 +396,20 @@ func TestCatalogWellFormed(t *testing.T) {
 	}
 }
 
+// TestEveryCorpusCatalogued: every published corpus xp loads (not a
+// user's own data) has its catalog entry, so that `xp data get` fetches
+// it (docs/extending.md, a dataset).
+func TestEveryCorpusCatalogued(t *testing.T) {
+	for _, s := range datasets.Specs() {
+		if s.Own {
+			continue
+		}
+		if !slices.ContainsFunc(All(), func(a Artifact) bool { return a.Dataset == s.Name }) {
+			t.Errorf("corpus %s has no catalog entry (an Artifact with Dataset %q)", s.Name, s.Name)
+		}
+	}
+}
+
 // TestRealSums verifies the catalog's checksums of files the shared data
 // folder holds, byte for byte.
 func TestRealSums(t *testing.T) {

@@ -46,7 +46,7 @@ type list struct {
 
 // lists are the checklists walked: a mechanism (Laplace under another
 // name), an analysis (the neighbours analysis under another name), a
-// stage and a classifier (below).
+// stage, a classifier and a dataset (below).
 var lists = []list{
 	{section: "A mechanism",
 		items: []*item{
@@ -117,6 +117,7 @@ var lists = []list{
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
 	stage,
 	classifier,
+	dataset,
 }
 
 // stage is the list for a stage (utility-loss under another name).
@@ -144,6 +145,31 @@ var stage = list{section: "A stage",
 		makeDocs,
 	},
 	after: []check{{"./spec", "TestDescriptorReferences"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}}
+
+// dataset is the list for a dataset (SST-2 under another name: its spec
+// a copy of SST-2's, loader included).
+var dataset = list{section: "A dataset",
+	items: []*item{
+		{what: "the dataset's spec, a value in its loader's file listed by datasets.Specs",
+			do: func(w *walker) error {
+				if err := w.create("datasets/walk_sst.go", "package datasets\n\n// walkSSTSpec is SST-2's under another name.\nvar walkSSTSpec = func() Spec { s := sst2Spec; s.Name = \"walk-sst\"; return s }()\n"); err != nil {
+					return err
+				}
+				return w.addElem("datasets/load.go", returnedIn("Specs"), "walkSSTSpec")
+			},
+			guards: []check{{"./datasets/catalog", "TestCatalogWellFormed"}, {"./datasets", "TestSpecsDocumented"}}},
+		{what: "the dataset's catalog entry",
+			do: func(w *walker) error {
+				return w.addElem("datasets/catalog/catalog.go", returnedIn("All"), `{Name: "walk-sst", Kind: "dataset", Title: "GLUE SST-2 under another name (the checklist walk's throwaway)", Files: []File{{Path: "sst2/SST-2.zip"}}, Dataset: "walk-sst"}`)
+			},
+			guards: []check{{"./datasets/catalog", "TestEveryCorpusCatalogued"}}},
+		{what: "the dataset's row in docs/data.md",
+			do: func(w *walker) error {
+				return w.insertBefore("docs/data.md", "| qnli |", "| walk-sst | as sst2 | as sst2 | negative, positive |\n")
+			},
+			guards: []check{{"./datasets", "TestSpecsDocumented"}}},
+	},
+	after: []check{{"./cmd/xp", "TestNoSwitchOverKinds"}}}
 
 // classifier is the list for a classifier (the baseline under another
 // name).
@@ -184,8 +210,8 @@ func runMakeDocs(w *walker) error {
 }
 
 // TestChecklistWalk walks docs/extending.md's checklists for a
-// mechanism, an analysis, a stage and a classifier in a temporary copy of
-// the module, one throwaway kind of each: with every item of every list done, the tests the lists name
+// mechanism, an analysis, a stage, a classifier and a dataset in a
+// temporary copy of the module, one throwaway kind of each: with every item of every list done, the tests the lists name
 // pass; with any one item left out, the tests named for it fail. The
 // tests a section names are exactly those the walk checks for its list,
 // so that neither the list nor its tests can change without the other.
@@ -459,6 +485,26 @@ func inFunc(fn, name string) finder {
 					if id, ok := a.Lhs[0].(*ast.Ident); ok && id.Name == name {
 						lit, _ = a.Rhs[0].(*ast.CompositeLit)
 					}
+				}
+				return lit == nil
+			})
+		}
+		return lit
+	}
+}
+
+// returnedIn finds the literal the function fn returns.
+func returnedIn(fn string) finder {
+	return func(f *ast.File) *ast.CompositeLit {
+		var lit *ast.CompositeLit
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != fn {
+				continue
+			}
+			ast.Inspect(fd, func(n ast.Node) bool {
+				if r, ok := n.(*ast.ReturnStmt); ok && lit == nil && len(r.Results) == 1 {
+					lit, _ = r.Results[0].(*ast.CompositeLit)
 				}
 				return lit == nil
 			})
