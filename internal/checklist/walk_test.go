@@ -46,156 +46,123 @@ type list struct {
 
 // lists are the checklists walked: a mechanism (Laplace under another
 // name), an analysis (the neighbours analysis under another name), a
-// stage, a classifier and a dataset (below).
+// stage (utility-loss), a classifier (the baseline) and a dataset
+// (SST-2's spec, loader included), each kind a copy of an existing one.
 var lists = []list{
 	{section: "A mechanism",
 		items: []*item{
-			{what: "the mechanism's descriptor in spec/registry.go",
-				do: func(w *walker) error {
-					return w.addElem("spec/registry.go", topVar("mechanisms"), `{Kind: Mechanism, Name: "walk-copy", Doc: "Laplace under another name (the checklist walk's throwaway)", Notion: MetricDP, Epsilon: true}`)
-				},
-				guards: []check{{"./mech", "TestEveryDescriptorBuilt"}}},
-			{what: "the mechanism's file with one kind value, in the kinds list of mech/registry.go",
-				do: func(w *walker) error {
-					if err := w.create("mech/walk_copy.go", "package mech\n\n// walkCopyKind is Laplace's under another name.\nvar walkCopyKind = kind{name: \"walk-copy\", search: true, build: laplaceKind.build}\n"); err != nil {
-						return err
-					}
-					return w.addElem("mech/registry.go", topVar("kinds"), "walkCopyKind")
-				},
-				guards: []check{{"./mech", "TestEveryDescriptorBuilt"}}},
-			{what: "the mechanism's case in analysis/audit_test.go",
-				do: func(w *walker) error {
-					return w.addElem("analysis/audit_test.go", inFunc("TestAuditEveryMechanism", "cases"), `{"walk-copy", nil, false}`)
-				},
-				guards: []check{{"./analysis", "TestAuditEveryMechanism"}}},
-			{what: "the mechanism's rows in docs/mechanisms.md",
-				do:     func(w *walker) error { return w.copyRows("docs/mechanisms.md", "laplace", "walk-copy") },
-				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
-			{what: "the mechanism's name in mech/doc.go",
-				do: func(w *walker) error {
-					return w.insertBefore("mech/doc.go", "package mech\n", "//\n// The checklist walk's throwaway (walk-copy).\n")
-				},
-				guards: []check{{"./mech", "TestPackageDocNamesEveryKind"}}},
+			descriptor("mechanism", "mechanisms", `{Kind: Mechanism, Name: "walk-copy", Doc: "Laplace under another name (the checklist walk's throwaway)", Notion: MetricDP, Epsilon: true}`,
+				check{"./mech", "TestEveryDescriptorBuilt"}),
+			kindFile("mechanism", "mech/walk_copy.go", "var walkCopyKind = kind{name: \"walk-copy\", search: true, build: laplaceKind.build}",
+				"mech/registry.go", topVar("kinds"), "walkCopyKind", check{"./mech", "TestEveryDescriptorBuilt"}),
+			tableCase("the mechanism's case in analysis/audit_test.go", "analysis/audit_test.go", inFunc("TestAuditEveryMechanism", "cases"), `{"walk-copy", nil, false}`,
+				check{"./analysis", "TestAuditEveryMechanism"}),
+			rows("mechanism", "docs/mechanisms.md", "laplace", "walk-copy"),
+			docName("mechanism", "mech", "walk-copy", check{"./mech", "TestPackageDocNamesEveryKind"}),
 			makeDocs,
 		},
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
 	{section: "An analysis",
 		items: []*item{
-			{what: "the analysis's descriptor in spec/registry.go",
-				do: func(w *walker) error {
-					return w.addElem("spec/registry.go", topVar("analyses"), `{Kind: Analysis, Name: "walk-stats", Doc: "the neighbours analysis under another name (the checklist walk's throwaway)",
+			descriptor("analysis", "analyses", `{Kind: Analysis, Name: "walk-stats", Doc: "the neighbours analysis under another name (the checklist walk's throwaway)",
 		Params: []Param{
 			{Name: "k", Type: Ints, MinLen: 1, Min: Incl(1), Default: []int{1, 5}, Doc: "neighbour ranks"},
 			{Name: "percentiles", Type: Floats, MinLen: 1, Min: Incl(0), Max: Incl(100), Default: []float64{50}, Doc: "percentiles over the words"},
 			{Name: "words", Type: Int, Min: Incl(0), Default: 0, Doc: "words sampled (0: every candidate)"},
-		}}`)
-				},
-				guards: []check{{"./analysis", "TestPackageDoc"}}},
-			{what: "the analysis's file with one kind value, in the kinds list of analysis/analysis.go",
-				do: func(w *walker) error {
-					if err := w.create("analysis/walk_stats.go", "package analysis\n\n// walkStatsKind is the neighbours analysis under another name.\nvar walkStatsKind = kind{name: \"walk-stats\", run: neighboursKind.run, plan: neighboursKind.plan}\n"); err != nil {
-						return err
-					}
-					return w.addElem("analysis/analysis.go", topVar("kinds"), "walkStatsKind")
-				},
-				guards: []check{{"./analysis", "TestPackageDoc"}}},
-			{what: "the analysis's case in TestPlanMatchesLookups",
-				do: func(w *walker) error {
-					return w.addElem("analysis/plan_test.go", inFunc("TestPlanMatchesLookups", "cases"), `"walk-stats": {"words": 12, "k": []int{1, 5}}`)
-				},
-				guards: []check{{"./analysis", "TestPlanMatchesLookups"}}},
-			{what: "the analysis's row in docs/analyses.md",
-				do:     func(w *walker) error { return w.copyRows("docs/analyses.md", "neighbours", "walk-stats") },
-				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
-			{what: "the analysis's name in analysis/doc.go",
-				do: func(w *walker) error {
-					return w.insertBefore("analysis/doc.go", "package analysis\n", "//\n// The checklist walk's throwaway (walk-stats).\n")
-				},
-				guards: []check{{"./analysis", "TestPackageDoc"}}},
+		}}`, check{"./analysis", "TestPackageDoc"}),
+			kindFile("analysis", "analysis/walk_stats.go", "var walkStatsKind = kind{name: \"walk-stats\", run: neighboursKind.run, plan: neighboursKind.plan}",
+				"analysis/analysis.go", topVar("kinds"), "walkStatsKind", check{"./analysis", "TestPackageDoc"}),
+			tableCase("the analysis's case in TestPlanMatchesLookups", "analysis/plan_test.go", inFunc("TestPlanMatchesLookups", "cases"), `"walk-stats": {"words": 12, "k": []int{1, 5}}`,
+				check{"./analysis", "TestPlanMatchesLookups"}),
+			rows("analysis", "docs/analyses.md", "neighbours", "walk-stats"),
+			docName("analysis", "analysis", "walk-stats", check{"./analysis", "TestPackageDoc"}),
 			makeDocs,
 		},
 		after: []check{{"./runner", "TestEveryAnalysisEveryMechanism"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
-	stage,
-	classifier,
-	dataset,
-}
-
-// stage is the list for a stage (utility-loss under another name).
-var stage = list{section: "A stage",
-	items: []*item{
-		{what: "the stage's descriptor in spec/registry.go",
-			do: func(w *walker) error {
-				return w.addElem("spec/registry.go", topVar("stages"), `{Kind: Stage, Name: "walk-loss", Utility: UtilityApply, Pairs: true, Doc: "utility-loss under another name (the checklist walk's throwaway)",
+	{section: "A stage",
+		items: []*item{
+			descriptor("stage", "stages", `{Kind: Stage, Name: "walk-loss", Utility: UtilityApply, Pairs: true, Doc: "utility-loss under another name (the checklist walk's throwaway)",
 		Params: []Param{
 			{Name: "apply", Type: Strings, Enum: []string{"train", "test", "both"}, MinLen: 1, Default: []string{"both"}, Doc: "where the mechanism applies"},
-		}}`)
-			},
-			guards: []check{{"./runner", "TestEveryStageRun"}}},
-		{what: "the stage's file with one stageKind value, in the stageKinds list of runner/stages.go",
-			do: func(w *walker) error {
-				if err := w.create("runner/stage_walk_loss.go", "package runner\n\n// walkLossStage is utility-loss's under another name.\nvar walkLossStage = stageKind{name: \"walk-loss\", jobs: utilityLossStage.jobs}\n"); err != nil {
-					return err
-				}
-				return w.addElem("runner/stages.go", topVar("stageKinds"), "walkLossStage")
-			},
-			guards: []check{{"./runner", "TestEveryStageRun"}}},
-		{what: "the stage's row in docs/analyses.md",
-			do:     func(w *walker) error { return w.copyRows("docs/analyses.md", "utility-loss", "walk-loss") },
-			guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
-		makeDocs,
-	},
-	after: []check{{"./spec", "TestDescriptorReferences"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}}
+		}}`, check{"./runner", "TestEveryStageRun"}),
+			kindFile("stage", "runner/stage_walk_loss.go", "var walkLossStage = stageKind{name: \"walk-loss\", jobs: utilityLossStage.jobs}",
+				"runner/stages.go", topVar("stageKinds"), "walkLossStage", check{"./runner", "TestEveryStageRun"}),
+			rows("stage", "docs/analyses.md", "utility-loss", "walk-loss"),
+			makeDocs,
+		},
+		after: []check{{"./spec", "TestDescriptorReferences"}, {"./cmd/xp", "TestNoSwitchOverKinds"}}},
+	{section: "A classifier",
+		items: []*item{
+			descriptor("classifier", "models", `{Kind: Model, Name: "walk-mean", Doc: "the baseline under another name (the checklist walk's throwaway)", Dataset: true, Params: modelCommon}`,
+				check{"./models", "TestRegistry"}),
+			kindFile("classifier", "models/walk_mean.go", "var walkMeanKind = kind{name: \"walk-mean\", build: baselineKind.build}",
+				"models/registry.go", topVar("kinds"), "walkMeanKind", check{"./models", "TestRegistry"}),
+			{what: "the classifier's entry in docs/models.md",
+				do: func(w *walker) error {
+					return w.insertBefore("docs/models.md", "- **Bert** (`model.kind: transformer`)", "- **Walk** (`model.kind: walk-mean`): the baseline under another name.\n")
+				},
+				guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
+			makeDocs,
+		},
+		after: []check{{"./cmd/xp", "TestNoSwitchOverKinds"}}},
+	{section: "A dataset",
+		items: []*item{
+			kindFile("dataset", "datasets/walk_sst.go", "var walkSSTSpec = func() Spec { s := sst2Spec; s.Name = \"walk-sst\"; return s }()",
+				"datasets/load.go", returnedIn("Specs"), "walkSSTSpec", check{"./datasets/catalog", "TestCatalogWellFormed"}, check{"./datasets", "TestSpecsDocumented"}),
+			tableCase("the dataset's catalog entry", "datasets/catalog/catalog.go", returnedIn("All"),
+				`{Name: "walk-sst", Kind: "dataset", Title: "GLUE SST-2 under another name (the checklist walk's throwaway)", Files: []File{{Path: "sst2/SST-2.zip"}}, Dataset: "walk-sst"}`,
+				check{"./datasets/catalog", "TestEveryCorpusCatalogued"}),
+			{what: "the dataset's row in docs/data.md",
+				do: func(w *walker) error {
+					return w.insertBefore("docs/data.md", "| qnli |", "| walk-sst | as sst2 | as sst2 | negative, positive |\n")
+				},
+				guards: []check{{"./datasets", "TestSpecsDocumented"}}},
+		},
+		after: []check{{"./cmd/xp", "TestNoSwitchOverKinds"}}},
+}
 
-// dataset is the list for a dataset (SST-2 under another name: its spec
-// a copy of SST-2's, loader included).
-var dataset = list{section: "A dataset",
-	items: []*item{
-		{what: "the dataset's spec, a value in its loader's file listed by datasets.Specs",
-			do: func(w *walker) error {
-				if err := w.create("datasets/walk_sst.go", "package datasets\n\n// walkSSTSpec is SST-2's under another name.\nvar walkSSTSpec = func() Spec { s := sst2Spec; s.Name = \"walk-sst\"; return s }()\n"); err != nil {
-					return err
-				}
-				return w.addElem("datasets/load.go", returnedIn("Specs"), "walkSSTSpec")
-			},
-			guards: []check{{"./datasets/catalog", "TestCatalogWellFormed"}, {"./datasets", "TestSpecsDocumented"}}},
-		{what: "the dataset's catalog entry",
-			do: func(w *walker) error {
-				return w.addElem("datasets/catalog/catalog.go", returnedIn("All"), `{Name: "walk-sst", Kind: "dataset", Title: "GLUE SST-2 under another name (the checklist walk's throwaway)", Files: []File{{Path: "sst2/SST-2.zip"}}, Dataset: "walk-sst"}`)
-			},
-			guards: []check{{"./datasets/catalog", "TestEveryCorpusCatalogued"}}},
-		{what: "the dataset's row in docs/data.md",
-			do: func(w *walker) error {
-				return w.insertBefore("docs/data.md", "| qnli |", "| walk-sst | as sst2 | as sst2 | negative, positive |\n")
-			},
-			guards: []check{{"./datasets", "TestSpecsDocumented"}}},
-	},
-	after: []check{{"./cmd/xp", "TestNoSwitchOverKinds"}}}
+// descriptor is the item that adds a kind's descriptor (lit, Go source)
+// to spec/registry.go's list of its kind (list).
+func descriptor(kind, list, lit string, guards ...check) *item {
+	return &item{what: "the " + kind + "'s descriptor in spec/registry.go", guards: guards,
+		do: func(w *walker) error { return w.addElem("spec/registry.go", topVar(list), lit) }}
+}
 
-// classifier is the list for a classifier (the baseline under another
-// name).
-var classifier = list{section: "A classifier",
-	items: []*item{
-		{what: "the classifier's descriptor in spec/registry.go",
-			do: func(w *walker) error {
-				return w.addElem("spec/registry.go", topVar("models"), `{Kind: Model, Name: "walk-mean", Doc: "the baseline under another name (the checklist walk's throwaway)", Dataset: true, Params: modelCommon}`)
-			},
-			guards: []check{{"./models", "TestRegistry"}}},
-		{what: "the classifier's kind value in its model's file, in the kinds list of models/registry.go",
-			do: func(w *walker) error {
-				if err := w.create("models/walk_mean.go", "package models\n\n// walkMeanKind is the baseline's under another name.\nvar walkMeanKind = kind{name: \"walk-mean\", build: baselineKind.build}\n"); err != nil {
-					return err
-				}
-				return w.addElem("models/registry.go", topVar("kinds"), "walkMeanKind")
-			},
-			guards: []check{{"./models", "TestRegistry"}}},
-		{what: "the classifier's entry in docs/models.md",
-			do: func(w *walker) error {
-				return w.insertBefore("docs/models.md", "- **Bert** (`model.kind: transformer`)", "- **Walk** (`model.kind: walk-mean`): the baseline under another name.\n")
-			},
-			guards: []check{{"./spec", "TestEveryDescriptorDocumented"}}},
-		makeDocs,
-	},
-	after: []check{{"./cmd/xp", "TestNoSwitchOverKinds"}}}
+// kindFile is the item that writes a kind's own file, declaring value
+// (decl, Go source), and adds value to the list that listed finds in
+// registry.
+func kindFile(kind, file, decl, registry string, listed finder, value string, guards ...check) *item {
+	pkg := filepath.Base(filepath.Dir(file))
+	return &item{what: "the " + kind + "'s file with its value, listed in " + registry, guards: guards,
+		do: func(w *walker) error {
+			if err := w.create(file, "package "+pkg+"\n\n// The checklist walk's throwaway.\n"+decl+"\n"); err != nil {
+				return err
+			}
+			return w.addElem(registry, listed, value)
+		}}
+}
+
+// tableCase is the item that adds elem (Go source) to the literal find
+// picks in file: a test's case, a catalog entry.
+func tableCase(what, file string, find finder, elem string, guards ...check) *item {
+	return &item{what: what, guards: guards, do: func(w *walker) error { return w.addElem(file, find, elem) }}
+}
+
+// rows is the item that copies a documented kind's table rows (copyRows)
+// for the throwaway; TestEveryDescriptorDocumented asks for them.
+func rows(kind, doc, from, to string) *item {
+	return &item{what: "the " + kind + "'s rows in " + doc, guards: []check{{"./spec", "TestEveryDescriptorDocumented"}},
+		do: func(w *walker) error { return w.copyRows(doc, from, to) }}
+}
+
+// docName is the item that names the throwaway in brackets in its
+// package's doc.go.
+func docName(kind, pkg, name string, guards ...check) *item {
+	return &item{what: "the " + kind + "'s name in " + pkg + "/doc.go", guards: guards,
+		do: func(w *walker) error {
+			return w.insertBefore(pkg+"/doc.go", "package "+pkg+"\n", "//\n// The checklist walk's throwaway ("+name+").\n")
+		}}
+}
 
 // makeDocs is the checklists' last item, one for all: what `make docs`
 // runs to regenerate docs/config.md's parameter tables.
@@ -472,42 +439,42 @@ func topVar(name string) finder {
 
 // inFunc finds the literal assigned to name (:=) in the function fn.
 func inFunc(fn, name string) finder {
-	return func(f *ast.File) *ast.CompositeLit {
-		var lit *ast.CompositeLit
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Name.Name != fn {
-				continue
+	return litIn(fn, func(n ast.Node) *ast.CompositeLit {
+		if a, ok := n.(*ast.AssignStmt); ok && len(a.Lhs) == 1 && len(a.Rhs) == 1 {
+			if id, ok := a.Lhs[0].(*ast.Ident); ok && id.Name == name {
+				lit, _ := a.Rhs[0].(*ast.CompositeLit)
+				return lit
 			}
-			ast.Inspect(fd, func(n ast.Node) bool {
-				a, ok := n.(*ast.AssignStmt)
-				if ok && lit == nil && len(a.Lhs) == 1 && len(a.Rhs) == 1 {
-					if id, ok := a.Lhs[0].(*ast.Ident); ok && id.Name == name {
-						lit, _ = a.Rhs[0].(*ast.CompositeLit)
-					}
-				}
-				return lit == nil
-			})
 		}
-		return lit
-	}
+		return nil
+	})
 }
 
 // returnedIn finds the literal the function fn returns.
 func returnedIn(fn string) finder {
+	return litIn(fn, func(n ast.Node) *ast.CompositeLit {
+		if r, ok := n.(*ast.ReturnStmt); ok && len(r.Results) == 1 {
+			lit, _ := r.Results[0].(*ast.CompositeLit)
+			return lit
+		}
+		return nil
+	})
+}
+
+// litIn finds the first literal pick returns for a node of the function
+// fn.
+func litIn(fn string, pick func(ast.Node) *ast.CompositeLit) finder {
 	return func(f *ast.File) *ast.CompositeLit {
 		var lit *ast.CompositeLit
 		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Name.Name != fn {
-				continue
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == fn {
+				ast.Inspect(fd, func(n ast.Node) bool {
+					if lit == nil {
+						lit = pick(n)
+					}
+					return lit == nil
+				})
 			}
-			ast.Inspect(fd, func(n ast.Node) bool {
-				if r, ok := n.(*ast.ReturnStmt); ok && lit == nil && len(r.Results) == 1 {
-					lit, _ = r.Results[0].(*ast.CompositeLit)
-				}
-				return lit == nil
-			})
 		}
 		return lit
 	}
