@@ -39,6 +39,19 @@ func analysisConfig(t *testing.T, body string) (string, string) {
 	return path, out
 }
 
+// loader loads the config at path with overrides, failing the test on
+// an error.
+func loader(t *testing.T, path string) func(sets ...string) *experiments.Config {
+	return func(sets ...string) *experiments.Config {
+		t.Helper()
+		c, err := experiments.Load(path, experiments.Options{Set: sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
 func runConfig(t *testing.T, path string, sets ...string) Summary {
 	t.Helper()
 	c, err := experiments.Load(path, experiments.Options{Set: sets})

@@ -29,13 +29,7 @@ func TestModelSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(sets ...string) *experiments.Config {
-		c, err := experiments.Load(path, experiments.Options{Set: sets})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	load := loader(t, path)
 	plain, swept := load(), load("model.hidden=[4, 8]")
 	pc, sc := plain.Cells(), swept.Cells()
 	if len(sc) != 2*len(pc) {
@@ -191,13 +185,7 @@ func TestTrainSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(sets ...string) *experiments.Config {
-		c, err := experiments.Load(path, experiments.Options{Set: sets})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	load := loader(t, path)
 	keys := func(c *experiments.Config) map[string]string {
 		s, err := Open(context.Background(), c, SessionOptions{ReadOnly: true})
 		if err != nil {

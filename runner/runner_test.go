@@ -26,13 +26,7 @@ func TestRunCachesAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func(sets ...string) *experiments.Config {
-		c, err := experiments.Load(path, experiments.Options{Set: sets})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	load := loader(t, path)
 	ctx := context.Background()
 	first, err := Run(ctx, load(), Options{})
 	if err != nil {
