@@ -373,10 +373,7 @@ func TestBertBF16(t *testing.T) {
 			t.Errorf("class %d: bf16 %v, reference %v (|Δ| %.2g, float32 %v)", c, l16[c], w, d, l32[c])
 		}
 	}
-	seq := make([]int64, len(ids))
-	for i, id := range ids {
-		seq[i] = int64(id)
-	}
+	seq := pieceIDs(ids)
 	err = torchrt.Do(func() error {
 		b, err := NewBatch([][]int64{seq, seq}, []int64{0, 1}, []int{0, 1}, 0, 0, m16.device)
 		if err != nil {
@@ -468,6 +465,15 @@ func TestBertBadCheckpoint(t *testing.T) {
 	}
 }
 
+// pieceIDs are a tokenizer's ids as a model's sequence.
+func pieceIDs(ids []int) []int64 {
+	seq := make([]int64, len(ids))
+	for i, id := range ids {
+		seq[i] = int64(id)
+	}
+	return seq
+}
+
 // sentimentPieces is a separable task in the tiny vocabulary's pieces:
 // [CLS] (the|a) (film|movie) (was|is) [very] WORD [SEP], labelled 1 for
 // good and great, 0 for bad and awful.
@@ -482,11 +488,7 @@ func sentimentPieces(t *testing.T, wp hf.Tokenizer, n int, seed int) Data {
 			text += " very"
 		}
 		ids, _, _ := wp.Encode(text+" "+words[k], nil, 32)
-		seq := make([]int64, len(ids))
-		for j, id := range ids {
-			seq[j] = int64(id)
-		}
-		d.Seqs = append(d.Seqs, seq)
+		d.Seqs = append(d.Seqs, pieceIDs(ids))
 		d.Labels = append(d.Labels, int64(b2i(k < 2)))
 	}
 	return d
@@ -835,11 +837,7 @@ func randomSentiment(tok hf.Tokenizer, n int, seed uint64) Data {
 			text += " very"
 		}
 		ids, _, _ := tok.Encode(text+" "+[]string{"good", "great", "bad", "awful"}[k], nil, 32)
-		seq := make([]int64, len(ids))
-		for j, id := range ids {
-			seq[j] = int64(id)
-		}
-		d.Seqs = append(d.Seqs, seq)
+		d.Seqs = append(d.Seqs, pieceIDs(ids))
 		d.Labels = append(d.Labels, int64(b2i(k < 2)))
 	}
 	return d
