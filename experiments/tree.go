@@ -25,9 +25,7 @@ func (c *Config) checkTree() error {
 
 func (c *Config) walk(n *yaml.Node, t reflect.Type, path []string) error {
 	key := strings.Join(path, ".")
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	if n.Tag == "!!null" {
 		return c.errNode(n, "%s has no value", key)
 	}
@@ -101,9 +99,7 @@ func (c *Config) walk(n *yaml.Node, t reflect.Type, path []string) error {
 // shape, but numbers must be finite. Their names and types are spec's to
 // check.
 func (c *Config) walkAny(n *yaml.Node, path []string) error {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
+	n = deref(n)
 	for i, e := range n.Content {
 		sub := path
 		if n.Kind == yaml.MappingNode {
