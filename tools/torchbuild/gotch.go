@@ -78,6 +78,9 @@ func gotchEdits(clip string) map[string][]edit {
 			// On a GPU the norm is computed where the gradients are (see
 			// overlay/nn_xp_optimizer.go.in, xpClipOnDevice).
 			{old: "type ClipOpts struct {\n", new: "type ClipOpts struct {\n\txpOnDevice bool // xp: the norm stays on the gradients' device (XpOnDevice)\n", want: 1},
+			// On a GPU, Adam's step is taken over all parameters at once
+			// (overlay/nn_xp_optimizer.go.in, xpStep).
+			{old: "func (opt *Optimizer) Step() error {\n\terr := opt.opt.Step()\n", new: "func (opt *Optimizer) Step() error {\n\terr := opt.xpStep() // xp: multi-tensor on a GPU (see tools/torchbuild)\n", want: 1},
 			// Parameters entered the optimizer in Go's map order, a new
 			// order in each model: a saved optimizer state (Adam's moments,
 			// matched to parameters by position) loaded into another

@@ -31,6 +31,14 @@ int xp_rng_set_state(int cuda, int index, tensor state);
  * xp_autocast_enabled says whether it is on (1) for that device type. */
 int xp_autocast(int cuda, int enabled, int dtype);
 int xp_autocast_enabled(int cuda);
+/* The optimizer's step over all its parameters at once, through ATen's
+ * multi-tensor (_foreach_) ops: for Adam and AdamW (without amsgrad) the
+ * arithmetic of torch::optim's own step, op for op, so that on the CPU
+ * every bit is the same; any other optimizer takes its own step.
+ * Returns 0, or -1 with the thread's last error set. */
+int xp_optimizer_step_foreach(optimizer o);
+/* Each of the n tensors times s, in place, in one multi-tensor op. */
+int xp_foreach_mul_scalar_(tensor *tensors, int n, double s);
 #ifdef __cplusplus
 }
 #endif
