@@ -23,7 +23,8 @@ set -uo pipefail
 # (or /tmp/gpucheck-out).
 # Step bert (only when STEPS names it): models' BERT and RoBERTa tests on the GPU
 # (XP_DEVICE=cuda: the float64 reference, bf16 under autocast, fine-tuning
-# and its bit-exact resume), BenchmarkBertStepVsPyTorch at bert-base's
+# and its bit-exact resume; clipping's multi-tensor norm; and, on the node's
+# CPU against its libtorch, the multi-tensor optimizer step's bits), BenchmarkBertStepVsPyTorch at bert-base's
 # shape against the node's PyTorch in fp32 and in bf16 under autocast,
 # and one epoch of SST-2 (bench/sst2_bert_epoch.yaml) with a random
 # bert-base-shaped checkpoint (bench/random_bert.py), timed, in bf16.
@@ -151,8 +152,8 @@ run)
 	fi
 	if named bert; then
 		el "BERT tests on cuda"
-		(cd models && XP_DEVICE=cuda timeout 120 $B/models.test -test.run 'Bert|Roberta' -test.v) > "$OUT/bert_tests.txt" 2>&1
-		echo "bert tests rc=$?"; grep -E '^(--- |ok|FAIL|PASS)' "$OUT/bert_tests.txt" | head -20
+		(cd models && XP_DEVICE=cuda timeout 120 $B/models.test -test.run 'Bert|Roberta|ClipOnDevice|StepForeach' -test.v) > "$OUT/bert_tests.txt" 2>&1
+		echo "bert tests rc=$?"; grep -E '^(--- |ok|FAIL|PASS)' "$OUT/bert_tests.txt" | head -30
 		for prec in fp32 bf16; do
 			el "BERT step against PyTorch on cuda, $prec"
 			(cd models && XP_DEVICE=cuda XP_PRECISION=$prec timeout 200 $B/models.test -test.run '^$' -test.bench 'BertStepVsPyTorch/bert-base' -test.benchtime 1x -test.v) > "$OUT/bert_bench_$prec.txt" 2>&1

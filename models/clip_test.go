@@ -77,9 +77,10 @@ func TestClipGradNormBoundsGlobalNorm(t *testing.T) {
 	}
 }
 
-// TestClipOnDevice: ClipGradNorm as it runs on a GPU (the norm, the
-// coefficient and its clamp computed on the device, nothing read back
-// per variable; forced here with nn.XpOnDevice) gives the host
+// TestClipOnDevice: ClipGradNorm as it runs on a GPU (each gradient's
+// norm in one multi-tensor op, the total, the coefficient and its clamp
+// computed on the device, nothing read back; forced here with
+// nn.XpOnDevice) gives the host
 // computation's gradients: each scaled by min(bound / (norm + 1e-6), 1)
 // for the 2-norm and the infinity norm, clipping or not. The gradients
 // are known: loss = Σ c·w has gradient c.

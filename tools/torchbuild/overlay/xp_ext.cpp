@@ -9,6 +9,7 @@
 #include <mutex>
 #include <ATen/Version.h>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -260,14 +261,52 @@ int xp_optimizer_step_foreach(optimizer o) {
   return -1;
 }
 
+static std::vector<at::Tensor> xp_tensors(tensor *tensors, int n) {
+  std::vector<at::Tensor> v;
+  v.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    v.push_back(*tensors[i]);
+  }
+  return v;
+}
+
 int xp_foreach_mul_scalar_(tensor *tensors, int n, double s) {
   PROTECT(
-    std::vector<at::Tensor> v;
-    v.reserve(n);
-    for (int i = 0; i < n; ++i) {
-      v.push_back(*tensors[i]);
-    }
+    std::vector<at::Tensor> v = xp_tensors(tensors, n);
     at::_foreach_mul_(v, s);
+    return 0;
+  )
+  return -1;
+}
+
+int xp_foreach_mul_tensor_(tensor *tensors, int n, tensor s) {
+  PROTECT(
+    std::vector<at::Tensor> v = xp_tensors(tensors, n);
+    if (v.empty()) {
+      return 0;
+    }
+    // In the tensors' type, as a product with a scalar of another type
+    // would compute it.
+    const at::Tensor f = s->to(v[0].scalar_type());
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    at::_foreach_mul_(v, f);
+#else
+    for (auto &t : v) {
+      t.mul_(f); // no multi-tensor product by a tensor before libtorch 2.1
+    }
+#endif
+    return 0;
+  )
+  return -1;
+}
+
+int xp_foreach_total_norm(tensor *tensors, int n, double p, tensor *out) {
+  PROTECT(
+    TORCH_CHECK(n > 0, "the norm of no tensors");
+    std::vector<at::Tensor> norms = at::_foreach_norm(xp_tensors(tensors, n), p);
+    at::Tensor all = at::stack(norms).to(at::kDouble);
+    at::Tensor total = std::isinf(p) ? all.max() : at::linalg_vector_norm(all, p);
+    *out = new torch::Tensor(total);
     return 0;
   )
   return -1;

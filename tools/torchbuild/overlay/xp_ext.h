@@ -39,6 +39,13 @@ int xp_autocast_enabled(int cuda);
 int xp_optimizer_step_foreach(optimizer o);
 /* Each of the n tensors times s, in place, in one multi-tensor op. */
 int xp_foreach_mul_scalar_(tensor *tensors, int n, double s);
+/* Each of the n tensors times the one-element tensor s, in place. */
+int xp_foreach_mul_tensor_(tensor *tensors, int n, tensor s);
+/* *out: the norm of order p (inf: the largest |x|) of the n tensors
+ * together, a float64 scalar tensor on their device, from each tensor's
+ * norm in its own type (_foreach_norm), as torch.nn.utils.clip_grad_norm_
+ * computes it; nothing is read back. */
+int xp_foreach_total_norm(tensor *tensors, int n, double p, tensor *out);
 #ifdef __cplusplus
 }
 #endif
