@@ -14,8 +14,8 @@
 //	NODE_PATH=/tmp/gpt2ref/node_modules node gpt2_reference.js > gpt2_reference.json
 //
 // Left out: U+0085 and U+FEFF, which JavaScript's \s and the Unicode
-// White_Space property (Go's unicode.IsSpace, Oniguruma's \s in Hugging
-// Face's tokenizers) classify differently.
+// White_Space property (Go's unicode.IsSpace, which xp follows) classify
+// differently.
 const fs = require('fs')
 const path = require('path')
 const { encode } = require('gpt-3-encoder')
