@@ -160,14 +160,19 @@ int xp_autocast_enabled(int cuda) {
 }
 
 // The key of a parameter's entry in an optimizer's state: its
-// TensorImpl's address, printed (libtorch 1.x and 2.0) or as it is.
+// TensorImpl's address, printed as c10::guts::to_string prints a pointer
+// (libtorch 1.x and 2.0: a std::string key) or as it is (a void* key).
+// Printed here rather than through c10::guts, which later libtorch
+// versions no longer have.
 using XpStateMap = std::remove_reference_t<decltype(std::declval<torch::optim::Optimizer &>().state())>;
 using XpStateKey = typename XpStateMap::key_type;
 
 template <class Key = XpStateKey>
 static Key xp_state_key(const at::Tensor &p) {
   if constexpr (std::is_same<Key, std::string>::value) {
-    return c10::guts::to_string(p.unsafeGetTensorImpl());
+    std::ostringstream os;
+    os << static_cast<const void *>(p.unsafeGetTensorImpl());
+    return os.str();
   } else {
     return p.unsafeGetTensorImpl();
   }
