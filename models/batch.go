@@ -26,6 +26,8 @@ type Batch struct {
 	// data carries them (a transformer's sentence pairs packed into one
 	// sequence); nil otherwise.
 	Types *ts.Tensor
+
+	attention *ts.Tensor // the additive attention mask, made on first use (attentionMask)
 }
 
 // NewBatch builds the batch of seqs[idx[0]], seqs[idx[1]], …: sequences
@@ -136,8 +138,38 @@ func toDevice[T int64 | float32](v []T, shape []int64, device gotch.Device) (*ts
 	return t, nil
 }
 
+// attentionMask is the batch's additive attention mask (rows × 1 × 1 ×
+// time, float32: maskValue of each position against its row's length),
+// made on first use and kept with the batch, so that a batch stepped on
+// again copies nothing more to the device (a copy to a GPU waits for
+// its queue to drain).
+func (b *Batch) attentionMask(device gotch.Device) (*ts.Tensor, error) {
+	if b.attention != nil {
+		return b.attention, nil
+	}
+	size, err := b.Tokens.Size()
+	if err != nil {
+		return nil, err
+	}
+	B, T := size[0], size[1]
+	add := make([]float32, 0, B*T)
+	for _, n := range b.Lengths {
+		for i := int64(0); i < T; i++ {
+			add = append(add, maskValue(i < n))
+		}
+	}
+	if b.attention, err = toDevice(add, []int64{B, 1, 1, T}, device); err != nil {
+		return nil, err
+	}
+	return b.attention, nil
+}
+
 // Drop frees the batch's tensors.
 func (b *Batch) Drop() {
+	if b.attention != nil {
+		b.attention.Drop()
+		b.attention = nil
+	}
 	if b.Tokens != nil {
 		b.Tokens.Drop()
 	}

@@ -536,18 +536,12 @@ func (m *Bert) batchLogits(b *Batch, train bool) (*ts.Tensor, error) {
 	if T > int64(m.cfg.MaxLength()) {
 		return nil, fmt.Errorf("bert: %d pieces in a row, at most %d", T, m.cfg.MaxLength())
 	}
-	maskAdd := make([]float32, 0, B*T)
-	for _, n := range b.Lengths {
-		for i := int64(0); i < T; i++ {
-			maskAdd = append(maskAdd, maskValue(i < n))
-		}
-	}
-	var s torchrt.Scope
-	defer s.Drop()
-	mask, err := s.Keep(toDevice(maskAdd, []int64{B, 1, 1, T}, m.device))
+	mask, err := b.attentionMask(m.device) // the batch's own: it drops it
 	if err != nil {
 		return nil, err
 	}
+	var s torchrt.Scope
+	defer s.Drop()
 	types := b.Types
 	if types == nil {
 		if types, err = s.Keep(ts.Zeros([]int64{B, T}, gotch.Int64, m.device)); err != nil {

@@ -692,6 +692,21 @@ func TestBertPairBatch(t *testing.T) {
 			if err := l.CopyData(flat, 6); err != nil {
 				return err
 			}
+			// Again: the batch's attention mask is made once, kept,
+			// and gives the same logits.
+			mask := b.attention
+			again, err := m.batchLogits(b, false)
+			if err != nil {
+				return err
+			}
+			defer again.Drop()
+			flat2 := make([]float32, 6)
+			if err := again.CopyData(flat2, 6); err != nil {
+				return err
+			}
+			if mask == nil || b.attention != mask || !slices.Equal(flat, flat2) {
+				t.Errorf("a batch's second pass: mask %p then %p, logits %v then %v", mask, b.attention, flat, flat2)
+			}
 			out = make([][]float32, 3)
 			for r, o := range b.Order {
 				out[o] = flat[2*r : 2*r+2]
