@@ -630,6 +630,8 @@ func (m *Bert) forward32(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*
 		}
 		return s.Keep(v.Permute([]int64{0, 2, 1, 3}, false))
 	}
+	scale := ts.FloatScalar(1 / math.Sqrt(float64(dh)))
+	defer scale.Drop()
 	for l := 0; l < m.cfg.Layers; l++ {
 		pre := fmt.Sprintf("encoder.layer.%d.", l)
 		var qkv [3]*ts.Tensor
@@ -650,7 +652,7 @@ func (m *Bert) forward32(idT, typeT, mask *ts.Tensor, B, T int64, train bool) (*
 		if err != nil {
 			return nil, err
 		}
-		if scores, err = s.Keep(scores.MulScalar(ts.FloatScalar(1/math.Sqrt(float64(dh))), false)); err != nil {
+		if scores, err = s.Keep(scores.MulScalar(scale, false)); err != nil {
 			return nil, err
 		}
 		if scores, err = s.Keep(scores.Add(mask, false)); err != nil {
