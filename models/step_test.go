@@ -165,7 +165,7 @@ func TestStepForeach(t *testing.T) {
 				}
 				// Each state, saved mid-training, goes on in an
 				// optimizer that takes the other kind of step.
-				resumed := func(from *model, foreach bool) (*model, error) {
+				resumed := func(from *model) (*model, error) {
 					b, err := from.opt.XpState()
 					if err != nil {
 						return nil, err
@@ -183,12 +183,12 @@ func TestStepForeach(t *testing.T) {
 					}
 					return m, m.opt.XpLoad(path)
 				}
-				ownThenMulti, err := resumed(own, true)
+				ownThenMulti, err := resumed(own) // then multi-tensor steps
 				if err != nil {
 					return err
 				}
 				defer ownThenMulti.opt.Drop()
-				multiThenOwn, err := resumed(multi, false)
+				multiThenOwn, err := resumed(multi) // then libtorch's
 				if err != nil {
 					return err
 				}
