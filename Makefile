@@ -64,11 +64,11 @@ test: setup torch
 	build/bin/gotestsum --format pkgname --format-hide-empty-pkg -- ./...
 
 # The fuzz tests of every parser of a user's file (config, vectors, tables,
-# records, archives) and of the terminal door, each for FUZZTIME (default 1m) beyond the seed corpus that
+# records, archives, a transformer checkpoint's files) and of the terminal door, each for FUZZTIME (default 1m) beyond the seed corpus that
 # `make test` runs; what one finds is kept under the package's
 # testdata/fuzz and replays in `make test` from then on.
 FUZZTIME ?= 1m
-FUZZ_TARGETS := ./experiments:FuzzParse ./datasets:FuzzReadTable ./datasets/embedding:FuzzParseText ./datasets/embedding:FuzzParseBinary ./results:FuzzRecord ./datasets/catalog:FuzzUnpack ./internal/show:FuzzWriter
+FUZZ_TARGETS := ./experiments:FuzzParse ./datasets:FuzzReadTable ./datasets/embedding:FuzzParseText ./datasets/embedding:FuzzParseBinary ./results:FuzzRecord ./datasets/catalog:FuzzUnpack ./hf:FuzzSafetensors ./hf:FuzzReadConfig ./hf:FuzzWordPiece ./hf:FuzzTokenizerJSON ./hf:FuzzByteBPE ./internal/show:FuzzWriter
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$name ($$pkg, $(FUZZTIME))"; \

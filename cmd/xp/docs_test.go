@@ -345,3 +345,65 @@ func TestCitedTestsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzTargetsListed: every fuzz test in the module is one of the
+// Makefile's FUZZ_TARGETS (so `make fuzz` runs it) and is named in
+// docs/extending.md, and every target listed exists.
+func TestFuzzTargetsListed(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^FUZZ_TARGETS :=(.*)$`).FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("the Makefile has no FUZZ_TARGETS line")
+	}
+	listed := map[string]bool{}
+	for _, tg := range strings.Fields(string(m[1])) {
+		listed[tg] = true
+	}
+	doc, err := os.ReadFile("../../docs/extending.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
+	found := map[string]bool{}
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != "../.." && (strings.HasPrefix(n, ".") || n == "build" || n == "testdata" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("../..", filepath.Dir(path))
+		for _, f := range fuzz.FindAllSubmatch(b, -1) {
+			target := "./" + filepath.ToSlash(rel) + ":" + string(f[1])
+			found[target] = true
+			if !listed[target] {
+				t.Errorf("%s: %s is not in the Makefile's FUZZ_TARGETS (make fuzz)", path, target)
+			}
+			if !bytes.Contains(doc, []byte("`"+string(f[1])+"`")) {
+				t.Errorf("%s: %s is not named in docs/extending.md", path, f[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tg := range listed {
+		if !found[tg] {
+			t.Errorf("FUZZ_TARGETS lists %s, which no test file declares", tg)
+		}
+	}
+}
