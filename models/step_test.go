@@ -12,6 +12,8 @@ import (
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/xp-nlp/xp/hf"
+	"github.com/xp-nlp/xp/internal/hftest"
 	"github.com/xp-nlp/xp/torchrt"
 )
 
@@ -217,5 +219,176 @@ func TestStepForeach(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestStepForeachDispatches: the multi-tensor step dispatches as many
+// operators for 40 parameters as for 4 (what a GPU launches does not
+// grow with the model), where libtorch's own step dispatches several
+// per parameter. Counted on the second step (the first also makes the
+// moments).
+func TestStepForeachDispatches(t *testing.T) {
+	count := func(params int, foreach bool) int64 {
+		var n int64
+		err := torchrt.Do(func() error {
+			vs := nn.NewVarStore(gotch.CPU)
+			var ws []*ts.Tensor
+			for i := range params {
+				w, err := vs.Root().Ones(fmt.Sprintf("w%03d", i), []int64{3})
+				if err != nil {
+					return err
+				}
+				ws = append(ws, w)
+			}
+			opt, err := nn.NewAdamWConfig(0.9, 0.999, 0).Build(vs, 0.01)
+			if err != nil {
+				return err
+			}
+			defer opt.Drop()
+			for k := range 2 {
+				if err := opt.ZeroGrad(); err != nil {
+					return err
+				}
+				var loss *ts.Tensor
+				for _, w := range ws {
+					s, err := w.Sum(gotch.Float, false)
+					if err != nil {
+						return err
+					}
+					if loss == nil {
+						loss = s
+					} else if loss, err = loss.Add(s, true); err != nil {
+						return err
+					} else {
+						s.Drop()
+					}
+				}
+				err := loss.Backward()
+				loss.Drop()
+				if err != nil {
+					return err
+				}
+				step := opt.Step
+				if foreach {
+					step = opt.XpStepForeach
+				}
+				if k == 0 {
+					err = step()
+				} else {
+					n, err = ts.XpCountOps(step)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	own4, own40 := count(4, false), count(40, false)
+	multi4, multi40 := count(4, true), count(40, true)
+	t.Logf("operators an AdamW step dispatches: libtorch's %d (4 parameters), %d (40); multi-tensor %d, %d", own4, own40, multi4, multi40)
+	if multi4 != multi40 || multi4 <= 0 || multi4 > 12 {
+		t.Errorf("the multi-tensor step dispatched %d operators for 4 parameters and %d for 40: want the same few", multi4, multi40)
+	}
+	if own40-own4 < 7*36 {
+		t.Errorf("libtorch's step dispatched %d operators for 4 parameters and %d for 40: the count does not see its per-parameter operators", own4, own40)
+	}
+}
+
+// TestBertStepDispatches: the operators a BERT training step dispatches
+// with bert-base's 201 parameters (12 layers, narrow), phase by phase,
+// on the CPU's path (clipping on the host, libtorch's per-parameter
+// AdamW) and on the GPU's (clipping on the device, the multi-tensor
+// step, both forced here): on a GPU each is a kernel launch or a few.
+// Counted on the second step. `go test ./models -run
+// TestBertStepDispatches -v` prints the table docs/models.md shows.
+func TestBertStepDispatches(t *testing.T) {
+	dir, cfg, wp, _ := writeBert(t, hftest.Bert{Hidden: 16, Layers: 12, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 4})
+	data := sentimentPieces(t, wp, 4, 0)
+	_, padPiece := wp.Special()
+	pad, _ := wp.ID(padPiece)
+	phases := []string{"forward and loss", "zero_grad", "backward", "clipping", "optimizer"}
+	count := func(gpuPath bool) (params int, counts []int64) {
+		err := torchrt.Do(func() error {
+			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			torchrt.ManualSeed(3)
+			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 2e-5, Clip: 1}, gotch.CPU)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			params = len(m.p)
+			b, err := data.batch([]int{0, 1, 2, 3}, true, TrainOptions{Classes: 2, Pad: int64(pad), Device: gotch.CPU})
+			if err != nil {
+				return err
+			}
+			defer b.Drop()
+			var clipOpts []nn.ClipOpt
+			step := m.adam.Step
+			if gpuPath {
+				clipOpts, step = []nn.ClipOpt{nn.XpOnDevice()}, m.adam.XpStepForeach
+			}
+			for range 2 {
+				var loss *ts.Tensor
+				run := []func() error{
+					func() error {
+						l, err := m.batchLogits(b, true)
+						if err != nil {
+							return err
+						}
+						defer l.Drop()
+						loss, err = l.CrossEntropyLoss(b.Labels, ts.None, 1, -100, 0, false)
+						return err
+					},
+					m.adam.ZeroGrad,
+					func() error { return loss.Backward() },
+					func() error { return m.adam.ClipGradNorm(1, clipOpts...) },
+					step,
+				}
+				counts = counts[:0]
+				for _, f := range run {
+					n, err := ts.XpCountOps(f)
+					if err != nil {
+						return err
+					}
+					counts = append(counts, n)
+				}
+				loss.Drop()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return params, counts
+	}
+	params, cpu := count(false)
+	_, gpu := count(true)
+	var tcpu, tgpu int64
+	t.Logf("operators a training step dispatches, %d parameters (batch 4):", params)
+	t.Logf("| phase | CPU's path | GPU's path |")
+	for i, p := range phases {
+		t.Logf("| %s | %d | %d |", p, cpu[i], gpu[i])
+		tcpu, tgpu = tcpu+cpu[i], tgpu+gpu[i]
+	}
+	t.Logf("| a step | %d | %d |", tcpu, tgpu)
+	if params != 201 {
+		t.Errorf("%d parameters, want bert-base's 201", params)
+	}
+	for i := range 3 {
+		if cpu[i] != gpu[i] {
+			t.Errorf("%s: %d operators on one path, %d on the other: the paths differ only in clipping and the optimizer", phases[i], cpu[i], gpu[i])
+		}
+	}
+	if gpu[4] > 12 || cpu[4] < 7*int64(params) || gpu[3] >= cpu[3] {
+		t.Errorf("clipping %d → %d, optimizer %d → %d operators: want the GPU's path to dispatch fewer, the optimizer a few", cpu[3], gpu[3], cpu[4], gpu[4])
 	}
 }

@@ -5,6 +5,8 @@
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <atomic>
 #include <ATen/core/Generator.h>
 #include <mutex>
 #include <ATen/Version.h>
@@ -315,4 +317,44 @@ int xp_foreach_total_norm(tensor *tensors, int n, double p, tensor *out) {
     return 0;
   )
   return -1;
+}
+
+// The operator count (xp_count_ops_start): a global RecordFunction
+// callback on ATen's operators; an operator is counted when no other is
+// running on its thread (linear's addmm, or the per-tensor ops of a
+// multi-tensor op on the CPU, are inside another and not counted).
+static std::mutex xp_count_mu;
+static at::CallbackHandle xp_count_handle = at::INVALID_CALLBACK_HANDLE;
+static std::atomic<int64_t> xp_count{0};
+static thread_local int xp_count_depth = 0;
+
+static std::unique_ptr<at::ObserverContext> xp_count_enter(const at::RecordFunction &) {
+  if (xp_count_depth++ == 0) {
+    xp_count.fetch_add(1, std::memory_order_relaxed);
+  }
+  return nullptr;
+}
+
+static void xp_count_leave(const at::RecordFunction &, at::ObserverContext *) { --xp_count_depth; }
+
+int xp_count_ops_start(void) {
+  PROTECT(
+    std::lock_guard<std::mutex> lock(xp_count_mu);
+    TORCH_CHECK(xp_count_handle == at::INVALID_CALLBACK_HANDLE, "an operator count is already running");
+    xp_count.store(0);
+    xp_count_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(xp_count_enter, xp_count_leave).scopes({at::RecordScope::FUNCTION}));
+    return 0;
+  )
+  return -1;
+}
+
+int64_t xp_count_ops_stop(void) {
+  std::lock_guard<std::mutex> lock(xp_count_mu);
+  if (xp_count_handle == at::INVALID_CALLBACK_HANDLE) {
+    return -1;
+  }
+  at::removeCallback(xp_count_handle);
+  xp_count_handle = at::INVALID_CALLBACK_HANDLE;
+  return xp_count.load();
 }

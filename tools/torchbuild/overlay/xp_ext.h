@@ -46,6 +46,13 @@ int xp_foreach_mul_tensor_(tensor *tensors, int n, tensor s);
  * norm in its own type (_foreach_norm), as torch.nn.utils.clip_grad_norm_
  * computes it; nothing is read back. */
 int xp_foreach_total_norm(tensor *tensors, int n, double p, tensor *out);
+/* Counting the ATen operators dispatched from outside any other (what a
+ * host issues: on a GPU, each is a kernel launch or a few), on every
+ * thread, between xp_count_ops_start and xp_count_ops_stop; one count at
+ * a time. start returns 0, or -1 with the thread's last error set (a
+ * count already running); stop returns the count, or -1 when none ran. */
+int xp_count_ops_start(void);
+int64_t xp_count_ops_stop(void);
 #ifdef __cplusplus
 }
 #endif
