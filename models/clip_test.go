@@ -77,6 +77,15 @@ func TestClipGradNormBoundsGlobalNorm(t *testing.T) {
 	}
 }
 
+// addTerm adds term to loss (nil: term is the loss) and drops term.
+func addTerm(loss, term *ts.Tensor) (*ts.Tensor, error) {
+	if loss == nil {
+		return term, nil
+	}
+	defer term.Drop()
+	return loss.Add(term, true)
+}
+
 // TestClipOnDevice: ClipGradNorm as it runs on a GPU (each gradient's
 // norm in one multi-tensor op, the total, the coefficient and its clamp
 // computed on the device, nothing read back; forced here with
@@ -130,12 +139,8 @@ func TestClipOnDevice(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if loss == nil {
-					loss = s
-				} else if loss, err = loss.Add(s, true); err != nil {
+				if loss, err = addTerm(loss, s); err != nil {
 					return err
-				} else {
-					s.Drop()
 				}
 			}
 			if err := loss.Backward(); err != nil {

@@ -94,12 +94,8 @@ func TestStepForeach(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						if loss == nil {
-							loss = sq
-						} else if loss, err = loss.Add(sq, true); err != nil {
+						if loss, err = addTerm(loss, sq); err != nil {
 							return err
-						} else {
-							sq.Drop()
 						}
 					}
 					err := loss.Backward()
@@ -255,12 +251,8 @@ func TestStepForeachDispatches(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if loss == nil {
-						loss = s
-					} else if loss, err = loss.Add(s, true); err != nil {
+					if loss, err = addTerm(loss, s); err != nil {
 						return err
-					} else {
-						s.Drop()
 					}
 				}
 				err := loss.Backward()
