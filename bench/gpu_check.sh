@@ -25,7 +25,8 @@ set -uo pipefail
 # (XP_DEVICE=cuda: the float64 reference, bf16 under autocast, fine-tuning
 # and its bit-exact resume; clipping's multi-tensor norm; and, on the node's
 # CPU against its libtorch, the multi-tensor optimizer step's bits), BenchmarkBertStepVsPyTorch at bert-base's
-# shape against the node's PyTorch in fp32 and in bf16 under autocast,
+# shape against the node's PyTorch in fp32 and in bf16 under autocast (and its
+# dispatch shape, the host's cost of a step, in fp32),
 # and one epoch of SST-2 (bench/sst2_bert_epoch.yaml) with a random
 # bert-base-shaped checkpoint (bench/random_bert.py), timed, in bf16.
 # Step recipe (only when STEPS names it; needs .gpuimdb): the baseline of
@@ -156,7 +157,9 @@ run)
 		echo "bert tests rc=$?"; grep -E '^(--- |ok|FAIL|PASS)' "$OUT/bert_tests.txt" | head -30
 		for prec in fp32 bf16; do
 			el "BERT step against PyTorch on cuda, $prec"
-			(cd models && XP_DEVICE=cuda XP_PRECISION=$prec timeout 200 $B/models.test -test.run '^$' -test.bench 'BertStepVsPyTorch/bert-base' -test.benchtime 1x -test.v) > "$OUT/bert_bench_$prec.txt" 2>&1
+			shapes='bert-base|dispatch' # dispatch: the host's cost of a step, in fp32 only
+			[ $prec = fp32 ] || shapes=bert-base
+			(cd models && XP_DEVICE=cuda XP_PRECISION=$prec timeout 260 $B/models.test -test.run '^$' -test.bench "BertStepVsPyTorch/($shapes)\$" -test.benchtime 1x -test.v) > "$OUT/bert_bench_$prec.txt" 2>&1
 			echo "bench $prec rc=$?"; grep -E 'round|xp/PyTorch' "$OUT/bert_bench_$prec.txt"
 		done
 		el "one SST-2 epoch, bert-base shape, bf16"

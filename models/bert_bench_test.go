@@ -22,7 +22,9 @@ import (
 // against the same step in PyTorch (bench/pytorch_bert.py: the same
 // architecture written with torch.nn), same shapes and threads, for a
 // 4-layer 256-wide model and bert-base's shape (12 × 768, 30,522 pieces),
-// random weights. Rounds alternate xp and PyTorch; the ratio of xp's
+// random weights; and, as "dispatch", bert-base's depth 24 wide at 2 × 8
+// pieces, where the arithmetic is negligible and the time is each side's
+// cost of issuing its operators. Rounds alternate xp and PyTorch; the ratio of xp's
 // examples/s to PyTorch's is reported as median (min, max). XP_THREADS
 // sets both sides' threads (default: all cores), XP_REPEATS the rounds
 // (default 3). XP_DEVICE=cuda runs both on the GPU (each side
@@ -39,18 +41,25 @@ func BenchmarkBertStepVsPyTorch(b *testing.B) {
 	threads, repeats := benchEnv()
 	device := testDevice(b)
 	precision := cmp.Or(os.Getenv("XP_PRECISION"), "fp32")
-	const batch, length = 32, 128
 	for _, c := range []struct {
 		name                                string
 		vocab, hidden, layers, heads, inter int
-		steps                               int
+		batch, length, steps                int
 	}{
-		{"4x256", 30522, 256, 4, 4, 1024, 6},
-		{"bert-base", 30522, 768, 12, 12, 3072, 2},
+		{"4x256", 30522, 256, 4, 4, 1024, 32, 128, 6},
+		{"bert-base", 30522, 768, 12, 12, 3072, 32, 128, 2},
+		// bert-base's 12 layers and 201 parameters, 24 wide, 2 × 8 pieces:
+		// almost no arithmetic, so a step's time is what each side spends
+		// dispatching its operators — the part of a GPU step the host pays
+		{"dispatch", 1000, 24, 12, 12, 24, 2, 8, 1000},
 	} {
+		batch, length := c.batch, c.length
 		warm := 1
 		if device.IsCuda() { // milliseconds a step: more steps, and warm-ups past cuBLAS's first calls
-			c.steps, warm = c.steps*25, 3
+			warm = 3
+			if c.steps < 100 {
+				c.steps *= 25
+			}
 		}
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
