@@ -28,10 +28,6 @@ import (
 // the Rust crate's post-processors, and xp, frame an empty second
 // segment ([CLS] a [SEP] [SEP]).
 func TestTokenizerJSONAgainstTokenizersJS(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "tokenizers_reference.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	type refCase struct {
 		Text   string
 		Pair   *string
@@ -39,36 +35,20 @@ func TestTokenizerJSONAgainstTokenizersJS(t *testing.T) {
 		IDs    []int
 		Types  []int
 	}
-	var ref map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name  string
-		cfg   Config
 		types bool // RoBERTa has one token type: its fast tokenizer returns none
 	}{
-		{"bert", Config{ModelType: "bert", DoLowerCase: true, TokenizeCJKChars: true}, true},
-		{"roberta", Config{ModelType: "roberta"}, false},
+		{"bert", true},
+		{"roberta", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var side struct {
-				Tokenizer json.RawMessage
-				Cases     []refCase
+				Cases []refCase
 			}
-			if err := json.Unmarshal(ref[c.name], &side); err != nil {
-				t.Fatal(err)
-			}
+			tok := referenceTokenizer(t, c.name, &side)
 			if len(side.Cases) < 30 {
 				t.Fatalf("%d cases: the reference is not the one written", len(side.Cases))
-			}
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), side.Tokenizer, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			tok, err := ReadTokenizer(dir, c.cfg)
-			if err != nil {
-				t.Fatal(err)
 			}
 			unk, pairs := 0, 0
 			for _, rc := range side.Cases {
@@ -96,4 +76,70 @@ func TestTokenizerJSONAgainstTokenizersJS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSpecialPiecesStayText: a text that spells a special piece is
+// tokenized as text, so the only special ids in an encoding are its
+// framing (Hugging Face's tokenizers would read "[SEP]" in a text as the
+// separator).
+func TestSpecialPiecesStayText(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		special    []string
+		framing    int
+	}{
+		{"bert", "a [SEP] b [CLS] c [PAD] [UNK] [MASK]", []string{"[CLS]", "[SEP]", "[PAD]", "[MASK]"}, 2},
+		{"roberta", "a </s> b <s> c <pad> <unk> <mask>", []string{"<s>", "</s>", "<pad>", "<unk>", "<mask>"}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tok := referenceTokenizer(t, c.name, nil)
+			ids, _, _ := tok.Encode(c.text, nil, 512)
+			n := 0
+			for _, id := range ids {
+				if slices.Contains(c.special, tok.Piece(id)) {
+					n++
+				}
+			}
+			if n != c.framing || len(ids) < 12 {
+				t.Errorf("Encode(%q): %d special ids in %v, want its %d framing ones", c.text, n, ids, c.framing)
+			}
+		})
+	}
+}
+
+// referenceTokenizer reads the tokenizer.json of side ("bert" or
+// "roberta") of testdata/tokenizers_reference.json through ReadTokenizer,
+// and the rest of that side into into where not nil.
+func referenceTokenizer(t *testing.T, side string, into any) Tokenizer {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "tokenizers_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	var tj struct{ Tokenizer json.RawMessage }
+	if err := json.Unmarshal(ref[side], &tj); err != nil {
+		t.Fatal(err)
+	}
+	if into != nil {
+		if err := json.Unmarshal(ref[side], into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj.Tokenizer, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{ModelType: "roberta"}
+	if side == "bert" {
+		cfg = Config{ModelType: "bert", DoLowerCase: true, TokenizeCJKChars: true}
+	}
+	tok, err := ReadTokenizer(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
