@@ -386,19 +386,21 @@ func TestMatchedGain(t *testing.T) {
 }
 
 // TestSettle: an unsettled claim read over seeds says how many seeds
-// would settle it at the spread measured now, and what they cost.
+// would settle it four times in five at the difference and spread
+// measured now, and what they cost.
 func TestSettle(t *testing.T) {
 	// Paired by seed, "up" is above "down" by 1, 2, 0 (mean 1, sd 1): 3
-	// seeds leave the interval across 0, 7 would not.
+	// seeds leave the interval across 0; at 7 it would just reach 0 (one
+	// chance in two), at 10 clear it four times in five.
 	tb := tables{stats: []results.StatRow{row("up", 1, "x", 2, 4, 6), row("down", 1, "x", 1, 2, 6)}, seedSeconds: 120}
 	a := decideOn(t, Claim{Rule: "greater", Stat: "x", Points: []Point{pt("up", 1), pt("down", 1)}}, tb)
 	if a.Verdict != Unsettled || a.Settle == nil {
 		t.Fatalf("%s, settle %v: want unsettled with what would settle it", a.Verdict, a.Settle)
 	}
-	if a.Settle.Seeds != 7 || a.Settle.Now != 3 {
-		t.Errorf("settle %+v, want 7 seeds (3 now)", *a.Settle)
+	if a.Settle.Seeds != 10 || a.Settle.Now != 3 {
+		t.Errorf("settle %+v, want 10 seeds (3 now)", *a.Settle)
 	}
-	if txt := a.Settle.Text(); !strings.Contains(txt, "about 7 seeds") || !strings.Contains(txt, "up ε=1 vs down ε=1") || !strings.Contains(txt, "about 8 min of compute") || !strings.Contains(txt, "4 seeds more × 2 min a seed") {
+	if txt := a.Settle.Text(); !strings.Contains(txt, "about 10 seeds would settle it 4 times in 5") || !strings.Contains(txt, "up ε=1 vs down ε=1") || !strings.Contains(txt, "about 14 min of compute") || !strings.Contains(txt, "7 seeds more × 2 min a seed") {
 		t.Errorf("settle text %q", txt)
 	}
 	// A difference of 0 is settled by no number of seeds.

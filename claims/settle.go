@@ -15,9 +15,10 @@ const maxSeeds = 200
 
 // Settle is what would settle an unsettled claim whose values are means
 // over seeds: for each comparison the claim makes (a value against its
-// threshold, or two values paired by seed), the seeds its 95% interval
-// would need to exclude the bar at the spread measured now
-// (stats.SeedsToSettle), and the largest of them.
+// threshold, or two values paired by seed), the seeds at which its 95%
+// interval would exclude the bar four times in five, were the difference
+// and spread measured now the truth (stats.SeedsToSettle), and the
+// largest of them.
 type Settle struct {
 	Seeds int // the seeds the hardest comparison needs (> maxSeeds: none will do)
 	Now   int // the seeds the records have
@@ -33,7 +34,7 @@ type Settle struct {
 // Text says it in one line, as the tables print it beside the verdict.
 func (s Settle) Text() string {
 	if s.Seeds > maxSeeds {
-		return fmt.Sprintf("more than %d seeds would not settle it at the measured spread (%s): the difference is too small for it; a steadier recipe or a larger test set might", maxSeeds, s.What)
+		return fmt.Sprintf("more than %d seeds would not settle it 4 times in 5 at the measured difference and spread (%s): the difference is too small for it; a steadier recipe or a larger test set might", maxSeeds, s.What)
 	}
 	cost := ""
 	var total float64
@@ -44,7 +45,7 @@ func (s Settle) Text() string {
 		cost = fmt.Sprintf(", about %s of compute where the records were written (%s more × %s a seed)",
 			duration(float64(s.Seeds-s.Now)*total), plural(s.Seeds-s.Now, "seed"), duration(total))
 	}
-	return fmt.Sprintf("about %d seeds would settle it at the measured spread (%d now; %s)%s", s.Seeds, s.Now, s.What, cost)
+	return fmt.Sprintf("about %d seeds would settle it 4 times in 5 at the measured difference and spread (%d now; %s)%s", s.Seeds, s.Now, s.What, cost)
 }
 
 func duration(sec float64) string {

@@ -137,7 +137,7 @@ func commands() []command {
 			"xp report [--out FILE.html] [--claims FILE] [--paper] RUN [RUN...]", plain(reportCmd)},
 		{"paper", nil, "the founding papers' runs and their documents (docs/reproduction.md):\n" +
 			"xp paper run [--list] [NAME...]   runs each run of configs/published.yaml into records/paper (resumable)\n" +
-			"xp paper plan [NAME...]           what would settle each unsettled claim: seeds at the measured spread, and their cost\n" +
+			"xp paper plan [NAME...]           what would settle each unsettled claim: seeds (4 times in 5), and their cost\n" +
 			"xp paper tables                   regenerates docs/reproduction.md and .html from the records alone", paperCmd},
 		{"version", []string{"--version"}, "xp's version and commit, Go, libtorch, and the devices it sees", plain(version)},
 		{"help", []string{"-h", "--help"}, "this text; xp help config: a config's keys; xp help mechanisms, models, analyses, stages, measures: their parameters, defaults and ranges", plain(help)},

@@ -16,7 +16,7 @@ func TestPaperPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"Fig. 5 (IMDb, test)", "seeds would settle it at the measured spread", "a seed)"} {
+	for _, want := range []string{"Fig. 5 (IMDb, test)", "seeds would settle it 4 times in 5 at the measured difference and spread", "a seed)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("paper plan printed no %q:\n%s", want, got)
 		}
