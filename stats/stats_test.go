@@ -236,7 +236,7 @@ func TestSeedsToSettle(t *testing.T) {
 		{10, 1, 2},  // (t(0.975, 1) + 0.8416)/√2 = 9.58 < 10
 		{0, 1, 51},  // never: max+1
 		{1, 0, 2},   // no spread: two seeds
-		{0.3, 1, 51},
+		{0.3, 1, 51}, // (t(0.975, 49) + 0.8416)/√50 = 0.40 > 0.3: not within 50
 	} {
 		if got := SeedsToSettle(c.gap, c.sd, 50); got != c.want {
 			t.Errorf("SeedsToSettle(%v, %v) = %d, want %d", c.gap, c.sd, got, c.want)
@@ -247,8 +247,9 @@ func TestSeedsToSettle(t *testing.T) {
 // TestSeedsToSettleChance: seeds drawn from a normal distribution at
 // the gap and spread given settle, at the number SeedsToSettle names,
 // in about four draws of five (simulated), and at one seed fewer not
-// more often (within the simulation's error); an estimate that settled only as often as not (the interval
-// expected just to reach the bar) fails it.
+// more often (within the simulation's error); an estimate that settled
+// only as often as not (the interval expected just to reach the bar)
+// fails it.
 func TestSeedsToSettleChance(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	settled := func(n int, gap, sd float64) float64 {
