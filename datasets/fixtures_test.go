@@ -328,6 +328,34 @@ func TestByteOrderMark(t *testing.T) {
 	}
 }
 
+// TestHeaderNames: the three readers of a header row (Kaggle's tweets,
+// GLUE's TSV, a user's table) index it alike: names with spaces around
+// them (as spreadsheets export " text") and a byte-order mark inside a
+// quoted first name are found, and a missing column is named at line 1
+// of its file. The tweets reader refused the spaced names before it
+// shared the index with the others.
+func TestHeaderNames(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"sst2/dev.tsv":      " sentence \tlabel\ngood film\t1\n",
+		"twitter/train.csv": "\"\uFEFFid\", keyword ,location, text ,target \n1,,,fire downtown,1\n",
+		"table.csv":         " review ,stars\nfine,pos\nbad,neg\n",
+		"missing.csv":       "review,stars\nfine,pos\n",
+	})
+	ctx := context.Background()
+	if d, err := Load(ctx, root, "sst2", Options{}); err != nil || len(d.Splits["dev"]) != 1 || d.Splits["dev"][0].Text != "good film" {
+		t.Errorf("sst2: %v", err)
+	}
+	if d, err := Load(ctx, root, "twitter", Options{Carve: []Carving{}}); err != nil || len(d.Splits["train"]) != 1 || d.Splits["train"][0].Text != "fire downtown" {
+		t.Errorf("twitter: %v", err)
+	}
+	if d, err := Load(ctx, "", "table", Options{Path: filepath.Join(root, "table.csv"), Table: TableOptions{Text: "review", Label: "stars"}}); err != nil || len(d.Splits["train"]) != 2 {
+		t.Errorf("table: %v", err)
+	}
+	_, err := Load(ctx, "", "table", Options{Path: filepath.Join(root, "missing.csv"), Table: TableOptions{Text: "text", Label: "stars"}})
+	checkPos(t, err, filepath.Join(root, "missing.csv"), 1, `no "text" column (set dataset.text`)
+}
+
 // TestFolderNotRegular: a text of a folder dataset that is a FIFO (opened,
 // it blocked the load) or a link to a device is refused naming it.
 func TestFolderNotRegular(t *testing.T) {

@@ -75,17 +75,13 @@ func readTSV(ctx context.Context, path string, textCols []string, label func(str
 		return nil, srcerr.At(name, 0, "%w: no header row", errEmpty)
 	}
 	header := strings.Split(lines.Text(), "\t")
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
+	col, err := columns(name, header, textCols, "")
+	if err != nil {
+		return nil, err
 	}
 	var text []int
 	for _, c := range textCols {
-		i, ok := col[c]
-		if !ok {
-			return nil, srcerr.At(name, 1, "header %q has no %q column", header, c)
-		}
-		text = append(text, i)
+		text = append(text, col[c])
 	}
 	labelCol, labelled := col["label"]
 	indexCol, indexed := col["index"]

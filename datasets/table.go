@@ -175,21 +175,9 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 		if strings.HasSuffix(base, ".tsv") {
 			r.Comma, r.LazyQuotes = '\t', true
 		}
-		header, err := r.Read()
-		if err == io.EOF {
-			return nil, srcerr.At(name, 0, "%w: no header row", errEmpty)
-		}
+		col, err := csvHeader(r, name, []string{text, text2, label}, " (set dataset.text, text2, label to the column names)")
 		if err != nil {
-			return nil, csvErr(name, err)
-		}
-		col := map[string]int{}
-		for i, h := range header {
-			col[strings.TrimSpace(h)] = i
-		}
-		for _, c := range []string{text, text2, label} {
-			if _, ok := col[c]; c != "" && !ok {
-				return nil, srcerr.At(name, 1, "header %q has no %q column (set dataset.text, text2, label to the column names)", header, c)
-			}
+			return nil, err
 		}
 		for {
 			rec, err := r.Read()

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/xp-nlp/xp/internal/srcerr"
 	"github.com/xp-nlp/xp/internal/xio"
@@ -51,25 +50,13 @@ func readTweets(ctx context.Context, path string, labelled bool) ([]Example, err
 	defer rc.Close()
 	r := csv.NewReader(xio.CapLines(xio.SkipBOM(rc), xio.MaxLine))
 	r.ReuseRecord = true
-	header, err := r.Read()
-	if err == io.EOF {
-		return nil, srcerr.At(name, 0, "%w: no header row", errEmpty)
-	}
-	if err != nil {
-		return nil, csvErr(name, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimPrefix(h, "\ufeff")] = i
-	}
 	need := []string{"id", "text"}
 	if labelled {
 		need = append(need, "target")
 	}
-	for _, c := range need {
-		if _, ok := col[c]; !ok {
-			return nil, srcerr.At(name, 1, "header %q has no %q column", header, c)
-		}
+	col, err := csvHeader(r, name, need, "")
+	if err != nil {
+		return nil, err
 	}
 	base := filepath.Base(path)
 	var out []Example
