@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -142,4 +143,76 @@ func referenceTokenizer(t *testing.T, side string, into any) Tokenizer {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// TestTokenizerJSONFramingRefused: a tokenizer.json that normalizes,
+// splits or frames a text otherwise than xp's tokenizers do is refused,
+// naming what it says, instead of being read as if it did not; the
+// legacy post-processors and the reference files' own are read.
+func TestTokenizerJSONFramingRefused(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "tokenizers_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := func(single, pair []string) map[string]any {
+		parts := func(xs []string) []any {
+			var out []any
+			for _, x := range xs {
+				id, typ, _ := strings.Cut(x, ":")
+				ty := 0
+				if typ == "1" {
+					ty = 1
+				}
+				if strings.HasPrefix(id, "$") {
+					out = append(out, map[string]any{"Sequence": map[string]any{"id": id[1:], "type_id": ty}})
+				} else {
+					out = append(out, map[string]any{"SpecialToken": map[string]any{"id": id, "type_id": ty}})
+				}
+			}
+			return out
+		}
+		return map[string]any{"type": "TemplateProcessing", "single": parts(single), "pair": parts(pair)}
+	}
+	for _, c := range []struct {
+		name, side string
+		key        string // the top-level key replaced
+		value      any
+		want       string // "" where it is read
+	}{
+		{"bert legacy", "bert", "post_processor", map[string]any{"type": "BertProcessing", "sep": []any{"[SEP]", 3}, "cls": []any{"[CLS]", 2}}, ""},
+		{"bert without a post-processor", "bert", "post_processor", nil, ""},
+		{"bert template without [CLS]", "bert", "post_processor", template([]string{"$A:0", "[SEP]:0"}, []string{"$A:0", "[SEP]:0", "$B:1", "[SEP]:1"}), `frames a text as "$A:0 [SEP]:0"`},
+		{"bert pair of one token type", "bert", "post_processor", template([]string{"[CLS]:0", "$A:0", "[SEP]:0"}, []string{"[CLS]:0", "$A:0", "[SEP]:0", "$B:0", "[SEP]:0"}), `frames a pair as`},
+		{"bert other processor", "bert", "post_processor", map[string]any{"type": "ByteLevel"}, "post_processor ByteLevel"},
+		{"bert whitespace split", "bert", "pre_tokenizer", map[string]any{"type": "Whitespace"}, "pre_tokenizer Whitespace"},
+		{"bert unclean", "bert", "normalizer", map[string]any{"type": "BertNormalizer", "clean_text": false, "lowercase": true}, "clean_text false"},
+		{"roberta template", "roberta", "post_processor", template([]string{"<s>", "$A", "</s>"}, []string{"<s>", "$A", "</s>", "</s>", "$B:1", "</s>:1"}), ""},
+		{"roberta one separator", "roberta", "post_processor", template([]string{"<s>", "$A", "</s>"}, []string{"<s>", "$A", "</s>", "$B", "</s>"}), `frames a pair as "<s> $A </s> $B </s>"`},
+		{"roberta bert framing", "roberta", "post_processor", map[string]any{"type": "RobertaProcessing", "sep": []any{"[SEP]", 2}, "cls": []any{"[CLS]", 0}}, "RobertaProcessing with cls"},
+		{"roberta normalized", "roberta", "normalizer", map[string]any{"type": "NFC"}, "normalizer NFC"},
+		{"roberta without regex", "roberta", "pre_tokenizer", map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}, "use_regex false"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ref map[string]json.RawMessage
+			var side struct{ Tokenizer map[string]any }
+			if err := json.Unmarshal(raw, &ref); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(ref[c.side], &side); err != nil {
+				t.Fatal(err)
+			}
+			tj := side.Tokenizer
+			tj[c.key] = c.value
+			dir := t.TempDir()
+			writeJSON(t, dir, "tokenizer.json", tj)
+			cfg := Config{ModelType: c.side}
+			_, err := ReadTokenizer(dir, cfg)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "tokenizer.json")):
+				t.Errorf("%v, want an error naming tokenizer.json with %q", err, c.want)
+			}
+		})
+	}
 }
