@@ -121,6 +121,10 @@ func ReadConfig(dir string) (Config, error) {
 		return c, fmt.Errorf("%s: layer_norm_eps %v", path, c.LayerNormEps)
 	case !slices.Contains([]string{"gelu", "gelu_python"}, c.Activation):
 		return c, fmt.Errorf("%s: activation %q: xp implements gelu (exact)", path, c.Activation)
+	case cmp.Or(str("position_embedding_type"), "absolute") != "absolute":
+		return c, fmt.Errorf("%s: position_embedding_type %q: xp implements absolute position embeddings", path, str("position_embedding_type"))
+	case string(raw["sinusoidal_pos_embds"]) == "true":
+		return c, fmt.Errorf("%s: sinusoidal_pos_embds true: Hugging Face keeps such position embeddings fixed, and xp trains its own", path)
 	}
 	b, err = xio.ReadFileMax(filepath.Join(dir, "tokenizer_config.json"), xio.MaxConfig)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -116,6 +116,10 @@ func TestReadConfig(t *testing.T) {
 		{"no type", `{"hidden_size":8}`, "no model_type", nil},
 		{"heads that do not divide", `{"model_type":"bert","vocab_size":10,"hidden_size":10,"num_attention_heads":3}`, "hidden size 10 over 3 attention heads", nil},
 		{"tanh-approximate gelu", `{"model_type":"bert","vocab_size":10,"hidden_size":8,"num_attention_heads":2,"hidden_act":"gelu_new"}`, `activation "gelu_new"`, nil},
+		{"relative positions", `{"model_type":"bert","vocab_size":10,"hidden_size":8,"num_attention_heads":2,"position_embedding_type":"relative_key"}`, `position_embedding_type "relative_key"`, nil},
+		{"absolute positions", `{"model_type":"roberta","vocab_size":10,"hidden_size":8,"num_attention_heads":2,"position_embedding_type":"absolute"}`, "", func(c Config) bool { return c.Hidden == 8 }},
+		{"fixed sinusoidal positions", `{"model_type":"distilbert","vocab_size":10,"dim":8,"n_heads":2,"sinusoidal_pos_embds":true}`, "sinusoidal_pos_embds true", nil},
+		{"learned positions", `{"model_type":"distilbert","vocab_size":10,"dim":8,"n_heads":2,"sinusoidal_pos_embds":false}`, "", func(c Config) bool { return c.Hidden == 8 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
