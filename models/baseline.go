@@ -87,7 +87,7 @@ func (m *Baseline) encode(b *Batch, _ bool) (*ts.Tensor, error) {
 			mask[int64(r)*T+t] = 1 / float32(l)
 		}
 	}
-	mt, err := s.Keep(toDevice(mask, []int64{rows, T, 1}, m.device))
+	mt, err := s.Keep(batchToDevice(mask, []int64{rows, T, 1}, m.device))
 	if err != nil {
 		return nil, err
 	}

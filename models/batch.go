@@ -70,11 +70,11 @@ func NewBatch(seqs [][]int64, labels []int64, idx []int, pad int64, maxLen int, 
 		}
 	}
 	var err error
-	if b.Tokens, err = toDevice(flat, []int64{int64(len(idx)), T}, device); err != nil {
+	if b.Tokens, err = batchToDevice(flat, []int64{int64(len(idx)), T}, device); err != nil {
 		return nil, err
 	}
 	if labels != nil {
-		if b.Labels, err = toDevice(ys, []int64{int64(len(ys))}, device); err != nil {
+		if b.Labels, err = batchToDevice(ys, []int64{int64(len(ys))}, device); err != nil {
 			b.Drop()
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (b *Batch) addTypes(types [][]int64, idx []int, device gotch.Device) error 
 			flat = append(flat, 0)
 		}
 	}
-	b.Types, err = toDevice(flat, []int64{int64(len(idx)), T}, device)
+	b.Types, err = batchToDevice(flat, []int64{int64(len(idx)), T}, device)
 	return err
 }
 
@@ -126,7 +126,8 @@ func NewPairBatch(first, second [][]int64, labels []int64, idx []int, pad int64,
 	return b, nil
 }
 
-// toDevice makes a tensor of shape from v on device.
+// toDevice makes a tensor of shape from v on device (a blocking copy to a
+// GPU: for what is uploaded once, as weights and vectors are).
 func toDevice[T int64 | float32](v []T, shape []int64, device gotch.Device) (*ts.Tensor, error) {
 	t, err := ts.NewTensorFromData(v, shape)
 	if err != nil {
@@ -136,6 +137,31 @@ func toDevice[T int64 | float32](v []T, shape []int64, device gotch.Device) (*ts
 		return t.To(device, true)
 	}
 	return t, nil
+}
+
+// batchToDevice is toDevice for a batch's tensors, uploaded every step:
+// to a GPU they travel from pinned (page-locked) memory without blocking.
+// A copy from ordinary memory makes the host wait until every kernel
+// queued before it has run, so the host could not queue a step's
+// operators while the device still computed the last step's. The copy
+// is ordered on the stream before the kernels that read it, and libtorch
+// keeps the pinned block from reuse until the copy is done (its pinned
+// blocks are cached: batches reuse them). Where memory cannot be pinned
+// the copy blocks.
+func batchToDevice[T int64 | float32](v []T, shape []int64, device gotch.Device) (*ts.Tensor, error) {
+	if !device.IsCuda() {
+		return toDevice(v, shape, device)
+	}
+	t, err := ts.NewTensorFromData(v, shape)
+	if err != nil {
+		return nil, err
+	}
+	pinned, err := t.PinMemory(device, false)
+	if err != nil {
+		return t.To(device, true) // no pinned memory here: a blocking copy
+	}
+	t.Drop()
+	return pinned.ToDevice(device, pinned.DType(), true, false, true)
 }
 
 // attentionMask is the batch's additive attention mask (rows × 1 × 1 ×
@@ -158,7 +184,7 @@ func (b *Batch) attentionMask(device gotch.Device) (*ts.Tensor, error) {
 			add = append(add, maskValue(i < n))
 		}
 	}
-	if b.attention, err = toDevice(add, []int64{B, 1, 1, T}, device); err != nil {
+	if b.attention, err = batchToDevice(add, []int64{B, 1, 1, T}, device); err != nil {
 		return nil, err
 	}
 	return b.attention, nil

@@ -497,15 +497,15 @@ func (m *Bert) logits(b Encoded, train bool) (*ts.Tensor, error) {
 	}
 	var s torchrt.Scope
 	defer s.Drop()
-	idT, err := s.Keep(toDevice(ids, []int64{B, T}, m.device))
+	idT, err := s.Keep(batchToDevice(ids, []int64{B, T}, m.device))
 	if err != nil {
 		return nil, err
 	}
-	typeT, err := s.Keep(toDevice(types, []int64{B, T}, m.device))
+	typeT, err := s.Keep(batchToDevice(types, []int64{B, T}, m.device))
 	if err != nil {
 		return nil, err
 	}
-	mask, err := s.Keep(toDevice(maskAdd, []int64{B, 1, 1, T}, m.device))
+	mask, err := s.Keep(batchToDevice(maskAdd, []int64{B, 1, 1, T}, m.device))
 	if err != nil {
 		return nil, err
 	}
