@@ -113,6 +113,26 @@ func TestSpecialPiecesStayText(t *testing.T) {
 // and the rest of that side into into where not nil.
 func referenceTokenizer(t *testing.T, side string, into any) Tokenizer {
 	t.Helper()
+	var tj struct{ Tokenizer json.RawMessage }
+	referenceSide(t, side, &tj)
+	if into != nil {
+		referenceSide(t, side, into)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj.Tokenizer, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ReadTokenizer(dir, referenceConfig(side))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// referenceSide decodes side ("bert" or "roberta") of
+// testdata/tokenizers_reference.json into into.
+func referenceSide(t *testing.T, side string, into any) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "tokenizers_reference.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,28 +141,18 @@ func referenceTokenizer(t *testing.T, side string, into any) Tokenizer {
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
-	var tj struct{ Tokenizer json.RawMessage }
-	if err := json.Unmarshal(ref[side], &tj); err != nil {
+	if err := json.Unmarshal(ref[side], into); err != nil {
 		t.Fatal(err)
 	}
-	if into != nil {
-		if err := json.Unmarshal(ref[side], into); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj.Tokenizer, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{ModelType: "roberta"}
+}
+
+// referenceConfig is the checkpoint config a reference side is read
+// with: bert-base-uncased's tokenizer options, or roberta-base's.
+func referenceConfig(side string) Config {
 	if side == "bert" {
-		cfg = Config{ModelType: "bert", DoLowerCase: true, TokenizeCJKChars: true}
+		return Config{ModelType: "bert", DoLowerCase: true, TokenizeCJKChars: true}
 	}
-	tok, err := ReadTokenizer(dir, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return Config{ModelType: "roberta"}
 }
 
 // TestTokenizerJSONFramingRefused: a tokenizer.json that normalizes,
@@ -150,10 +160,6 @@ func referenceTokenizer(t *testing.T, side string, into any) Tokenizer {
 // naming what it says, instead of being read as if it did not; the
 // legacy post-processors and the reference files' own are read.
 func TestTokenizerJSONFramingRefused(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "tokenizers_reference.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	template := func(single, pair []string) map[string]any {
 		parts := func(xs []string) []any {
 			var out []any
@@ -193,20 +199,13 @@ func TestTokenizerJSONFramingRefused(t *testing.T) {
 		{"roberta without regex", "roberta", "pre_tokenizer", map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}, "use_regex false"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var ref map[string]json.RawMessage
 			var side struct{ Tokenizer map[string]any }
-			if err := json.Unmarshal(raw, &ref); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(ref[c.side], &side); err != nil {
-				t.Fatal(err)
-			}
+			referenceSide(t, c.side, &side)
 			tj := side.Tokenizer
 			tj[c.key] = c.value
 			dir := t.TempDir()
 			writeJSON(t, dir, "tokenizer.json", tj)
-			cfg := Config{ModelType: c.side}
-			_, err := ReadTokenizer(dir, cfg)
+			_, err := ReadTokenizer(dir, referenceConfig(c.side))
 			switch {
 			case c.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
