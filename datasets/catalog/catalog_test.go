@@ -482,3 +482,38 @@ func TestUnpackBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestListSymlinkedLayout: a dataset folder that is a symbolic link to
+// its extracted layout (a shared copy linked into a user's data root) is
+// listed with the size of the files it holds, not of the link itself;
+// a file inside it that is a link counts its target's bytes.
+func TestListSymlinkedLayout(t *testing.T) {
+	shared, root := t.TempDir(), t.TempDir()
+	body := "sentence\tlabel\ngood film\t1\n"
+	for _, f := range []string{"train.tsv", "dev.tsv"} {
+		if err := os.WriteFile(filepath.Join(shared, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elsewhere := filepath.Join(t.TempDir(), "test.tsv")
+	if err := os.WriteFile(elsewhere, []byte("index\tsentence\n0\tfine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(shared, "test.tsv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, filepath.Join(root, "sst2")); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(2*len(body) + len("index\tsentence\n0\tfine\n"))
+	for _, s := range List(root, false) {
+		if s.Artifact.Name != "sst2" {
+			continue
+		}
+		if s.Check != "extracted layout (the loader reads it)" || s.Size != want {
+			t.Errorf("sst2 through a link: %q, %d bytes; want the extracted layout, %d bytes", s.Check, s.Size, want)
+		}
+		return
+	}
+	t.Error("sst2 not listed")
+}

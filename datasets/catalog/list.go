@@ -59,13 +59,26 @@ func List(root string, hash bool) []Status {
 	return out
 }
 
+// treeSize is the bytes of the regular files under p. The loader reads
+// through links, so the size does too: a dataset folder linked into the
+// data root, and linked files inside it, count what they point at (a
+// linked folder inside is not descended into, which keeps a cycle of
+// links from walking forever).
 func treeSize(p string) int64 {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
 	var n int64
-	filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
+	filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err == nil && d.Type()&fs.ModeSymlink != 0 {
+			info, err = os.Stat(path)
+		}
+		if err == nil && info.Mode().IsRegular() {
+			n += info.Size()
 		}
 		return nil
 	})
