@@ -67,3 +67,25 @@ func TestSearchShapeNamesDevice(t *testing.T) {
 		t.Errorf("cpu: %q", cpu)
 	}
 }
+
+// TestTrainRateNamesDevice: a training speed measured on a GPU is kept
+// apart from one on the CPU, as a search's is: a dry run on the CPU of a
+// config whose cells were trained on a GPU of the same host priced its
+// fine-tuning at the GPU's rate, a hundred times too fast. The CPU's key
+// stays what it was, so the rates a host recorded still price its runs.
+// Fails if the two keys are the same.
+func TestTrainRateNamesDevice(t *testing.T) {
+	c, err := experiments.Parse("t.yaml", []byte("name: t\ndataset: {name: sst2}\nembedding: {path: v.vec}\nmechanisms: [{name: laplace, epsilon: [10]}]\nmodel: {kind: transformer, checkpoint: bert}\n"), experiments.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := experiments.Cell{Seed: 1} // the baseline: its model trains, nothing is privatized
+	_, cpu := (&rateBook{c: c, dev: gotch.CPU}).keys(cell, 2)
+	_, cuda := (&rateBook{c: c, dev: gotch.CudaBuilder(0)}).keys(cell, 2)
+	if want := `train sst2 {"kind":"transformer","params":{"checkpoint":"bert"}} max_len=64 batch=64 threads=2`; cpu != want {
+		t.Errorf("cpu: %q, want %q", cpu, want)
+	}
+	if cuda == cpu || !strings.Contains(cuda, "cuda") {
+		t.Errorf("cuda: %q, cpu: %q", cuda, cpu)
+	}
+}

@@ -47,14 +47,15 @@ type rate struct {
 // keys name the speeds that a cell's work runs at: privatizing with
 // its mechanism (tokens/s) over these candidates with this search,
 // training its model on this data (examples/s; the model's parameters,
-// the sequence bound, batch and threads set it).
+// the sequence bound, batch, threads and, off the CPU, the device's kind
+// set it).
 func (b *rateBook) keys(cell experiments.Cell, threads int) (privatize, train string) {
 	if cell.Mechanism != "" {
 		privatize = "privatize " + cell.Mechanism + b.shape()
 	}
 	m, _ := json.Marshal(experiments.ModelConfig{Kind: b.c.Model.Kind, Params: b.c.ModelParams(cell)}) // a swept parameter at the cell's value
 	tc := b.c.TrainAt(cell)
-	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", b.c.Dataset.Name, m, tc.MaxLen, tc.Batch, threads)
+	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", b.c.Dataset.Name, m, tc.MaxLen, tc.Batch, threads) + onDevice(b.dev)
 	return privatize, train
 }
 
@@ -108,11 +109,16 @@ func (b *rateBook) shape() string {
 // (a GPU and a CPU without the kernels both score with float32 products,
 // at different speeds).
 func searchShape(n, dim int, device gotch.Device) string {
-	shape := pathShape(n, dim, knn.AutoScoring(device, dim))
-	if device != gotch.CPU {
-		shape += " (cuda)"
+	return pathShape(n, dim, knn.AutoScoring(device, dim)) + onDevice(device)
+}
+
+// onDevice names a device off the CPU in a rate's key (" (cuda)"), and
+// nothing on the CPU: the keys a host recorded there stay its keys.
+func onDevice(device gotch.Device) string {
+	if device == gotch.CPU {
+		return ""
 	}
-	return shape
+	return " (cuda)"
 }
 
 func pathShape(n, dim int, path knn.Scoring) string {
