@@ -65,6 +65,9 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 			}
 			fmt.Fprintln(out)
 		}
+		if e.Elsewhere != "" {
+			fmt.Fprintln(out, e.Elsewhere)
+		}
 		switch {
 		case e.Privatizations+e.Trainings+e.Measured+e.Analyses+e.Stages == 0:
 		case e.Seconds == 0:

@@ -22,8 +22,12 @@ func newEstimator(s *Session, p *runPlan, store *results.Store, threads int) *es
 		rates = map[string]rate{}
 		basis = fmt.Sprintf("rates measured here on samples: no earlier run on %s recorded any (%s)", host, file)
 	}
+	e := &Estimate{Basis: basis, RatesFile: file}
+	if s.elsewhere != "" {
+		e.Elsewhere = fmt.Sprintf("the config's device, %s, is not on this host: its work is priced only at rates this host recorded on a GPU, and none is measured here on the CPU", s.elsewhere)
+	}
 	return &estimator{s: s, p: p, store: store, threads: threads, rates: rates,
-		e:    &Estimate{Basis: basis, RatesFile: file},
+		e:    e,
 		seen: map[string]bool{}, built: map[string]bool{}, drawn: map[string]bool{}}
 }
 
@@ -37,7 +41,11 @@ func (x *estimator) estimate(ctx context.Context, startup time.Duration) *Estima
 	for k, i := range x.p.todo {
 		cells[k] = x.p.cells[i].Cell
 	}
-	for _, c := range x.calibrate(ctx, x.rates, cells, x.threads) {
+	var measured []calibration
+	if s.elsewhere == "" { // a sample timed on this CPU does not price a GPU's work
+		measured = x.calibrate(ctx, x.rates, cells, x.threads)
+	}
+	for _, c := range measured {
 		x.rates[c.key] = c.rate
 		e.Calibrated = append(e.Calibrated, fmt.Sprintf("%s: %.4g/s on %s", c.key, c.rate.PerSec, c.on))
 		e.CalibrationSeconds += c.seconds

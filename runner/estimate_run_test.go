@@ -13,6 +13,7 @@ import (
 
 	"github.com/xp-nlp/xp/experiments"
 	"github.com/xp-nlp/xp/internal/fixture"
+	"github.com/xp-nlp/xp/torchrt"
 )
 
 // estimateDir writes the fixture's corpus and vectors (40 words, 8
@@ -223,5 +224,31 @@ func TestEstimatePricesStages(t *testing.T) {
 	// The finished result recorded its rate: a new output is priced from it.
 	if e := dryRun(t, path, "output="+filepath.Join(dir, "other")); e.Stages != 1 || e.Seconds <= 0 || len(e.Unknown) > 0 {
 		t.Errorf("into a new output: %+v", e)
+	}
+}
+
+// TestEstimateDeviceElsewhere: a dry run of a config for a GPU on a host
+// without one (a login node planning a GPU sweep) prices its work only
+// at rates recorded on a GPU, measures nothing on this CPU and says so.
+// Before, it priced the GPU's training and search at this CPU's rates,
+// or measured them on this CPU, and printed that as the run's time.
+func TestEstimateDeviceElsewhere(t *testing.T) {
+	if torchrt.CUDAAvailable() {
+		t.Skip("CUDA is available here: a GPU config's device is not elsewhere")
+	}
+	_, write := estimateDir(t)
+	path := write("ut.yaml", "mechanisms:\n  - name: laplace\n    epsilon: [5]\napply: [train]\nmodel:\n  kind: baseline\ntrain:\n  epochs: 1\n")
+	runConfig(t, path) // records the CPU's rates on this host
+	e := dryRun(t, path, "device=cuda")
+	if e.Seconds != 0 || len(e.Calibrated) > 0 || !e.unknown("train ") || !strings.Contains(e.Elsewhere, "cuda") {
+		t.Errorf("a GPU config on a CPU-only host: %v s, calibrated %q, unknown %q, elsewhere %q; want nothing priced or measured, and the device named", e.Seconds, e.Calibrated, e.Unknown, e.Elsewhere)
+	}
+	for _, k := range e.Unknown {
+		if !strings.Contains(k, "(cuda)") {
+			t.Errorf("unpriced %q does not name the GPU", k)
+		}
+	}
+	if e := dryRun(t, path, "mechanisms.0.epsilon=[7]"); e.Seconds <= 0 || len(e.Unknown) > 0 {
+		t.Errorf("new cells of the config on the CPU: %+v", e)
 	}
 }

@@ -83,6 +83,10 @@ type Estimate struct {
 	// Basis says where the rates come from, and RatesFile is where
 	// finished cells record them.
 	Basis, RatesFile string
+	// Elsewhere, when set, says that the config's device is not on this
+	// host (a GPU run planned on a CPU-only one): only rates recorded on
+	// that kind of device price its work.
+	Elsewhere string
 }
 
 // estimator prices a plan's todo cells, and the stage results the store

@@ -23,6 +23,11 @@ type Session struct {
 	c   *experiments.Config // the caller's config, cloned, device resolved
 	in  *inputs
 	dev gotch.Device
+	// elsewhere is the config's device where this host has not got it
+	// (a read-only session planning a GPU run on a CPU-only host: dev is
+	// then the CPU, for keys only), "" otherwise. Rates name the config's
+	// device, and nothing is measured here to price its work.
+	elsewhere string
 	// Log receives one line per event, Progress progress bars (drawn on
 	// terminals only); either may be nil.
 	log, progress io.Writer
@@ -60,11 +65,13 @@ type SessionOptions struct {
 func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Session, error) {
 	c = c.Clone()
 	dev, err := torchrt.ParseDevice(c.Device)
+	rateDev, elsewhere := dev, ""
 	switch {
 	case err == nil:
 		c.Device = torchrt.DeviceString(dev) // auto resolved before any key is computed
 	case opt.ReadOnly && strings.HasPrefix(strings.TrimSpace(c.Device), "cuda"):
 		dev = gotch.CPU // keys only: they hold the kind, cuda
+		rateDev, elsewhere = gotch.CudaBuilder(0), strings.TrimSpace(c.Device)
 	default:
 		return nil, c.ErrAt(err.Error(), "device")
 	}
@@ -86,8 +93,8 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{c: c, in: in, dev: dev, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds(), readOnly: opt.ReadOnly}
-	s.rates = &rateBook{c: c, emb: in.mech, dev: dev, logf: s.logf}
+	s := &Session{c: c, in: in, dev: dev, elsewhere: elsewhere, log: opt.Log, progress: opt.Progress, loaded: time.Since(start).Seconds(), readOnly: opt.ReadOnly}
+	s.rates = &rateBook{c: c, emb: in.mech, dev: rateDev, logf: s.logf}
 	s.models = &trainer{c: c, in: in, dev: dev, logf: s.logf}
 	s.priv = &privatizer{c: c, in: in, dev: dev, readOnly: opt.ReadOnly, rates: s.rates, logf: s.logf}
 	s.an = &analyzer{c: c, in: in, dev: dev, priv: s.priv, sums: s.sums, logf: s.logf}
