@@ -72,6 +72,11 @@ func loadCheckpoint(c *experiments.Config) (*pieceInput, string, error) {
 	if err := models.Runs(cfg); err != nil {
 		return nil, "", c.ErrAt(fmt.Sprintf("%s: %v", dir, err), "model", "checkpoint")
 	}
+	for _, point := range c.ModelPoints() { // every max_len a sweep gives
+		if n := c.TrainAt(experiments.Cell{Model: point}).MaxLen; n > cfg.MaxLength() {
+			return nil, "", c.ErrAt(fmt.Sprintf("train.max_len = %d: the checkpoint %s holds at most %d pieces a text (max_position_embeddings %d); give at most %d", n, name, cfg.MaxLength(), cfg.MaxPositions, cfg.MaxLength()), "train", "max_len")
+		}
+	}
 	tok, err := hf.ReadTokenizer(dir, cfg)
 	if err != nil {
 		return nil, "", c.ErrAt(err.Error(), "model", "checkpoint")

@@ -204,3 +204,44 @@ func TestEstimatePricesFineTuning(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxLenBeyondCheckpoint: a train.max_len longer than the
+// checkpoint's positions hold is refused at its line, swept or not.
+// Before, texts were cut at the checkpoint's length without a word, and
+// the cells were keyed by a length they never had (max_len 64 and 32 the
+// same model under two keys).
+func TestMaxLenBeyondCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := fixture.Write(dir, fixture.Options{Train: 20, Test: 10, Epochs: 1, Epsilon: []float64{3}, Seeds: []int{1}}); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "tiny-bert")
+	if err := os.Mkdir(ck, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vocab := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad"}
+	if _, err := (hftest.Bert{Vocab: vocab, Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 2}).Write(ck); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ maxLen, wantErr string }{
+		{"32", ""},
+		{"33", "train.max_len = 33"},
+		{"[16, 64]", "train.max_len = 64"},
+	} {
+		path, _, err := fixture.Config(dir, "ml", fmt.Sprintf("mechanisms:\n  - name: laplace\n    epsilon: [3]\napply: [none, train]\nmodel: {kind: transformer, checkpoint: %s}\ntrain:\n  epochs: 1\n  max_len: %s\nseeds: [1]\n", ck, tc.maxLen))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := experiments.Load(path, experiments.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(context.Background(), c, Options{DryRun: true})
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("max_len %s: %v", tc.maxLen, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "ml.yaml:") || !strings.Contains(err.Error(), "32")):
+			t.Errorf("max_len %s: %v; want an error at the config's line saying %q and the checkpoint's 32", tc.maxLen, err, tc.wantErr)
+		}
+	}
+}
