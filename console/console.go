@@ -71,7 +71,11 @@ func DryRun(out io.Writer, c *experiments.Config, opt runner.Options, sum runner
 		switch {
 		case e.Privatizations+e.Trainings+e.Measured+e.Analyses+e.Stages == 0:
 		case e.Seconds == 0:
-			fmt.Fprintf(out, "no time estimate: no rate recorded on this host for: %s (a finished cell records them in %s)\n", strings.Join(e.Unknown, "; "), e.RatesFile)
+			where := "on this host"
+			if e.Elsewhere != "" {
+				where = "on a GPU"
+			}
+			fmt.Fprintf(out, "no time estimate: no rate recorded %s for: %s (a finished cell records them in %s)\n", where, strings.Join(e.Unknown, "; "), e.RatesFile)
 		case len(e.Unknown) == 0:
 			fmt.Fprintf(out, "estimated time: %s (%s), from %s\n", seconds(e.Seconds), fixed(e), e.Basis)
 		default:

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/xp-nlp/xp/experiments"
@@ -15,7 +17,8 @@ import (
 
 func newEstimator(s *Session, p *runPlan, store *results.Store, threads int) *estimator {
 	host, _ := os.Hostname()
-	rates := maps.Clone(s.rates.read()[host])
+	all := s.rates.read()
+	rates := maps.Clone(all[host])
 	file := filepath.Join(s.c.Cache, ratesFile)
 	basis := fmt.Sprintf("rates measured by earlier runs on %s (%s)", host, file)
 	if len(rates) == 0 {
@@ -24,11 +27,50 @@ func newEstimator(s *Session, p *runPlan, store *results.Store, threads int) *es
 	}
 	e := &Estimate{Basis: basis, RatesFile: file}
 	if s.elsewhere != "" {
-		e.Elsewhere = fmt.Sprintf("the config's device, %s, is not on this host: its work is priced only at rates this host recorded on a GPU, and none is measured here on the CPU", s.elsewhere)
+		gpu, hosts := gpuRates(all, host)
+		for k, r := range gpu {
+			if _, own := rates[k]; !own {
+				rates[k] = r
+			}
+		}
+		e.Elsewhere = fmt.Sprintf("the config's device, %s, is not on this host: its work is priced only at rates recorded on a GPU", s.elsewhere)
+		if len(hosts) > 0 {
+			e.Elsewhere += fmt.Sprintf(" (where this host recorded none, the newest of those recorded on %s, sharing this cache)", strings.Join(hosts, ", "))
+		}
+		e.Elsewhere += ", and none is measured here on the CPU"
 	}
 	return &estimator{s: s, p: p, store: store, threads: threads, rates: rates,
 		e:    e,
 		seen: map[string]bool{}, built: map[string]bool{}, drawn: map[string]bool{}}
+}
+
+// gpuRates are the rates that other hosts sharing the cache recorded on
+// a GPU (their keys name it: onDevice), the newest of each where several
+// did, for a GPU run planned on a host without one; hosts are those whose
+// rates it took, sorted.
+func gpuRates(all map[string]map[string]rate, self string) (map[string]rate, []string) {
+	out, from := map[string]rate{}, map[string]string{}
+	for h, rs := range all {
+		if h == self {
+			continue
+		}
+		for k, r := range rs {
+			if !strings.HasSuffix(k, onDevice(gpuKind)) || r.PerSec <= 0 {
+				continue
+			}
+			if old, ok := out[k]; !ok || r.When > old.When || (r.When == old.When && h < from[k]) {
+				out[k], from[k] = r, h
+			}
+		}
+	}
+	var hosts []string
+	for _, h := range from {
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	slices.Sort(hosts)
+	return out, hosts
 }
 
 // estimate counts the privatizations and trainings the todo cells need

@@ -229,7 +229,8 @@ func TestEstimatePricesStages(t *testing.T) {
 
 // TestEstimateDeviceElsewhere: a dry run of a config for a GPU on a host
 // without one (a login node planning a GPU sweep) prices its work only
-// at rates recorded on a GPU, measures nothing on this CPU and says so.
+// at rates recorded on a GPU — by the GPU nodes sharing its cache, the
+// newest of each — measures nothing on this CPU and says so.
 // Before, it priced the GPU's training and search at this CPU's rates,
 // or measured them on this CPU, and printed that as the run's time.
 func TestEstimateDeviceElsewhere(t *testing.T) {
@@ -244,9 +245,35 @@ func TestEstimateDeviceElsewhere(t *testing.T) {
 		t.Errorf("a GPU config on a CPU-only host: %v s, calibrated %q, unknown %q, elsewhere %q; want nothing priced or measured, and the device named", e.Seconds, e.Calibrated, e.Unknown, e.Elsewhere)
 	}
 	for _, k := range e.Unknown {
-		if !strings.Contains(k, "(cuda)") {
+		if !strings.HasSuffix(k, " (cuda)") {
 			t.Errorf("unpriced %q does not name the GPU", k)
 		}
+	}
+	// GPU nodes sharing the cache recorded those rates: the newest of
+	// each prices the work.
+	rf := filepath.Join(filepath.Dir(path), "cache", ratesFile)
+	b, err := os.ReadFile(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]map[string]rate{}
+	if err := json.Unmarshal(b, &all); err != nil {
+		t.Fatal(err)
+	}
+	all["gpu-new"], all["gpu-old"] = map[string]rate{}, map[string]rate{}
+	for _, k := range e.Unknown {
+		all["gpu-new"][k] = rate{PerSec: 1e9, When: "2026-11-02T00:00:00Z"}
+		all["gpu-old"][k] = rate{PerSec: 1e-3, When: "2026-11-01T00:00:00Z"}
+	}
+	if b, err = json.Marshal(all); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = dryRun(t, path, "device=cuda")
+	if e.Seconds <= 0 || e.Seconds > 100 || len(e.Unknown) > 0 || len(e.Calibrated) > 0 || !strings.Contains(e.Elsewhere, "gpu-new") || strings.Contains(e.Elsewhere, "gpu-old") {
+		t.Errorf("priced from the GPU nodes' rates: %v s (want the newest node's, well under 100 s), unknown %q, calibrated %q, elsewhere %q", e.Seconds, e.Unknown, e.Calibrated, e.Elsewhere)
 	}
 	if e := dryRun(t, path, "mechanisms.0.epsilon=[7]"); e.Seconds <= 0 || len(e.Unknown) > 0 {
 		t.Errorf("new cells of the config on the CPU: %+v", e)

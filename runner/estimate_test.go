@@ -88,4 +88,9 @@ func TestTrainRateNamesDevice(t *testing.T) {
 	if cuda == cpu || !strings.Contains(cuda, "cuda") {
 		t.Errorf("cuda: %q, cpu: %q", cuda, cpu)
 	}
+	// A GPU's speed does not hang on the host's threads: a GPU node's
+	// rate (16 threads) prices a GPU run planned on a 2-core login node.
+	if _, node := (&rateBook{c: c, dev: gotch.CudaBuilder(0)}).keys(cell, 16); node != cuda {
+		t.Errorf("cuda at 16 threads: %q, at 2: %q", node, cuda)
+	}
 }

@@ -47,16 +47,19 @@ type rate struct {
 // keys name the speeds that a cell's work runs at: privatizing with
 // its mechanism (tokens/s) over these candidates with this search,
 // training its model on this data (examples/s; the model's parameters,
-// the sequence bound, batch, threads and, off the CPU, the device's kind
-// set it).
+// the sequence bound, batch, and the CPU's threads or the device's kind
+// set it: a GPU's speed does not hang on the host's threads).
 func (b *rateBook) keys(cell experiments.Cell, threads int) (privatize, train string) {
 	if cell.Mechanism != "" {
 		privatize = "privatize " + cell.Mechanism + b.shape()
 	}
 	m, _ := json.Marshal(experiments.ModelConfig{Kind: b.c.Model.Kind, Params: b.c.ModelParams(cell)}) // a swept parameter at the cell's value
 	tc := b.c.TrainAt(cell)
-	train = fmt.Sprintf("train %s %s max_len=%d batch=%d threads=%d", b.c.Dataset.Name, m, tc.MaxLen, tc.Batch, threads) + onDevice(b.dev)
-	return privatize, train
+	train = fmt.Sprintf("train %s %s max_len=%d batch=%d", b.c.Dataset.Name, m, tc.MaxLen, tc.Batch)
+	if b.dev == gotch.CPU {
+		train += fmt.Sprintf(" threads=%d", threads)
+	}
+	return privatize, train + onDevice(b.dev)
 }
 
 // analysisRateKeys name the speed of an analysis's cells (whole cells:
@@ -111,6 +114,10 @@ func (b *rateBook) shape() string {
 func searchShape(n, dim int, device gotch.Device) string {
 	return pathShape(n, dim, knn.AutoScoring(device, dim)) + onDevice(device)
 }
+
+// gpuKind is a GPU as a rate's key names it (onDevice): every CUDA
+// device is one kind there.
+var gpuKind = gotch.CudaBuilder(0)
 
 // onDevice names a device off the CPU in a rate's key (" (cuda)"), and
 // nothing on the CPU: the keys a host recorded there stay its keys.

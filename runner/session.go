@@ -71,7 +71,7 @@ func Open(ctx context.Context, c *experiments.Config, opt SessionOptions) (*Sess
 		c.Device = torchrt.DeviceString(dev) // auto resolved before any key is computed
 	case opt.ReadOnly && strings.HasPrefix(strings.TrimSpace(c.Device), "cuda"):
 		dev = gotch.CPU // keys only: they hold the kind, cuda
-		rateDev, elsewhere = gotch.CudaBuilder(0), strings.TrimSpace(c.Device)
+		rateDev, elsewhere = gpuKind, strings.TrimSpace(c.Device)
 	default:
 		return nil, c.ErrAt(err.Error(), "device")
 	}
