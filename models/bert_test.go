@@ -890,3 +890,57 @@ func TestRobertaFineTunes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBertResumesMidEpoch: the papers' fine-tuning is one epoch; stopped
+// within it, it resumes from the state kept after step 4 (AdamW's
+// moments, the warm-up schedule's position, the generator) and ends bit
+// for bit as an uninterrupted epoch does.
+func TestBertResumesMidEpoch(t *testing.T) {
+	dir, cfg, wp, _ := writeBert(t, hftest.Bert{Hidden: 16, Layers: 1, Heads: 2, Intermediate: 32, MaxPositions: 32, Seed: 3})
+	train, valid := sentimentPieces(t, wp, 96, 0), sentimentPieces(t, wp, 32, 1)
+	_, padPiece := wp.Special()
+	pad, _ := wp.ID(padPiece)
+	const batch = 8 // 12 steps
+	run := func(ck string, stopAt int) (res TrainResult, after metrics.Classification, err error) {
+		err = torchrt.Do(func() error {
+			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			torchrt.ManualSeed(11)
+			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: 0.5, TotalSteps: train.Len() / batch, Clip: 1}, testDevice(t))
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opt := TrainOptions{Epochs: 1, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4}
+			if res, err = Train(ctx, &stepStopper{Classifier: m, stopAt: stopAt, cancel: cancel}, train, valid, opt); err != nil {
+				return err
+			}
+			after, err = Evaluate(m, valid, opt)
+			return err
+		})
+		return res, after, err
+	}
+	whole, wholeAfter, err := run("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(t.TempDir(), "ck")
+	if _, _, err := run(ck, 7); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ck, "epoch-1-step-4", "optimizer.pt.steps")); err != nil {
+		t.Fatalf("no state kept after step 4: %v", err)
+	}
+	resumed, resumedAfter, err := run(ck, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Epochs[0].Loss != resumed.Epochs[0].Loss || !reflect.DeepEqual(wholeAfter, resumedAfter) {
+		t.Errorf("uninterrupted: loss %v, %+v; resumed: %v, %+v", whole.Epochs[0].Loss, wholeAfter, resumed.Epochs[0].Loss, resumedAfter)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
 
 	"github.com/xp-nlp/xp/metrics"
 	"github.com/xp-nlp/xp/torchrt"
@@ -96,5 +97,105 @@ func TestCheckpointNameConfined(t *testing.T) {
 		if _, ok, err := loadCheckpoint(dir, nil, gotch.CPU, filepath.Join(t.TempDir(), "best.ot")); ok || err == nil || !strings.Contains(err.Error(), "not a checkpoint of this folder") {
 			t.Errorf("latest naming %q: ok %v, %v", name, ok, err)
 		}
+	}
+}
+
+// stepStopper is a classifier that cancels its context after its
+// stopAt-th step (counting Step and StepLoss alike), as a job preempted
+// mid-epoch is.
+type stepStopper struct {
+	Classifier
+	steps, stopAt int
+	cancel        func()
+}
+
+func (s *stepStopper) count() {
+	if s.steps++; s.steps == s.stopAt {
+		s.cancel()
+	}
+}
+
+func (s *stepStopper) Step(b *Batch) (float64, error) {
+	defer s.count()
+	return s.Classifier.Step(b)
+}
+
+func (s *stepStopper) StepLoss(b *Batch) (*ts.Tensor, error) {
+	defer s.count()
+	return s.Classifier.(lossStepper).StepLoss(b)
+}
+
+// TestTrainResumesMidEpoch: training keeps its state within an epoch
+// too (every 4 steps here; TrainOptions.CheckpointEvery in a run), and a
+// run stopped between two of those resumes from the last one to end, bit
+// for bit, as an uninterrupted run does: history, best epoch, scores.
+// With one epoch — the papers' fine-tuning — a stop lost everything
+// before; in the first epoch no best weights exist yet. The losses read
+// a step late (as on a GPU) are all in the state kept.
+func TestTrainResumesMidEpoch(t *testing.T) {
+	train, valid := smokeData(t) // 16 batches an epoch
+	for _, tc := range []struct {
+		name          string
+		epochs, stop  int // stop after this many steps in all
+		lagged        bool
+		wantKept      string
+		wantResumedAt string
+	}{
+		{"one epoch", 1, 11, false, "epoch-1-step-8", "resuming epoch 1 after step 8"},
+		{"third epoch", 3, 16 + 16 + 6, false, "epoch-3-step-4", "resuming epoch 3 after step 4"},
+		{"lagged loss", 2, 16 + 15, true, "epoch-2-step-12", "resuming epoch 2 after step 12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(ck string, stopAt int) (res TrainResult, after metrics.Classification, log string, err error) {
+				var out strings.Builder
+				err = torchrt.Do(func() error {
+					torchrt.ManualSeed(7)
+					m, err := NewBiLSTM(BiLSTMConfig{Vocab: 20, EmbedDim: 16, Hidden: 16, Layers: 1, Classes: 2, Dropout: 0.5, LR: 0.01, ClipNorm: 5}, gotch.CPU)
+					if err != nil {
+						return err
+					}
+					defer m.Close()
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					opt := TrainOptions{Epochs: tc.epochs, Batch: 32, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4, lagLoss: tc.lagged, Log: &out}
+					if res, err = Train(ctx, &stepStopper{Classifier: m, stopAt: stopAt, cancel: cancel}, train, valid, opt); err != nil {
+						return err
+					}
+					after, err = Evaluate(m, valid, opt)
+					return err
+				})
+				return res, after, out.String(), err
+			}
+			whole, wholeAfter, _, err := run("", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ck := filepath.Join(t.TempDir(), "ck")
+			if _, _, _, err := run(ck, tc.stop); !errors.Is(err, context.Canceled) {
+				t.Fatalf("stopped run: %v", err)
+			}
+			if latest, err := os.ReadFile(filepath.Join(ck, latestName)); err != nil || strings.TrimSpace(string(latest)) != tc.wantKept {
+				t.Fatalf("kept %q (%v), want %s", latest, err, tc.wantKept)
+			}
+			resumed, resumedAfter, log, err := run(ck, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(log, tc.wantResumedAt) {
+				t.Errorf("log %q, want %q", log, tc.wantResumedAt)
+			}
+			if len(resumed.Epochs) != len(whole.Epochs) {
+				t.Fatalf("resumed history has %d epochs, uninterrupted %d", len(resumed.Epochs), len(whole.Epochs))
+			}
+			for i := range whole.Epochs {
+				w, r := whole.Epochs[i], resumed.Epochs[i]
+				if w.Loss != r.Loss || !reflect.DeepEqual(w.Valid, r.Valid) {
+					t.Errorf("epoch %d: loss %v valid %+v uninterrupted, %v %+v resumed", i+1, w.Loss, w.Valid, r.Loss, r.Valid)
+				}
+			}
+			if whole.BestEpoch != resumed.BestEpoch || !reflect.DeepEqual(wholeAfter, resumedAfter) {
+				t.Errorf("best epoch %d → %+v uninterrupted, %d → %+v resumed", whole.BestEpoch, wholeAfter, resumed.BestEpoch, resumedAfter)
+			}
+		})
 	}
 }

@@ -108,6 +108,16 @@ type TrainOptions struct {
 	// the same weights, history and scores as one that never stopped. The
 	// caller removes it once the result is kept.
 	Checkpoint string
+	// CheckpointEvery, with Checkpoint, keeps the state within an epoch
+	// too, after the first step that ends this long after the last state
+	// kept (or the epoch's start): a process stopped mid-epoch loses at
+	// most about this much training, where an epoch can take hours
+	// (bert-base on a CPU) and the papers' fine-tuning is one epoch. 0:
+	// after whole epochs only.
+	CheckpointEvery time.Duration
+	// checkpointSteps, for tests, keeps the state within an epoch every
+	// this many steps.
+	checkpointSteps int
 	// OnEpoch, when set, is called after each epoch's validation, on the
 	// training thread.
 	OnEpoch func(metrics.Epoch)
@@ -167,6 +177,7 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 	best := filepath.Join(dir, "best.ot")
 	err := torchrt.Do(func() error {
 		bestAcc, since, first := -1.0, 0, 1
+		var part partial // the steps of the first epoch taken before
 		if opt.Checkpoint != "" {
 			ck, ok, err := loadCheckpoint(opt.Checkpoint, m, opt.Device, best)
 			if err != nil {
@@ -174,8 +185,12 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 			}
 			if ok {
 				res.Epochs, res.BestEpoch, res.Valid = ck.Epochs, ck.BestEpoch, ck.Valid
-				bestAcc, since, first = ck.BestAcc, ck.Since, ck.Epoch+1
-				if opt.Log != nil {
+				bestAcc, since, first, part = ck.BestAcc, ck.Since, ck.Epoch+1, ck.Partial
+				switch {
+				case opt.Log == nil:
+				case part.Steps > 0:
+					fmt.Fprintf(opt.Log, "resuming epoch %d after step %d from %s\n", first, part.Steps, opt.Checkpoint)
+				default:
 					fmt.Fprintf(opt.Log, "resuming after epoch %d from %s\n", ck.Epoch, opt.Checkpoint)
 				}
 			}
@@ -183,13 +198,39 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 		for epoch := first; epoch <= opt.Epochs; epoch++ {
 			start := time.Now()
 			batches := Buckets(train.Seqs, opt.Batch, opt.MaxLen, opt.Seed, epoch)
+			if part.Steps >= len(batches) {
+				return fmt.Errorf("train: resume from %s: %d steps of epoch %d taken, of %d", opt.Checkpoint, part.Steps, epoch, len(batches))
+			}
 			bar := progress.New(opt.Progress, int64(len(batches)), fmt.Sprintf("epoch %d", epoch), false)
-			sum, err := epochSteps(ctx, m, train, batches, opt, epoch, bar)
+			bar.Add(int64(part.Steps))
+			kept := start
+			keep := keeper{
+				due: func(steps int) bool {
+					switch {
+					case opt.Checkpoint == "" || steps == len(batches): // the epoch's end keeps its own
+						return false
+					case opt.checkpointSteps > 0:
+						return steps%opt.checkpointSteps == 0
+					}
+					return opt.CheckpointEvery > 0 && time.Since(kept) >= opt.CheckpointEvery
+				},
+				save: func(steps int, sum float64) error {
+					ck := checkpoint{Epoch: epoch - 1, Epochs: res.Epochs, BestEpoch: res.BestEpoch, BestAcc: bestAcc, Since: since, Valid: res.Valid,
+						Partial: partial{Steps: steps, LossSum: sum, Seconds: part.Seconds + time.Since(start).Seconds()}}
+					if err := saveCheckpoint(opt.Checkpoint, m, opt.Device, ck, best); err != nil {
+						return fmt.Errorf("train: checkpoint in epoch %d after step %d: %w", epoch, steps, err)
+					}
+					kept = time.Now()
+					return nil
+				},
+			}
+			sum, err := epochSteps(ctx, m, train, batches, opt, epoch, part, keep, bar)
 			if err != nil {
 				return err
 			}
 			bar.Finish()
-			secs := time.Since(start).Seconds()
+			secs := part.Seconds + time.Since(start).Seconds()
+			part = partial{}
 			met, err := evaluate(m, valid, opt)
 			if err != nil {
 				return err
@@ -375,7 +416,17 @@ func PredictTags(t *Tagger, seqs [][]int64, device gotch.Device) ([][]int64, err
 // epochSteps takes one optimisation step per batch of train and returns
 // the sum of the steps' losses. On a GPU (or with lagLoss) a lossStepper's
 // losses are read one step late, in order: the same sum.
-func epochSteps(ctx context.Context, m Classifier, train Data, batches [][]int, opt TrainOptions, epoch int, bar *progress.Bar) (sum float64, err error) {
+// keeper keeps Train's state within an epoch: due says whether to after
+// a number of the epoch's steps, save keeps it (sum: their losses).
+type keeper struct {
+	due  func(steps int) bool
+	save func(steps int, sum float64) error
+}
+
+// epochSteps takes the steps of an epoch's batches from from.Steps on,
+// adding their losses to from.LossSum, and keeps the state where keep
+// says; it returns the losses' sum.
+func epochSteps(ctx context.Context, m Classifier, train Data, batches [][]int, opt TrainOptions, epoch int, from partial, keep keeper, bar *progress.Bar) (sum float64, err error) {
 	lagged, lag := m.(lossStepper)
 	lag = lag && (opt.Device.IsCuda() || opt.lagLoss)
 	var pending *ts.Tensor // the last step's loss, unread (lag)
@@ -397,11 +448,12 @@ func epochSteps(ctx context.Context, m Classifier, train Data, batches [][]int, 
 		sum += loss
 		return nil
 	}
-	for _, idx := range batches {
+	sum = from.LossSum
+	for k := from.Steps; k < len(batches); k++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		b, err := train.batch(idx, true, opt)
+		b, err := train.batch(batches[k], true, opt)
 		if err != nil {
 			return 0, err
 		}
@@ -412,20 +464,27 @@ func epochSteps(ctx context.Context, m Classifier, train Data, batches [][]int, 
 				return 0, fmt.Errorf("epoch %d: %w", epoch, err)
 			}
 			sum += loss
-			bar.Add(1)
-			continue
+		} else {
+			next, err := lagged.StepLoss(b)
+			b.Drop()
+			if err != nil {
+				return 0, fmt.Errorf("epoch %d: %w", epoch, err)
+			}
+			if err := read(); err != nil {
+				next.Drop()
+				return 0, err
+			}
+			pending = next
 		}
-		next, err := lagged.StepLoss(b)
-		b.Drop()
-		if err != nil {
-			return 0, fmt.Errorf("epoch %d: %w", epoch, err)
-		}
-		if err := read(); err != nil {
-			next.Drop()
-			return 0, err
-		}
-		pending = next
 		bar.Add(1)
+		if keep.due(k + 1) {
+			if err := read(); err != nil { // the state kept holds every step's loss so far
+				return 0, err
+			}
+			if err := keep.save(k+1, sum); err != nil {
+				return 0, err
+			}
+		}
 	}
 	if err := read(); err != nil {
 		return 0, err

@@ -159,6 +159,13 @@ func (s *trainer) openModel(cell experiments.Cell, t *trained, path string) (mod
 	return m, err
 }
 
+// checkpointEvery is how much training a run killed mid-epoch may lose:
+// the state is kept after every epoch and, within one, after the first
+// step that ends this long after the last state kept. Keeping it writes
+// the weights twice and the optimizer's moments (bert-base: about 1.7 GB,
+// seconds), a small share of ten minutes.
+const checkpointEvery = 10 * time.Minute
+
 // trainOptions are the config's training settings for a cell.
 func (s *trainer) trainOptions(cell experiments.Cell) models.TrainOptions {
 	tc := s.c.TrainAt(cell)
@@ -241,7 +248,7 @@ func (s *trainer) trainModel(ctx context.Context, cell experiments.Cell, key str
 		}
 	}()
 	opt := s.trainOptions(cell)
-	opt.Progress, opt.Dir, opt.Checkpoint = progress, work, ck
+	opt.Progress, opt.Dir, opt.Checkpoint, opt.CheckpointEvery = progress, work, ck, checkpointEvery
 	start := time.Now()
 	res, err := models.Train(ctx, model, data["train"], data["valid"], opt)
 	if err != nil {
