@@ -140,10 +140,11 @@ func TestTrainResumesMidEpoch(t *testing.T) {
 		lagged        bool
 		wantKept      string
 		wantResumedAt string
+		wantLogged    string // after resuming
 	}{
-		{"one epoch", 1, 11, false, "epoch-1-step-8", "resuming epoch 1 after step 8"},
-		{"third epoch", 3, 16 + 16 + 6, false, "epoch-3-step-4", "resuming epoch 3 after step 4"},
-		{"lagged loss", 2, 16 + 15, true, "epoch-2-step-12", "resuming epoch 2 after step 12"},
+		{"one epoch", 1, 11, false, "epoch-1-step-8", "resuming epoch 1 after step 8", "epoch 1: step 12 of 16, state kept"},
+		{"third epoch", 3, 16 + 16 + 6, false, "epoch-3-step-4", "resuming epoch 3 after step 4", "epoch 3: step 8 of 16, state kept"},
+		{"lagged loss", 2, 16 + 15, true, "epoch-2-step-12", "resuming epoch 2 after step 12", "epoch 2: loss"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(ck string, stopAt int) (res TrainResult, after metrics.Classification, log string, err error) {
@@ -181,8 +182,8 @@ func TestTrainResumesMidEpoch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(log, tc.wantResumedAt) {
-				t.Errorf("log %q, want %q", log, tc.wantResumedAt)
+			if !strings.Contains(log, tc.wantResumedAt) || !strings.Contains(log, tc.wantLogged) {
+				t.Errorf("log %q, want %q and %q", log, tc.wantResumedAt, tc.wantLogged)
 			}
 			if len(resumed.Epochs) != len(whole.Epochs) {
 				t.Fatalf("resumed history has %d epochs, uninterrupted %d", len(resumed.Epochs), len(whole.Epochs))

@@ -221,6 +221,9 @@ func Train(ctx context.Context, m Classifier, train, valid Data, opt TrainOption
 						return fmt.Errorf("train: checkpoint in epoch %d after step %d: %w", epoch, steps, err)
 					}
 					kept = time.Now()
+					if opt.Log != nil {
+						fmt.Fprintf(opt.Log, "epoch %d: step %d of %d, state kept\n", epoch, steps, len(batches))
+					}
 					return nil
 				},
 			}

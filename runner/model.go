@@ -166,6 +166,19 @@ func (s *trainer) openModel(cell experiments.Cell, t *trained, path string) (mod
 // seconds), a small share of ten minutes.
 const checkpointEvery = 10 * time.Minute
 
+// logLines writes each line written to it through logf, after prefix.
+type logLines struct {
+	logf   func(format string, args ...any)
+	prefix string
+}
+
+func (l logLines) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.logf("%s%s", l.prefix, line)
+	}
+	return len(p), nil
+}
+
 // trainOptions are the config's training settings for a cell.
 func (s *trainer) trainOptions(cell experiments.Cell) models.TrainOptions {
 	tc := s.c.TrainAt(cell)
@@ -212,10 +225,10 @@ func (s *trainer) trainingData(cell experiments.Cell, splits map[string]Split, t
 // trainModel trains the model named key on the cell's training split
 // (selecting the epoch on valid) and caches it.
 //
-// Training keeps a checkpoint after every epoch under the cache
-// (checkpoints/<model key>): a process stopped mid-training (preempted,
-// killed, a node lost) and run again resumes after its last finished
-// epoch with the same result as an uninterrupted run. The checkpoint is
+// Training keeps a checkpoint after every epoch, and within one every
+// checkpointEvery, under the cache (checkpoints/<model key>): a process
+// stopped mid-training (preempted, killed, a node lost) and run again
+// resumes from it with the same result as an uninterrupted run. The checkpoint is
 // removed once the model is cached, or when training fails.
 func (s *trainer) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
 	t = &trained{Key: key, Coverage: map[string]results.Coverage{}}
@@ -249,6 +262,7 @@ func (s *trainer) trainModel(ctx context.Context, cell experiments.Cell, key str
 	}()
 	opt := s.trainOptions(cell)
 	opt.Progress, opt.Dir, opt.Checkpoint, opt.CheckpointEvery = progress, work, ck, checkpointEvery
+	opt.Log = logLines{logf: s.logf, prefix: "model " + short(key) + ": "} // an epoch's line, a resumption, a state kept: a log's heartbeat where no bar is drawn
 	start := time.Now()
 	res, err := models.Train(ctx, model, data["train"], data["valid"], opt)
 	if err != nil {
