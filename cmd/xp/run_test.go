@@ -196,7 +196,7 @@ func TestRunWorkersMatchOneProcess(t *testing.T) {
 		}
 		// One line per finished cell, whichever process ran it (workers'
 		// lines were swallowed before).
-		if n := strings.Count(stderr.String(), "accuracy "); n != 5 {
+		if n := strings.Count(stderr.String(), ": accuracy "); n != 5 { // not the epochs' "valid accuracy"
 			t.Errorf("workers %s: %d cell lines, want 5:\n%s", workers, n, stderr.String())
 		}
 		m := map[string]float64{}
