@@ -416,9 +416,6 @@ func PredictTags(t *Tagger, seqs [][]int64, device gotch.Device) ([][]int64, err
 	return pred, err
 }
 
-// epochSteps takes one optimisation step per batch of train and returns
-// the sum of the steps' losses. On a GPU (or with lagLoss) a lossStepper's
-// losses are read one step late, in order: the same sum.
 // keeper keeps Train's state within an epoch: due says whether to after
 // a number of the epoch's steps, save keeps it (sum: their losses).
 type keeper struct {
@@ -426,9 +423,11 @@ type keeper struct {
 	save func(steps int, sum float64) error
 }
 
-// epochSteps takes the steps of an epoch's batches from from.Steps on,
-// adding their losses to from.LossSum, and keeps the state where keep
-// says; it returns the losses' sum.
+// epochSteps takes one optimisation step per batch of train from
+// from.Steps on, keeps the state where keep says, and returns from.LossSum
+// plus the sum of the steps' losses. On a GPU (or with lagLoss) a
+// lossStepper's losses are read one step late, in order: the same sum
+// (and read at once where the state is kept, which holds them all).
 func epochSteps(ctx context.Context, m Classifier, train Data, batches [][]int, opt TrainOptions, epoch int, from partial, keep keeper, bar *progress.Bar) (sum float64, err error) {
 	lagged, lag := m.(lossStepper)
 	lag = lag && (opt.Device.IsCuda() || opt.lagLoss)

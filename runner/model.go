@@ -228,8 +228,8 @@ func (s *trainer) trainingData(cell experiments.Cell, splits map[string]Split, t
 // Training keeps a checkpoint after every epoch, and within one every
 // checkpointEvery, under the cache (checkpoints/<model key>): a process
 // stopped mid-training (preempted, killed, a node lost) and run again
-// resumes from it with the same result as an uninterrupted run. The checkpoint is
-// removed once the model is cached, or when training fails.
+// resumes from it with the same result as an uninterrupted run. The
+// checkpoint is removed once the model is cached, or when training fails.
 func (s *trainer) trainModel(ctx context.Context, cell experiments.Cell, key string, splits map[string]Split, progress io.Writer) (m models.Model, t *trained, err error) {
 	t = &trained{Key: key, Coverage: map[string]results.Coverage{}}
 	data, err := s.trainingData(cell, splits, t)
