@@ -97,7 +97,8 @@ type TrainOptions struct {
 	Seed     uint64 // batch order; libtorch's generator is seeded by the caller
 	Device   gotch.Device
 	// Progress receives a bar per epoch when it is a terminal; Log one
-	// line per epoch. Either may be nil.
+	// line per epoch, per state kept within one, and on resuming. Either
+	// may be nil.
 	Progress io.Writer
 	Log      io.Writer
 	// Dir holds the best model's weights during training ("" : a temporary folder).
