@@ -537,15 +537,7 @@ func TestBertFineTunes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range whole.Epochs {
-		w, r := whole.Epochs[i], resumed.Epochs[i]
-		if w.Loss != r.Loss || !reflect.DeepEqual(w.Valid, r.Valid) {
-			t.Errorf("epoch %d: loss %v uninterrupted, %v resumed", i+1, w.Loss, r.Loss)
-		}
-	}
-	if !reflect.DeepEqual(wholeAfter, resumedAfter) {
-		t.Errorf("after training: %+v uninterrupted, %+v resumed", wholeAfter, resumedAfter)
-	}
+	sameTraining(t, whole, resumed, wholeAfter, resumedAfter)
 }
 
 // TestBertWeightDecay: weight decay is AdamW's decoupled one, of every
@@ -914,13 +906,7 @@ func TestBertResumesMidEpoch(t *testing.T) {
 				return err
 			}
 			defer m.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			opt := TrainOptions{Epochs: 1, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4}
-			if res, err = Train(ctx, &stepStopper{Classifier: m, stopAt: stopAt, cancel: cancel}, train, valid, opt); err != nil {
-				return err
-			}
-			after, err = Evaluate(m, valid, opt)
+			res, after, err = trainStoppedAtStep(m, train, valid, TrainOptions{Epochs: 1, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4}, stopAt)
 			return err
 		})
 		return res, after, err
@@ -940,7 +926,5 @@ func TestBertResumesMidEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole.Epochs[0].Loss != resumed.Epochs[0].Loss || !reflect.DeepEqual(wholeAfter, resumedAfter) {
-		t.Errorf("uninterrupted: loss %v, %+v; resumed: %v, %+v", whole.Epochs[0].Loss, wholeAfter, resumed.Epochs[0].Loss, resumedAfter)
-	}
+	sameTraining(t, whole, resumed, wholeAfter, resumedAfter)
 }

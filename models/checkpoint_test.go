@@ -35,6 +35,38 @@ func trainStopped(m Classifier, train, valid Data, opt TrainOptions, stopAfter i
 	return res, after, err
 }
 
+// trainStoppedAtStep is trainStopped cancelled after the stopAt-th step
+// in all (0: never), within an epoch.
+func trainStoppedAtStep(m Classifier, train, valid Data, opt TrainOptions, stopAt int) (TrainResult, metrics.Classification, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := Train(ctx, &stepStopper{Classifier: m, stopAt: stopAt, cancel: cancel}, train, valid, opt)
+	if err != nil {
+		return res, metrics.Classification{}, err
+	}
+	after, err := Evaluate(m, valid, opt)
+	return res, after, err
+}
+
+// sameTraining fails t where a resumed training's history (losses and
+// validation scores), best epoch or final scores differ from an
+// uninterrupted one's.
+func sameTraining(t *testing.T, whole, resumed TrainResult, wholeAfter, resumedAfter metrics.Classification) {
+	t.Helper()
+	if len(resumed.Epochs) != len(whole.Epochs) {
+		t.Fatalf("resumed history has %d epochs, uninterrupted %d", len(resumed.Epochs), len(whole.Epochs))
+	}
+	for i := range whole.Epochs {
+		w, r := whole.Epochs[i], resumed.Epochs[i]
+		if w.Loss != r.Loss || !reflect.DeepEqual(w.Valid, r.Valid) {
+			t.Errorf("epoch %d: loss %v valid %+v uninterrupted, %v %+v resumed", i+1, w.Loss, w.Valid, r.Loss, r.Valid)
+		}
+	}
+	if whole.BestEpoch != resumed.BestEpoch || !reflect.DeepEqual(wholeAfter, resumedAfter) {
+		t.Errorf("best epoch %d → %+v uninterrupted, %d → %+v resumed", whole.BestEpoch, wholeAfter, resumed.BestEpoch, resumedAfter)
+	}
+}
+
 // TestTrainResumesExactly stops training after epoch 2 of 5 (as a
 // preempted job would), then trains a fresh model from the checkpoint:
 // history, best epoch and final scores must equal an uninterrupted run's
@@ -74,15 +106,7 @@ func TestTrainResumesExactly(t *testing.T) {
 	if len(resumed.Epochs) != 5 {
 		t.Fatalf("resumed history has %d epochs", len(resumed.Epochs))
 	}
-	for i := range whole.Epochs {
-		w, r := whole.Epochs[i], resumed.Epochs[i]
-		if w.Loss != r.Loss || !reflect.DeepEqual(w.Valid, r.Valid) {
-			t.Errorf("epoch %d: loss %v valid %+v uninterrupted, %v %+v resumed", i+1, w.Loss, w.Valid, r.Loss, r.Valid)
-		}
-	}
-	if whole.BestEpoch != resumed.BestEpoch || !reflect.DeepEqual(wholeAfter, resumedAfter) {
-		t.Errorf("best epoch %d → %+v uninterrupted, %d → %+v resumed", whole.BestEpoch, wholeAfter, resumed.BestEpoch, resumedAfter)
-	}
+	sameTraining(t, whole, resumed, wholeAfter, resumedAfter)
 }
 
 // TestCheckpointNameConfined: the checkpoint folder's pointer to its last
@@ -156,13 +180,7 @@ func TestTrainResumesMidEpoch(t *testing.T) {
 						return err
 					}
 					defer m.Close()
-					ctx, cancel := context.WithCancel(context.Background())
-					defer cancel()
-					opt := TrainOptions{Epochs: tc.epochs, Batch: 32, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4, lagLoss: tc.lagged, Log: &out}
-					if res, err = Train(ctx, &stepStopper{Classifier: m, stopAt: stopAt, cancel: cancel}, train, valid, opt); err != nil {
-						return err
-					}
-					after, err = Evaluate(m, valid, opt)
+					res, after, err = trainStoppedAtStep(m, train, valid, TrainOptions{Epochs: tc.epochs, Batch: 32, Classes: 2, Seed: 3, Device: gotch.CPU, Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4, lagLoss: tc.lagged, Log: &out}, stopAt)
 					return err
 				})
 				return res, after, out.String(), err
@@ -185,18 +203,7 @@ func TestTrainResumesMidEpoch(t *testing.T) {
 			if !strings.Contains(log, tc.wantResumedAt) || !strings.Contains(log, tc.wantLogged) {
 				t.Errorf("log %q, want %q and %q", log, tc.wantResumedAt, tc.wantLogged)
 			}
-			if len(resumed.Epochs) != len(whole.Epochs) {
-				t.Fatalf("resumed history has %d epochs, uninterrupted %d", len(resumed.Epochs), len(whole.Epochs))
-			}
-			for i := range whole.Epochs {
-				w, r := whole.Epochs[i], resumed.Epochs[i]
-				if w.Loss != r.Loss || !reflect.DeepEqual(w.Valid, r.Valid) {
-					t.Errorf("epoch %d: loss %v valid %+v uninterrupted, %v %+v resumed", i+1, w.Loss, w.Valid, r.Loss, r.Valid)
-				}
-			}
-			if whole.BestEpoch != resumed.BestEpoch || !reflect.DeepEqual(wholeAfter, resumedAfter) {
-				t.Errorf("best epoch %d → %+v uninterrupted, %d → %+v resumed", whole.BestEpoch, wholeAfter, resumed.BestEpoch, resumedAfter)
-			}
+			sameTraining(t, whole, resumed, wholeAfter, resumedAfter)
 		})
 	}
 }
