@@ -503,24 +503,8 @@ func TestBertFineTunes(t *testing.T) {
 	train, valid := sentimentPieces(t, wp, 96, 0), sentimentPieces(t, wp, 32, 1)
 	_, padPiece := wp.Special()
 	pad, _ := wp.ID(padPiece)
-	const epochs, batch = 16, 16
-	run := func(ck string, stopAfter int) (res TrainResult, after metrics.Classification, err error) {
-		err = torchrt.Do(func() error {
-			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			torchrt.ManualSeed(11)
-			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: 0.1, TotalSteps: epochs * train.Len() / batch, Clip: 1}, testDevice(t))
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			res, after, err = trainStopped(m, train, valid, TrainOptions{Epochs: epochs, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck}, stopAfter)
-			return err
-		})
-		return res, after, err
+	run := func(ck string, stopAfter int) (TrainResult, metrics.Classification, error) {
+		return fineTuneTiny(t, dir, cfg, train, valid, 0.1, TrainOptions{Epochs: 16, Batch: 16, Pad: int64(pad), Checkpoint: ck}, trainStopped, stopAfter)
 	}
 	whole, wholeAfter, err := run("", 0)
 	if err != nil {
@@ -892,24 +876,9 @@ func TestBertResumesMidEpoch(t *testing.T) {
 	train, valid := sentimentPieces(t, wp, 96, 0), sentimentPieces(t, wp, 32, 1)
 	_, padPiece := wp.Special()
 	pad, _ := wp.ID(padPiece)
-	const batch = 8 // 12 steps
-	run := func(ck string, stopAt int) (res TrainResult, after metrics.Classification, err error) {
-		err = torchrt.Do(func() error {
-			st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			torchrt.ManualSeed(11)
-			m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: 0.5, TotalSteps: train.Len() / batch, Clip: 1}, testDevice(t))
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			res, after, err = trainStoppedAtStep(m, train, valid, TrainOptions{Epochs: 1, Batch: batch, Classes: 2, Pad: int64(pad), Seed: 5, Device: testDevice(t), Dir: t.TempDir(), Checkpoint: ck, checkpointSteps: 4}, stopAt)
-			return err
-		})
-		return res, after, err
+	run := func(ck string, stopAt int) (TrainResult, metrics.Classification, error) {
+		opt := TrainOptions{Epochs: 1, Batch: 8, Pad: int64(pad), Checkpoint: ck, checkpointSteps: 4} // 12 steps
+		return fineTuneTiny(t, dir, cfg, train, valid, 0.5, opt, trainStoppedAtStep, stopAt)
 	}
 	whole, wholeAfter, err := run("", 0)
 	if err != nil {
@@ -927,4 +896,30 @@ func TestBertResumesMidEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTraining(t, whole, resumed, wholeAfter, resumedAfter)
+}
+
+// fineTuneTiny fine-tunes a fresh model of the tiny BERT checkpoint in dir
+// (libtorch's generator seeded 11; dropout 0.1, learning rate 1e-2 with
+// warm-up over that share of opt's steps, clipping to 1) on train with
+// opt (2 classes, batch order seed 5, on the test device), through stop
+// (trainStopped or trainStoppedAtStep) at at.
+func fineTuneTiny(t *testing.T, dir string, cfg hf.Config, train, valid Data, warmup float64, opt TrainOptions,
+	stop func(Classifier, Data, Data, TrainOptions, int) (TrainResult, metrics.Classification, error), at int) (res TrainResult, after metrics.Classification, err error) {
+	opt.Classes, opt.Seed, opt.Device, opt.Dir = 2, 5, testDevice(t), t.TempDir()
+	err = torchrt.Do(func() error {
+		st, err := hf.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		torchrt.ManualSeed(11)
+		m, _, err := NewBert(cfg, st, BertOptions{Classes: 2, Dropout: 0.1, LR: 1e-2, Warmup: warmup, TotalSteps: opt.Epochs * train.Len() / opt.Batch, Clip: 1}, opt.Device)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		res, after, err = stop(m, train, valid, opt, at)
+		return err
+	})
+	return res, after, err
 }
