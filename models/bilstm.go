@@ -441,7 +441,8 @@ func stepLoss(b *Batch, opt *nn.Optimizer, clip float64, decay func() error, log
 	return loss, nil
 }
 
-// readLoss reads a step's loss and drops it; a NaN is an error.
+// readLoss reads a step's loss and drops it; a NaN or infinite loss (a
+// diverged training) is an error.
 func readLoss(loss *ts.Tensor, err error) (float64, error) {
 	if err != nil {
 		return 0, err
@@ -451,8 +452,8 @@ func readLoss(loss *ts.Tensor, err error) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if math.IsNaN(v) {
-		return v, errors.New("models: loss is NaN")
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v, fmt.Errorf("models: loss is %v: the training diverged", v)
 	}
 	return v, nil
 }
