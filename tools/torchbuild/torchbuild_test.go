@@ -203,6 +203,15 @@ func TestEditsApplyToPinnedGotch(t *testing.T) {
 		if strings.Contains(out, mallocZero) {
 			t.Errorf("%s still allocates with C.malloc(0)", rel)
 		}
+		if rel == "ts/tensor.go" {
+			// CleanUp, called by every VarStore Save and Load, slept a
+			// second by default.
+			_, body, _ := strings.Cut(out, "\nfunc CleanUp(")
+			body, _, _ = strings.Cut(body, "\n}\n")
+			if !strings.Contains(body, "time.Duration(0)") || strings.Contains(body, "time.Duration(1000)") {
+				t.Errorf("ts.CleanUp still sleeps by default:\n%s", body)
+			}
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "libtch", "torch_api_generated.cpp.h"))
 	if err != nil {
