@@ -52,8 +52,12 @@ build: torch
 
 # The suite runs through gotestsum, which ends with every skipped test and
 # its reason: a test that did not run on this machine says so in
-# `make test`'s output.
+# `make test`'s output; then the ten slowest tests. TEST_TIMEOUT bounds
+# each package: no package takes 3 minutes on 2 quiet cores, so the bound
+# leaves room for a machine several times as busy (Go's default, 10
+# minutes, failed the runner package under load).
 GOTESTSUM := v1.13.0
+TEST_TIMEOUT ?= 30m
 
 test: setup torch
 	@files=$$(git ls-files '*.go' 2>/dev/null); test -z "$$files" || { \
@@ -61,7 +65,9 @@ test: setup torch
 		test -z "$$unformatted" || { echo "gofmt -w needed: $$unformatted"; exit 1; }; }
 	$(GO) vet ./...
 	GOWORK=off GOBIN=$(CURDIR)/build/bin $(GO) install gotest.tools/gotestsum@$(GOTESTSUM)
-	build/bin/gotestsum --format pkgname --format-hide-empty-pkg -- ./...
+	@status=0; build/bin/gotestsum --format pkgname --format-hide-empty-pkg --jsonfile build/test.json -- -timeout $(TEST_TIMEOUT) ./... || status=$$?; \
+		echo "== the ten slowest tests"; build/bin/gotestsum tool slowest --jsonfile build/test.json --threshold 0s | awk '$$2 !~ /\//' | head -10; \
+		exit $$status
 
 # The fuzz tests of every parser of a user's file (config, vectors, tables,
 # records, archives, a transformer checkpoint's files) and of the terminal door, each for FUZZTIME (default 1m) beyond the seed corpus that
