@@ -74,7 +74,7 @@ test: setup torch
 # `make test` runs; what one finds is kept under the package's
 # testdata/fuzz and replays in `make test` from then on.
 FUZZTIME ?= 1m
-FUZZ_TARGETS := ./experiments:FuzzParse ./datasets:FuzzReadTable ./datasets/embedding:FuzzParseText ./datasets/embedding:FuzzParseBinary ./results:FuzzRecord ./datasets/catalog:FuzzUnpack ./hf:FuzzSafetensors ./hf:FuzzReadConfig ./hf:FuzzWordPiece ./hf:FuzzTokenizerJSON ./hf:FuzzByteBPE ./internal/show:FuzzWriter
+FUZZ_TARGETS := ./experiments:FuzzParse ./datasets:FuzzReadTable ./datasets/embedding:FuzzParseText ./datasets/embedding:FuzzParseBinary ./results:FuzzRecord ./datasets/catalog:FuzzUnpack ./hf:FuzzSafetensors ./hf:FuzzReadConfig ./hf:FuzzWordPiece ./hf:FuzzTokenizerJSON ./hf:FuzzByteBPE ./internal/jsondup:FuzzFirst ./internal/show:FuzzWriter
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$name ($$pkg, $(FUZZTIME))"; \

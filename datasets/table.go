@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/xp-nlp/xp/internal/jsondup"
 	"github.com/xp-nlp/xp/internal/srcerr"
 	"github.com/xp-nlp/xp/internal/xio"
 )
@@ -152,6 +153,9 @@ func readTable(ctx context.Context, path string, opt TableOptions) ([]row, error
 			var obj map[string]any
 			if err := json.Unmarshal(lines.Bytes(), &obj); err != nil {
 				return nil, lines.Errorf("not a JSON object: %v", err)
+			}
+			if name, dup, _ := jsondup.First(lines.Bytes()); dup {
+				return nil, lines.Errorf("%q is given twice: which one is meant is not clear", name)
 			}
 			err := add(lines.N(), func(k string) (string, bool) {
 				v, ok := obj[k]

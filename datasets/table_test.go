@@ -52,6 +52,7 @@ func TestTable(t *testing.T) {
 		{"empty.csv", "text,label\na,1\n ,0\n", `empty.csv:3: empty "text"`},
 		{"bad.jsonl", "{\"text\": \"a\", \"label\": 1}\n{text\n", "bad.jsonl:2: not a JSON object"},
 		{"one.jsonl", "{\"text\": \"a\", \"label\": 1}\n{\"text\": \"b\", \"label\": 1}\n", `1 distinct labels ["1"]`},
+		{"twice.jsonl", "{\"text\": \"a\", \"label\": 1}\n{\"text\": \"b\", \"label\": 0, \"text\": \"c\"}\n", `twice.jsonl:2: "text" is given twice`},
 		{"x.txt", "a\n", "want a .csv, .tsv or .jsonl file"},
 	} {
 		_, err := Load(ctx, "", "table", Options{Path: write(c.file, c.body)})

@@ -56,6 +56,9 @@ func ReadByteBPE(dir string, cfg Config) (*ByteBPE, error) {
 	if err := json.Unmarshal(vb, &vocab); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object of pieces and ids: %v", vpath, err)
 	}
+	if err := unique(vpath, vb); err != nil {
+		return nil, err
+	}
 	if err := checkBPEVocab(vpath, vocab, cfg); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xp-nlp/xp/internal/jsondup"
 	"github.com/xp-nlp/xp/internal/xio"
 )
 
@@ -59,6 +60,9 @@ func ReadConfig(dir string) (Config, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return Config{}, fmt.Errorf("%s: not a JSON object: %v", path, err)
+	}
+	if err := unique(path, b); err != nil {
+		return Config{}, err
 	}
 	str := func(k string) string {
 		var s string
@@ -139,6 +143,9 @@ func ReadConfig(dir string) (Config, error) {
 		if err := json.Unmarshal(b, &tc); err != nil {
 			return c, fmt.Errorf("%s: %v", filepath.Join(dir, "tokenizer_config.json"), err)
 		}
+		if err := unique(filepath.Join(dir, "tokenizer_config.json"), b); err != nil {
+			return c, err
+		}
 		if tc.DoLowerCase != nil {
 			c.DoLowerCase = *tc.DoLowerCase
 		}
@@ -148,4 +155,14 @@ func ReadConfig(dir string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// unique refuses a JSON file that gives a name twice in one object:
+// encoding/json keeps the last without a word, where another reader may
+// keep the first.
+func unique(path string, b []byte) error {
+	if name, dup, _ := jsondup.First(b); dup {
+		return fmt.Errorf("%s: %q is given twice in one object: which one is meant is not clear", path, name)
+	}
+	return nil
 }

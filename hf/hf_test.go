@@ -76,6 +76,9 @@ func TestSafetensorsRefused(t *testing.T) {
 		{"overlapping tensors", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, make([]byte, 8)), "overlap"},
 		{"an unknown dtype", header(`{"a":{"dtype":"F8","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)), `unknown dtype "F8"`},
 		{"an overflowing shape", header(`{"a":{"dtype":"F32","shape":[4294967296,4294967296,4],"data_offsets":[0,4]}}`, make([]byte, 4)), "shape"},
+		// The second entry won: typed F16 over the first's F32 bytes,
+		// the logits were NaN at exit 0.
+		{"a tensor named twice", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F16","shape":[4],"data_offsets":[0,8]}}`, make([]byte, 8)), `"a" is named twice in the header`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := OpenSafetensors(writeFile(t, dir, "x.safetensors", c.file))
@@ -120,6 +123,8 @@ func TestReadConfig(t *testing.T) {
 		{"absolute positions", `{"model_type":"roberta","vocab_size":10,"hidden_size":8,"num_attention_heads":2,"position_embedding_type":"absolute"}`, "", func(c Config) bool { return c.Hidden == 8 }},
 		{"fixed sinusoidal positions", `{"model_type":"distilbert","vocab_size":10,"dim":8,"n_heads":2,"sinusoidal_pos_embds":true}`, "sinusoidal_pos_embds true", nil},
 		{"learned positions", `{"model_type":"distilbert","vocab_size":10,"dim":8,"n_heads":2,"sinusoidal_pos_embds":false}`, "", func(c Config) bool { return c.Hidden == 8 }},
+		{"a key given twice", `{"model_type":"bert","vocab_size":10,"hidden_size":8,"num_attention_heads":2,"hidden_size":16}`, `"hidden_size" is given twice`, nil},
+		{"a label given twice", `{"model_type":"bert","vocab_size":10,"hidden_size":8,"num_attention_heads":2,"id2label":{"0":"neg","0":"pos"}}`, `"id2label.0" is given twice`, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/xp-nlp/xp/internal/jsondup"
 	"github.com/xp-nlp/xp/internal/xio"
 )
 
@@ -93,6 +94,10 @@ func parseSafetensors(f *os.File, path string) (*Safetensors, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(head, &raw); err != nil {
 		return nil, bad("header is not a JSON object: %v", err)
+	}
+	if name, dup, _ := jsondup.First(head); dup {
+		// JSON keeps the last: the tensor read would be the second entry.
+		return nil, bad("%q is named twice in the header", name)
 	}
 	st := &Safetensors{Path: path, Tensors: map[string]TensorInfo{}, f: f, data: 8 + int64(hlen)}
 	dataLen := size - st.data

@@ -49,6 +49,9 @@ func readTokenizerJSON(dir string, cfg Config) (Tokenizer, error) {
 	if err := json.Unmarshal(b, &tj); err != nil {
 		return nil, fmt.Errorf("%s: not a tokenizer.json: %v", path, err)
 	}
+	if err := unique(path, b); err != nil {
+		return nil, err
+	}
 	m := tj.Model
 	var vocab map[string]int
 	if m.Type == "WordPiece" || m.Type == "BPE" {

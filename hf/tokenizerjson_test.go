@@ -59,6 +59,14 @@ func TestTokenizerJSONWordPiece(t *testing.T) {
 			t.Errorf("lowercase false: %q, want Good as [UNK]", got)
 		}
 	}
+	// A piece given twice in the vocabulary: encoding/json kept the last
+	// id.
+	dir := t.TempDir()
+	body := `{"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "the": 1, "the": 2}}}`
+	os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(body), 0o644)
+	if _, err := ReadTokenizer(dir, Config{ModelType: "bert", DoLowerCase: true}); err == nil || !strings.Contains(err.Error(), `"model.vocab.the" is given twice`) {
+		t.Errorf("a piece given twice: %v", err)
+	}
 }
 
 // TestTokenizerJSONByteBPE: a RoBERTa folder with tokenizer.json alone
