@@ -258,8 +258,8 @@ func splitsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets
 			return nil, c.ErrAt(fmt.Sprintf("split %s of %s is empty or unlabelled", s.name, d.Name), "dataset", s.key)
 		}
 	}
-	if shared, n := overlap(d, dc.Train, dc.Test); n > 0 && float64(shared) >= maxOverlap*float64(n) {
-		return nil, c.ErrAt(fmt.Sprintf("split %s of %s: %d of its %d examples are examples of %s, text for text (the training file given twice?): a model evaluated on its own training data measures nothing", dc.Test, d.Name, shared, n, dc.Train), "dataset", "test")
+	if shared, n := overlap(d, dc.Train, dc.Test, tokenizer(c.Tokenizer)); n > 0 && float64(shared) >= maxOverlap*float64(n) {
+		return nil, c.ErrAt(fmt.Sprintf("split %s of %s: %d of its %d examples are examples of %s, word for word (case and spacing aside; the training file given twice?): a model evaluated on its own training data measures nothing", dc.Test, d.Name, shared, n, dc.Train), "dataset", "test")
 	}
 	if err := d.Carve(dc.Train, "valid", dc.ValidFraction, dc.SplitSeed); err != nil {
 		return nil, err
@@ -285,8 +285,10 @@ func splitsOf(c *experiments.Config, d *datasets.Dataset) (map[string][]datasets
 const maxOverlap = 0.9
 
 // overlap counts the examples of split b whose text (and second text) is
-// that of an example of split a, of n examples in b.
-func overlap(d *datasets.Dataset, a, b string) (shared, n int) {
+// that of an example of split a, of n examples in b, as the model reads
+// them: the tokenizer's words, case folded (a copy of the training file
+// with trailing spaces or another case is the same text to a model).
+func overlap(d *datasets.Dataset, a, b string, tok func(string) []string) (shared, n int) {
 	ea, err := d.Split(a)
 	if err != nil {
 		return 0, 0
@@ -295,12 +297,15 @@ func overlap(d *datasets.Dataset, a, b string) (shared, n int) {
 	if err != nil {
 		return 0, 0
 	}
+	norm := func(e datasets.Example) [2]string {
+		return [2]string{strings.ToLower(strings.Join(tok(e.Text), " ")), strings.ToLower(strings.Join(tok(e.Text2), " "))}
+	}
 	seen := make(map[[2]string]bool, len(ea))
 	for _, e := range ea {
-		seen[[2]string{e.Text, e.Text2}] = true
+		seen[norm(e)] = true
 	}
 	for _, e := range eb {
-		if seen[[2]string{e.Text, e.Text2}] {
+		if seen[norm(e)] {
 			shared++
 		}
 	}
