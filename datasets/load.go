@@ -121,11 +121,28 @@ func Locate(root, name string, opt Options) (string, error) {
 	for _, rel := range spec.Default {
 		p := filepath.Join(root, rel)
 		if _, err := os.Stat(p); err == nil {
-			return p, nil
+			return p, partlyUnpacked(root, rel, name)
 		}
 	}
 	return "", fmt.Errorf("dataset %s not found under %s (looked for %s); `xp data get %s` fetches it",
 		name, root, strings.Join(spec.Default, ", "), name)
+}
+
+// Unpacking is the file an extraction (`xp data get`) keeps in a
+// dataset's folder under the data root while it writes the folder's
+// files, and removes once every file is in place: a folder that holds it
+// is partly unpacked (stopped, refused or out of space) and is not read.
+const Unpacking = ".xp-unpacking"
+
+// partlyUnpacked refuses a corpus found at rel under root when the folder
+// it is in, or one above it below root, holds the Unpacking mark.
+func partlyUnpacked(root, rel, name string) error {
+	for dir := filepath.Clean(rel); dir != "." && dir != string(filepath.Separator); dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(root, dir, Unpacking)); err == nil {
+			return fmt.Errorf("dataset %s: %s is partly unpacked (an extraction stopped before it finished): `xp data get %s` completes it", name, filepath.Join(root, dir), name)
+		}
+	}
+	return nil
 }
 
 // Load reads the named corpus from the data root and applies its standard

@@ -453,8 +453,11 @@ func TestRealMirrorLayout(t *testing.T) {
 // TestUnpackBounded: an archive unpacks to at most MaxUnpacked bytes and
 // MaxMembers files (a 10 KB zip of 10 MB of zeros against a 1 MB bound;
 // SST-2's three files against two); a member that would pass for xp's
-// mark of a finished extraction is refused. A refused extraction leaves
-// no temporary file and no mark, so the next Fetch unpacks again.
+// mark of an extraction is refused. A refused extraction leaves no
+// temporary file and no mark of a finished one, so the next Fetch unpacks
+// again; what it wrote is a partial tree, which the loader refuses, naming
+// the command that completes it (it was read as the corpus), until a
+// Fetch completes it.
 func TestUnpackBounded(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -465,6 +468,7 @@ func TestUnpackBounded(t *testing.T) {
 		{"bytes", sst2Zip(t, "SST-2/zeros.tsv", strings.Repeat("\x00", 10<<20)), FetchOptions{MaxUnpacked: 1 << 20}, "more than 1048576 bytes unpacked"},
 		{"members", sst2Zip(t), FetchOptions{MaxMembers: 2}, "more than 2 files"},
 		{"mark", sst2Zip(t, "SST-2/.xp-unpacked-SST-2.zip", "x"), FetchOptions{}, "would pass for xp's mark"},
+		{"unpacking mark", sst2Zip(t, "SST-2/"+datasets.Unpacking, "x"), FetchOptions{}, "would pass for xp's mark"},
 	} {
 		ts := httptest.NewServer(&server{body: c.body})
 		root := t.TempDir()
@@ -480,6 +484,25 @@ func TestUnpackBounded(t *testing.T) {
 			}
 			return nil
 		})
+		if _, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{}); err == nil || !strings.Contains(err.Error(), "partly unpacked") || !strings.Contains(err.Error(), "`xp data get sst2` completes it") {
+			t.Errorf("%s: the partial tree loaded: %v", c.name, err)
+		}
+	}
+	// A partial tree completed by the next Fetch loads.
+	ts := httptest.NewServer(&server{body: sst2Zip(t)})
+	defer ts.Close()
+	root := t.TempDir()
+	if err := Fetch(context.Background(), artifact(ts.URL+"/x.zip", ""), root, FetchOptions{MaxMembers: 2}); err == nil {
+		t.Fatal("three files under a bound of two: no error")
+	}
+	if err := Fetch(context.Background(), artifact(ts.URL+"/x.zip", ""), root, FetchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := datasets.Load(context.Background(), root, "sst2", datasets.Options{}); err != nil || len(d.Splits["train"]) == 0 {
+		t.Errorf("completed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "sst2", datasets.Unpacking)); err == nil {
+		t.Error("the mark of an extraction under way is left after it finished")
 	}
 }
 

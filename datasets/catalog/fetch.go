@@ -474,7 +474,10 @@ func copyTree(mirror, src, dst string) error {
 }
 
 // unpack extracts the artifact's archive into its Dir, once: a marker file
-// records a finished extraction.
+// records a finished extraction. While it writes, the folder holds
+// datasets.Unpacking, which the loader refuses to read past: an
+// extraction refused, out of space or killed leaves a partial tree that
+// no run takes for the corpus, and the next Fetch unpacks it again.
 func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) error {
 	archive := a.Files[0].Local(root)
 	dir := filepath.Join(root, filepath.FromSlash(a.Dir))
@@ -483,6 +486,13 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 		return nil
 	}
 	opt.logf("%s: unpacking into %s", archive, dir)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	unpacking := filepath.Join(dir, datasets.Unpacking)
+	if err := xio.WriteFileAtomic(unpacking, []byte(filepath.Base(archive)+"\n")); err != nil {
+		return err
+	}
 	maxBytes, maxMembers := cmp.Or(opt.MaxUnpacked, DefaultMaxUnpacked), cmp.Or(opt.MaxMembers, DefaultMaxMembers)
 	var unpacked int64
 	members := 0
@@ -495,8 +505,8 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 		if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 			return fmt.Errorf("member %q escapes the target folder", name)
 		}
-		if strings.HasPrefix(filepath.Base(clean), ".xp-unpacked-") {
-			return fmt.Errorf("member %q would pass for xp's mark of a finished extraction", name)
+		if b := filepath.Base(clean); strings.HasPrefix(b, ".xp-unpacked-") || b == datasets.Unpacking {
+			return fmt.Errorf("member %q would pass for xp's mark of an extraction", name)
 		}
 		if members++; members > maxMembers {
 			return fmt.Errorf("more than %d files: not unpacked further", maxMembers)
@@ -541,7 +551,10 @@ func unpack(ctx context.Context, a Artifact, root string, opt FetchOptions) erro
 	if err != nil {
 		return err
 	}
-	return xio.WriteFileAtomic(marker, []byte(a.Files[0].Sum+"\n"))
+	if err := xio.WriteFileAtomic(marker, []byte(a.Files[0].Sum+"\n")); err != nil {
+		return err
+	}
+	return os.Remove(unpacking)
 }
 
 func unzip(path string, write func(string, fs.FileMode, io.Reader) error) error {
